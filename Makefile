@@ -1,0 +1,42 @@
+# Two commands on a fresh machine (see README.md):
+#   make reproduce   # install the pinned environment if needed, then run everything
+#   make test        # install the pinned environment if needed, then run the tests
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+CORES ?= all
+
+.PHONY: reproduce test lint env slurm-env
+
+env: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+# The slurm profile's environment (README.md, "On a SLURM cluster"): the same lock plus
+# requirements-slurm.lock, in a venv of its own. Never in .venv: with the SLURM plugin
+# installed, every `snakemake` call first asks for a SLURM controller (~9 s where none answers).
+SLURM_VENV ?= .venv-slurm
+
+slurm-env: $(SLURM_VENV)/.installed
+
+$(SLURM_VENV)/.installed: requirements.lock requirements-slurm.lock pyproject.toml
+	$(PYTHON) -m venv $(SLURM_VENV)
+	$(SLURM_VENV)/bin/pip install --quiet --upgrade pip
+	$(SLURM_VENV)/bin/pip install --quiet -r requirements.lock -r requirements-slurm.lock
+	$(SLURM_VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+reproduce: $(VENV)/.installed
+	$(BIN)/snakemake --workflow-profile workflow/profiles/default --cores $(CORES)
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest -q tests
+
+lint: $(VENV)/.installed
+	$(BIN)/snakemake --lint
+	$(BIN)/snakefmt --check Snakefile workflow

@@ -1,0 +1,162 @@
+"""Load and validate the configuration: JSON schema first, then the rules a schema cannot say.
+
+Every error names the key it is about (``train.lengths[2]``), and all errors are
+reported at once, before any job runs.
+"""
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """The configuration is not valid; the message lists every problem, by key."""
+
+
+def load(path):
+    """Read a YAML config file (a missing file is an error that names it)."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    with open(path) as fh:
+        return yaml.safe_load(fh) or {}
+
+
+def _key(path):
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def schema_errors(config, schema_path=SCHEMA):
+    """Messages for every violation of the JSON schema, each starting with its key."""
+    import jsonschema
+    import yaml
+
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{_key(list(e.absolute_path))}: {e.message}" for e in errors]
+
+
+def _divisible(config, section, d_key, h_key):
+    sec = config.get(section) or {}
+    if d_key not in sec or h_key not in sec:
+        return []
+    ds = sec[d_key] if isinstance(sec[d_key], list) else [sec[d_key]]
+    hs = sec[h_key] if isinstance(sec[h_key], list) else [sec[h_key]]
+    return [
+        f"{section}.{d_key}: {d} is not divisible by {section}.{h_key} = {h}"
+        for d in ds
+        for h in hs
+        if isinstance(d, int) and isinstance(h, int) and h > 0 and d % h
+    ]
+
+
+# (section, model width key, head count key) pairs whose ratio must be whole
+DIVISIBLE = [
+    ("multihead_vs_torch", "d", "h"),
+    ("multihead_vs_torch", "d", "param_heads"),
+    ("permutation_position", "d", "h"),
+    ("causal_change", "d", "h"),
+    ("multihead_shapes", "d", "heads"),
+    ("multihead_shapes", "d", "permutation_heads"),
+    ("torch_modules", "d_model", "heads"),
+    ("block_params", "widths", "heads"),
+    ("train", "d", "heads"),
+    ("grad_check", "d", "heads"),
+    ("autograd_check", "d", "heads"),
+    ("kv_cache", "d", "heads"),
+    ("kv_speedup", "d", "heads"),
+]
+
+# (section, lengths key, per-length key) pairs of lists that must have the same length
+PAIRED = [
+    ("causal_timing", "T", "trials"),
+]
+
+
+def _paired(config, section, lengths_key, per_key):
+    sec = config.get(section) or {}
+    lengths, per = sec.get(lengths_key), sec.get(per_key)
+    if not isinstance(lengths, list) or not isinstance(per, list) or len(lengths) == len(per):
+        return []
+    return [f"{section}.{per_key}: {len(per)} values for the {len(lengths)} lengths of "
+            f"{section}.{lengths_key} (one per length)"]
+
+
+def _decoder_errors(config):
+    """Article 001's decoder: ablation widths, the map run and its sequence, check sizes."""
+    from attnrepro import plan
+
+    errors = []
+    train = config.get("train") or {}
+    for name, overrides in (train.get("ablations") or {}).items():
+        d, h = overrides.get("d", train.get("d")), overrides.get("heads", train.get("heads"))
+        if isinstance(d, int) and isinstance(h, int) and h > 0 and d % h:
+            errors.append(f"train.ablations.{name}: d = {d} is not divisible by heads = {h}")
+    amap = config.get("attention_map") or {}
+    if "run" in amap and train:
+        runs = plan.train_cases(train)
+        run = runs.get(amap["run"])
+        if run is None:
+            errors.append(f"attention_map.run: {amap['run']!r} is not a case of train "
+                          f"(e.g. {', '.join(list(runs)[:3])})")
+        else:
+            seq = amap.get("sequence", [])
+            if "SEP" not in seq:
+                errors.append("attention_map.sequence: no SEP (the answer starts after it)")
+            if len(seq) > 2 * run["L"] + 1:
+                errors.append(f"attention_map.sequence: {len(seq)} tokens, more than the "
+                              f"2L+1 = {2 * run['L'] + 1} positions of {amap['run']}")
+            errors += [f"attention_map.sequence[{i}]: {s} is not a symbol of {amap['run']} "
+                       f"(0..{run['alphabet'] - 1})" for i, s in enumerate(seq)
+                       if isinstance(s, int) and s >= run["alphabet"]]
+    bp = config.get("block_params") or {}
+    if "breakdown_width" in bp and bp["breakdown_width"] not in bp.get("widths", []):
+        errors.append(f"block_params.breakdown_width: {bp['breakdown_width']} "
+                      "is not one of block_params.widths")
+    for section in ("grad_check", "autograd_check"):
+        sec = config.get(section) or {}
+        if sec.get("length", 0) > sec.get("t_max", float("inf")):
+            errors.append(f"{section}.length: {sec['length']} tokens need t_max >= {sec['length']}, "
+                          f"got {sec['t_max']}")
+        if sec.get("weight_from", 0) >= sec.get("length", float("inf")):
+            errors.append(f"{section}.weight_from: {sec['weight_from']} leaves no position "
+                          f"of {section}.length")
+    return errors
+
+
+def semantic_errors(config):
+    """Rules across keys: head counts divide widths, even widths for sinusoids, ..."""
+    from attnrepro import plan
+
+    errors = [
+        f"skip[{i}]: unknown experiment {name!r}"
+        for i, name in enumerate(config.get("skip", []))
+        if name not in plan.EXPERIMENTS
+    ]
+    for section, d_key, h_key in DIVISIBLE:
+        errors += _divisible(config, section, d_key, h_key)
+    for section, lengths_key, per_key in PAIRED:
+        errors += _paired(config, section, lengths_key, per_key)
+    for section in ("permutation_position", "order_blindness"):
+        d = (config.get(section) or {}).get("d")
+        if isinstance(d, int) and d % 2:
+            errors.append(f"{section}.d: the sinusoidal encoding needs an even width, got {d}")
+    errors += _decoder_errors(config)
+    return errors
+
+
+def validate(config, schema_path=SCHEMA):
+    """Raise :class:`ConfigError` listing every problem; return the config when it is valid."""
+    errors = schema_errors(config, schema_path)
+    if not errors:
+        errors = semantic_errors(config)
+    if errors:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
+    return config

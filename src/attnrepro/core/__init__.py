@@ -1,0 +1,1 @@
+"""The mathematics of attention: pure NumPy, no I/O, no randomness of its own."""

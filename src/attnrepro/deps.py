@@ -1,0 +1,79 @@
+"""Which source files a module imports, found by reading them (no import is executed).
+
+Snakemake declares these files as a rule's inputs, so that editing a module under
+``src/attnrepro`` reruns exactly the jobs whose code imports it.
+"""
+
+import ast
+import functools
+from pathlib import Path
+
+PACKAGE = "attnrepro"
+SRC = Path(__file__).resolve().parents[1]
+
+
+def _module_path(name, src):
+    """File of a dotted module name inside ``src``, or None when it is not ours."""
+    base = src.joinpath(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _package_inits(name, src):
+    """The ``__init__.py`` of every package on the way to ``name`` (Python runs them all)."""
+    parts = name.split(".")
+    inits = []
+    for i in range(1, len(parts)):
+        init = src.joinpath(*parts[:i], "__init__.py")
+        if init.is_file():
+            inits.append(init)
+    return inits
+
+
+@functools.lru_cache(maxsize=None)
+def _imported_names(path, name):
+    """Dotted names of the modules that the file ``path`` (module ``name``) imports."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    is_package = path.name == "__init__.py"
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = name.split(".")
+                keep = len(parts) - node.level + (1 if is_package else 0)
+                base = ".".join(parts[:keep])
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module
+            names.append(module)
+            names += [f"{module}.{alias.name}" for alias in node.names]
+    return tuple(n for n in names if n == PACKAGE or n.startswith(PACKAGE + "."))
+
+
+def source_files(*modules, src=SRC):
+    """Every file of this package that importing ``modules`` executes.
+
+    Sorted, as strings relative to the folder that holds ``src/`` (the repository).
+    """
+    seen, todo = {}, list(modules)
+    while todo:
+        name = todo.pop()
+        path = _module_path(name, src)
+        if path is None or name in seen:
+            continue
+        seen[name] = path
+        todo += [init_name for init_name in _init_names(name)]
+        todo += list(_imported_names(path, name))
+    files = set(seen.values())
+    for name in list(seen):
+        files.update(_package_inits(name, src))
+    return sorted(str(p.relative_to(src.parent)) for p in files)
+
+
+def _init_names(name):
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]

@@ -1,0 +1,54 @@
+"""001, "The count that decides everything: O(T²)": causal float64 attention against T.
+
+One generator (seed 0) draws, for each T in turn, Q, K and V of shape (T, d_k) with
+``rng.normal``. Each T gets one untimed warm-up call, then ``trials`` timed calls
+(the article's 400, 60, 12); the minimum is kept, because load can lengthen a time,
+never shorten it. The causal mask is built inside each call, as in the listing.
+
+Transferable: the slope of log(min time) against log(T) (2 for a T² law) and the
+time ratio per step of the grid beside the length and matrix ratios. The memory
+columns (T² and 3·T·d_k float64 values, in MiB) are exact; the times are machine-bound.
+
+Tables: ``main`` (one row per T), ``repeats`` (one row per (T, trial)), ``machine``.
+"""
+
+import numpy as np
+import pandas as pd
+
+from attnrepro.core.attention import attention
+from attnrepro.core.masks import causal
+from attnrepro.experiments._timing import loglog_slope, machine_table, step_ratios, trial_seconds
+
+BYTES = np.dtype(np.float64).itemsize
+
+
+def causal_attention(Q, K, V):
+    """softmax(mask(Q K^T / sqrt(d_k))) V with the causal mask: (T, d_k) x3 -> (T, d_k)."""
+    out, _ = attention(Q, K, V, allowed=causal(Q.shape[0]))
+    return out
+
+
+def run(params):
+    machine = machine_table()
+    rng = np.random.default_rng(params["seed"])
+    d_k, lengths, trials = params["d_k"], params["T"], params["trials"]
+    repeats = []
+    for T, n_trials in zip(lengths, trials):
+        Q, K, V = (rng.normal(size=(T, d_k)) for _ in range(3))  # (T, d_k) each
+        seconds = trial_seconds(causal_attention, (Q, K, V), n_trials)
+        repeats += [{"T": T, "trial": i, "seconds": s} for i, s in enumerate(seconds)]
+    repeats = pd.DataFrame(repeats)
+
+    fastest = repeats.groupby("T", sort=False)["seconds"].min().to_numpy()
+    T = np.asarray(lengths, dtype=np.int64)
+    main = pd.DataFrame({
+        "seed": params["seed"], "d_k": d_k, "T": T, "trials": trials,
+        "min_ms": fastest * 1000,  # machine-bound
+        "matrix_mib": T * T * BYTES / 2**20,
+        "qkv_mib": 3 * T * d_k * BYTES / 2**20,
+        "length_ratio": step_ratios(T),
+        "time_ratio": step_ratios(fastest),
+        "matrix_ratio": step_ratios(T * T),
+        "loglog_slope": loglog_slope(T, fastest),  # fit over every T, same on each row
+    })
+    return {"main": main, "repeats": repeats, "machine": machine}

@@ -1,0 +1,54 @@
+"""Beyond 001's key-value cache listing: the speed-up of the cache against the generated length.
+
+The article says in words that the ratio grows with the generated length, because
+without the cache every step recomputes keys and values of the whole prefix.
+Same toy decoder and prompt as ``kv_cache`` (seed 5, same draw order). Each repeat
+is one sweep over the lengths; per length, the generation without cache is timed,
+then the one with cache. Per length the minimum over repeats of each is kept
+(load lengthens a time, never shortens it); their ratio and its growth per step
+transfer between machines, the seconds do not.
+
+Tables: ``main`` (one row per length), ``repeats`` (one row per (length, mode,
+repeat)), ``machine``.
+"""
+
+import numpy as np
+import pandas as pd
+
+from attnrepro.experiments._kv_toy import generate_with_cache, generate_without_cache
+from attnrepro.experiments._timing import machine_table, step_ratios, timed
+from attnrepro.experiments.kv_cache import build
+
+MODES = {"without_cache": generate_without_cache, "with_cache": generate_with_cache}
+
+
+def run(params):
+    machine = machine_table()
+    weights, prompt = build(params)
+    h, lengths = params["heads"], params["generated"]
+    repeats, deviation = [], dict.fromkeys(lengths, 0.0)
+    for r in range(params["repeats"]):
+        for steps in lengths:
+            rows = {}
+            for mode, generate in MODES.items():
+                rows[mode], seconds = timed(generate, prompt, steps, weights, h)
+                repeats.append({"generated": steps, "mode": mode, "repeat": r, "seconds": seconds})
+            gap = float(np.abs(rows["without_cache"] - rows["with_cache"]).max())
+            deviation[steps] = max(deviation[steps], gap)
+    repeats = pd.DataFrame(repeats)
+
+    fastest = repeats.groupby(["mode", "generated"])["seconds"].min()
+    without = fastest["without_cache"].loc[lengths].to_numpy()
+    with_cache = fastest["with_cache"].loc[lengths].to_numpy()
+    speedup = without / with_cache
+    main = pd.DataFrame({
+        "seed": params["seed"], "layers": params["layers"], "heads": h, "d": params["d"],
+        "prompt": params["prompt"], "repeats": params["repeats"], "generated": lengths,
+        "max_deviation": [deviation[n] for n in lengths],
+        "min_seconds_without_cache": without,  # machine-bound
+        "min_seconds_with_cache": with_cache,  # machine-bound
+        "speedup": speedup,
+        "length_ratio": step_ratios(lengths),
+        "speedup_growth": step_ratios(speedup),  # speed-up over the previous length's
+    })
+    return {"main": main, "repeats": repeats, "machine": machine}

@@ -1,0 +1,68 @@
+"""000, listing 4: permutation equivariance of attention, and the sinusoidal encoding as a rotation.
+
+torch's MultiheadAttention without positions gives the permuted output for a
+permuted input; with the sinusoidal encoding added at fixed positions it does
+not. Then, for a shift k, the 2x2 rotation by omega_i k maps each (sin, cos)
+pair of PE(pos) onto PE(pos + k).
+"""
+
+import numpy as np
+import pandas as pd
+
+from attnrepro.core.positional import rotation, sinusoidal
+from attnrepro.experiments import _torch
+
+
+def self_attention(torch, mha):
+    """x (1, n, d) -> MultiheadAttention(x, x, x) without weights and without gradients."""
+    def apply(x):
+        with torch.no_grad():
+            return mha(x, x, x, need_weights=False)[0]  # (1, n, d)
+    return apply
+
+
+def equivariance(torch, output_of_permuted, permuted_output):
+    """allclose and max |difference| of f(x[perm]) against f(x)[perm]."""
+    diff = (output_of_permuted - permuted_output).abs().max()
+    return bool(torch.allclose(output_of_permuted, permuted_output)), float(diff)
+
+
+def rotation_error(table, d, shift, positions):
+    """Largest |R_k PE(pos) - PE(pos + k)| over the first ``positions`` positions and d/2 pairs."""
+    worst = 0.0
+    for pos in range(positions):
+        for i in range(d // 2):
+            # scalar pow, as in the listing: numpy's vectorised pow differs in the last bit for some i
+            omega = 1 / 10000 ** (2 * i / d)
+            pair = slice(2 * i, 2 * i + 2)
+            predicted = rotation(omega, shift) @ table[pos, pair]  # (2,)
+            worst = max(worst, np.abs(predicted - table[pos + shift, pair]).max())
+    return float(worst)
+
+
+def run(params):
+    torch = _torch.load()
+    d, h, n = params["d"], params["h"], params["n"]
+    torch.manual_seed(params["torch_seed"])
+    mha = torch.nn.MultiheadAttention(d, h, batch_first=True, dtype=torch.float64)
+    x = torch.randn(1, n, d, dtype=torch.float64)  # (1, n, d)
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(params["perm_seed"]))
+
+    f = self_attention(torch, mha)
+    y, y_perm = f(x), f(x[:, perm])
+    close_plain, error_plain = equivariance(torch, y_perm, y[:, perm])
+    pe = torch.from_numpy(sinusoidal(n, d))[None]  # (1, n, d): positions stay fixed
+    z, z_perm = f(x + pe), f(x[:, perm] + pe)
+    close_pos, error_pos = equivariance(torch, z_perm, z[:, perm])
+
+    shift, positions = params["shift"], params["positions"]
+    worst = rotation_error(sinusoidal(params["table_length"], d), d, shift, positions)
+    main = pd.DataFrame([{
+        "torch_seed": params["torch_seed"], "perm_seed": params["perm_seed"],
+        "d": d, "h": h, "n": n, "permutation": " ".join(map(str, perm.tolist())),
+        "allclose_without_position": close_plain, "error_without_position": error_plain,
+        "allclose_with_position": close_pos, "error_with_position": error_pos,
+        "shift": shift, "positions": positions, "frequencies": d // 2,
+        "rotation_max_error": worst,
+    }])
+    return {"main": main}

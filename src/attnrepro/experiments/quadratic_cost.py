@@ -1,0 +1,62 @@
+"""000, "What the n² term costs": float32 attention for growing n, mean of five runs.
+
+One generator (seed 0) draws, for each n in turn, Q, K and V of shape (n, d) with
+``standard_normal`` and casts them to float32. Each run times one attention with
+the softmax done in place on the score matrix, as in the listing; there is no
+warm-up. The cells (n²) and their MiB in float32 are exact; the mean time is
+machine-bound, and what transfers is its growth per step and the log-log slope.
+
+Tables: ``main`` (one row per n), ``repeats`` (one row per (n, run)), ``machine``.
+"""
+
+import numpy as np
+import pandas as pd
+
+from attnrepro.experiments._timing import loglog_slope, machine_table, step_ratios, timed
+
+BYTES = np.dtype(np.float32).itemsize  # one score cell in float32
+
+
+def attention_float32(Q, K, V):
+    """softmax(Q K^T / sqrt(d)) V in float32, the score matrix normalised in place.
+
+    Q, K, V: (n, d) float32 -> (n, d) float32. The scale is a float32 scalar, so
+    nothing is promoted to float64 (the shared core divides by a float64 scalar).
+    """
+    S = Q @ K.T / np.sqrt(np.float32(Q.shape[1]))  # (n, n)
+    S -= S.max(axis=1, keepdims=True)
+    np.exp(S, out=S)
+    S /= S.sum(axis=1, keepdims=True)
+    return S @ V  # (n, d)
+
+
+def draw_inputs(rng, n, d):
+    """Q, K, V of shape (n, d), float32, drawn in that order."""
+    return tuple(rng.standard_normal((n, d)).astype(np.float32) for _ in range(3))
+
+
+def run(params):
+    machine = machine_table()
+    rng = np.random.default_rng(params["seed"])
+    d, runs, lengths = params["d"], params["runs"], params["n"]
+    repeats = []
+    for n in lengths:
+        Q, K, V = draw_inputs(rng, n, d)
+        for r in range(runs):
+            repeats.append({"n": n, "run": r, "seconds": timed(attention_float32, Q, K, V)[1]})
+    repeats = pd.DataFrame(repeats)
+
+    per_n = repeats.groupby("n", sort=False)["seconds"]
+    mean, fastest = per_n.mean().to_numpy(), per_n.min().to_numpy()
+    cells = np.array([n * n for n in lengths], dtype=np.int64)
+    main = pd.DataFrame({
+        "seed": params["seed"], "d": d, "runs": runs, "n": lengths,
+        "cells": cells,
+        "mib_float32": cells * BYTES / 2**20,
+        "mean_seconds": mean,  # machine-bound
+        "min_seconds": fastest,  # machine-bound
+        "cells_ratio": step_ratios(cells),
+        "time_ratio": step_ratios(mean),  # mean time over the previous n's
+        "loglog_slope": loglog_slope(lengths, mean),  # fit over every n, same on each row
+    })
+    return {"main": main, "repeats": repeats, "machine": machine}

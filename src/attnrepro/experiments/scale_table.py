@@ -1,0 +1,41 @@
+"""001, listing 3: why divide by sqrt(d_k), measured (one row of the table per job).
+
+Each case (d_k, scaled) draws Q then K, of shape (repetitions, T, d_k), from
+default_rng(seed_offset + d_k): the two rows of one d_k see the same scores.
+The statistics are the listing's: variance of the raw dot products, deviation
+of the scores used, mean row maximum, entropy and Jacobian trace of the weights.
+The reference values ln(T) and 1 - 1/T (maximum entropy and sensitivity over T
+keys) are columns.
+"""
+
+import numpy as np
+import pandas as pd
+
+from attnrepro.core.attention import entropy, scores, softmax, softmax_sensitivity
+
+
+def measure(d_k, scaled, seed, T, repetitions):
+    """Statistics of the scores and weights over ``repetitions`` independent (T, T) problems."""
+    rng = np.random.default_rng(seed)
+    Q = rng.normal(size=(repetitions, T, d_k))  # (r, T, d_k), unit-variance components
+    K = rng.normal(size=(repetitions, T, d_k))  # (r, T, d_k)
+    raw = scores(Q, K, scale=False)  # (r, T, T): the dot products
+    s = raw / np.sqrt(d_k) if scaled else raw  # (r, T, T)
+    P = softmax(s, axis=-1)  # (r, T, T), over the keys
+    return {
+        "var_dot": float(raw.var()),
+        "sd_scores": float(s.std()),
+        "max_weight": float(P.max(axis=-1).mean()),
+        "entropy": float(entropy(P).mean()),
+        "sensitivity": float(softmax_sensitivity(P).mean()),
+    }
+
+
+def run(params):
+    d_k, scaled, T, reps = params["d_k"], params["scaled"], params["T"], params["repetitions"]
+    seed = params["seed_offset"] + d_k
+    row = {"d_k": d_k, "scaled": scaled, "seed": seed, "T": T, "repetitions": reps}
+    row.update(measure(d_k, scaled, seed, T, reps))
+    row["max_entropy"] = float(np.log(T))  # uniform weights over T keys
+    row["max_sensitivity"] = 1 - 1 / T
+    return {"main": pd.DataFrame([row])}

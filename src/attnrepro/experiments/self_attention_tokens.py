@@ -1,0 +1,41 @@
+"""003, step 1: self-attention on a five-token sentence with random embeddings and projections."""
+
+import numpy as np
+import pandas as pd
+
+from attnrepro.core.attention import attention
+
+
+def draw_projections(rng, d_model, d_k, w_std):
+    """W_q, W_k, W_v, each (d_model, d_k), drawn one after the other."""
+    return tuple(rng.normal(0, w_std, (d_model, d_k)) for _ in range(3))
+
+
+def draw_sentence(params):
+    """Embeddings X (n, d_model) first, then W_q, W_k, W_v, from one generator."""
+    rng = np.random.default_rng(params["seed"])
+    X = rng.normal(size=(len(params["tokens"]), params["d_model"]))  # (n, d_model)
+    return X, draw_projections(rng, params["d_model"], params["d_k"], params["w_std"])
+
+
+def weights_table(weights, tokens):
+    """Long table (query, query_token, key, key_token, weight) of an (n, n) weight matrix."""
+    return pd.DataFrame([
+        {"query": i, "query_token": tokens[i], "key": j, "key_token": tokens[j],
+         "weight": float(weights[i, j])}
+        for i in range(len(tokens)) for j in range(len(tokens))
+    ])
+
+
+def run(params):
+    tokens = params["tokens"]
+    X, (W_q, W_k, W_v) = draw_sentence(params)
+    out, weights = attention(X @ W_q, X @ W_k, X @ W_v)  # (n, d_k), (n, n)
+    main = pd.DataFrame([{
+        "seed": params["seed"], "n_tokens": len(tokens), "d_model": params["d_model"],
+        "d_k": params["d_k"], "w_std": params["w_std"],
+        "output_rows": out.shape[0], "output_cols": out.shape[1],
+        "weights_rows": weights.shape[0], "weights_cols": weights.shape[1],
+        "row_sum_max_deviation": float(np.abs(weights.sum(axis=1) - 1).max()),
+    }])
+    return {"main": main, "weights": weights_table(weights, tokens)}

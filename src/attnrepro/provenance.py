@@ -1,0 +1,101 @@
+"""What produced a result: code version, packages, BLAS kernel, machine, times."""
+
+import datetime as _dt
+import os
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from attnrepro import __version__, threads
+
+PACKAGES = ("numpy", "pandas", "pyarrow", "torch", "matplotlib", "threadpoolctl")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def now():
+    """The current time, UTC, ISO 8601."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def git_state(repo=REPO):
+    """Commit of the checkout and whether its tracked files differ from it."""
+    def git(*args):
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "HEAD") or None
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", "src", "workflow", "config"))
+    except (OSError, subprocess.SubprocessError):
+        commit, dirty = None, None
+    return {"commit": commit, "dirty": dirty}
+
+
+def package_versions():
+    """Versions of the numerical stack (None where a package is absent)."""
+    out = {"python": platform.python_version(), "attnrepro": __version__}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def blas():
+    """The BLAS/OpenMP libraries loaded in this process, with kernel and thread count."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return []
+    keep = ("internal_api", "version", "architecture", "num_threads", "threading_layer")
+    return [{k: info.get(k) for k in keep} for info in threadpool_info()]
+
+
+def cpu_model():
+    """The processor's model name, from /proc/cpuinfo where there is one."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def machine():
+    """A description of the machine that transfers to a ledger or an archive."""
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = None
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "system": platform.platform(),
+        "load_average": load,
+        "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+    }
+
+
+def record(experiment, article, listing, params, started, finished):
+    """The provenance dictionary stored in every Parquet file's metadata."""
+    seeds = {k: v for k, v in params.items() if "seed" in k}
+    return {
+        "experiment": experiment,
+        "article": article,
+        "listing": listing,
+        "params": params,
+        "seeds": seeds,
+        "versions": package_versions(),
+        "blas": blas(),
+        "threads": threads.current(),
+        "machine": machine(),
+        "git": git_state(),
+        "argv": sys.argv,
+        "started": started,
+        "finished": finished,
+    }

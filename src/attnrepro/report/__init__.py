@@ -1,0 +1,1 @@
+"""Tables, figures and the ledger: they read Parquet results only, never recompute science."""

@@ -1,0 +1,105 @@
+"""Command line of the report layer: build one table, one figure, the ledger or the index.
+
+    python -m attnrepro.report table scale_table --md t.md --csv t.csv --inputs results/data/...
+    python -m attnrepro.report figure attention_heatmap --svg f.svg --inputs ...
+    python -m attnrepro.report ledger --published config/published.yaml --csv l.csv --md L.md --inputs ...
+
+Kept apart from :mod:`attnrepro.cli` so that editing a plotting module reruns its
+figures and nothing else.
+"""
+
+import argparse
+import importlib
+import logging
+import sys
+
+log = logging.getLogger("attnrepro.report")
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="attnrepro.report", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    table = sub.add_parser("table")
+    table.add_argument("name")
+    table.add_argument("--md", required=True)
+    table.add_argument("--csv", required=True)
+    figure = sub.add_parser("figure")
+    figure.add_argument("name")
+    figure.add_argument("--svg", required=True)
+    ledger = sub.add_parser("ledger")
+    ledger.add_argument("--published", required=True)
+    ledger.add_argument("--csv", required=True)
+    ledger.add_argument("--md", required=True)
+    ledger.add_argument("--gate", action="store_true", help="exit 1 if an exact claim is not reproduced")
+    for p in (table, figure, ledger):
+        p.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
+    index = sub.add_parser("index", help="write results/README.md")
+    index.add_argument("--config", required=True, help="the resolved config (YAML)")
+    index.add_argument("--out", required=True)
+    archive = sub.add_parser("archive", help="write a verifiable tarball of the run")
+    archive.add_argument("--config", required=True, help="the resolved config (YAML)")
+    archive.add_argument("--out", required=True)
+    archive.add_argument("--files", nargs="*", default=[], help="the files to archive")
+    return parser
+
+
+def _product(name, kind):
+    from attnrepro.report import catalog
+
+    product = catalog.PRODUCTS.get(name)
+    if product is None or product.kind != kind:
+        raise SystemExit(f"unknown {kind} {name!r}")
+    return product, importlib.import_module(product.module)
+
+
+def build_table(args, load):
+    from attnrepro.report import render
+
+    product, module = _product(args.name, "table")
+    table = getattr(module, f"build_{product.name}")(load)
+    render.write_table(table, args.md, args.csv, title=product.section, article=product.article)
+
+
+def draw_figure(args, load):
+    from attnrepro.report import render
+
+    product, module = _product(args.name, "figure")
+    fig = getattr(module, f"draw_{product.name}")(load)
+    render.write_figure(fig, args.svg)
+
+
+def write_ledger(args, load):
+    from attnrepro.report import ledger_io
+
+    return ledger_io.write(args.published, load, args.csv, args.md, gate=args.gate)
+
+
+def write_index(args):
+    from attnrepro import config as cfg
+    from attnrepro import io
+    from attnrepro.report import index
+
+    io.write_text(args.out, index.lines(cfg.load(args.config)))
+
+
+def write_archive(args):
+    from pathlib import Path
+
+    from attnrepro import archive
+
+    logs = sorted(str(p) for p in Path("results/logs").rglob("*.log")) if Path("results/logs").is_dir() else []
+    out = archive.write(args.out, sorted(set(args.files) | set(logs)), Path(args.config).read_text())
+    log.info("wrote %s", out)
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.command in ("index", "archive"):
+        return (write_index if args.command == "index" else write_archive)(args) or 0
+    from attnrepro.report.results import Loader
+
+    load = Loader(args.inputs)
+    action = {"table": build_table, "figure": draw_figure, "ledger": write_ledger}[args.command]
+    return action(args, load) or 0

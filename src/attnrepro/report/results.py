@@ -1,0 +1,40 @@
+"""Read the Parquet results of a run, one experiment table at a time.
+
+A report job is given the exact list of files it may read (its Snakemake inputs),
+so results left on disk by an earlier config never leak into a table.
+"""
+
+from collections import defaultdict
+from pathlib import Path
+
+import pandas as pd
+
+from attnrepro import io, plan
+
+
+def parse(path):
+    """(experiment, table, case) of a results path ``.../data/<article>/<experiment>/<case>[.<table>].parquet``."""
+    path = Path(path)
+    name = path.name.removesuffix(".parquet")
+    case, _, table = name.partition(".")
+    experiment = path.parent.name
+    if experiment not in plan.EXPERIMENTS:
+        raise ValueError(f"not a results file of a known experiment: {path}")
+    return experiment, table or "main", case
+
+
+class Loader:
+    """``loader(experiment, table)``: the concatenated cases, with a ``case`` column."""
+
+    def __init__(self, paths):
+        self.files = defaultdict(list)
+        for path in sorted(map(str, paths)):
+            experiment, table, case = parse(path)
+            self.files[(experiment, table)].append((case, path))
+
+    def __call__(self, experiment, table="main"):
+        files = self.files.get((experiment, table))
+        if not files:
+            raise FileNotFoundError(f"no results for {experiment} ({table}) among the inputs")
+        frames = [io.read_parquet(path).assign(case=case) for case, path in files]
+        return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,56 @@
+"""The shared look of the report figures: Agg backend, titles naming the article section, heat maps.
+
+Figures are built with :class:`matplotlib.figure.Figure` (no pyplot state), so that a
+report job can draw any number of them and each one is released with its object.
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from attnrepro import plan  # noqa: E402
+
+PANEL = (4.4, 3.6)  # inches per panel
+COLORS = {"without": "#c0392b", "with": "#2471a3", "other": "#7f8c8d"}
+
+
+def section_title(experiment, what):
+    """'Article 001, <its listing section>: <what>'."""
+    exp = plan.EXPERIMENTS[experiment]
+    return f"Article {exp.article}, \u201c{exp.listing}\u201d\n{what}"
+
+
+def figure(ncols, title, nrows=1, width=None):
+    """A figure of nrows x ncols panels (a 2-D array of axes) under a title; ``width`` in inches."""
+    fig = Figure(figsize=(width or PANEL[0] * ncols, PANEL[1] * nrows + 0.6), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    fig.suptitle(title, fontsize=11)
+    return fig, axes
+
+
+def log2_axis(ax, values, label):
+    """A log2 x-axis with one tick per measured value."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(values), [str(int(v)) for v in values])
+    ax.minorticks_off()
+    ax.set_xlabel(label)
+
+
+def heatmap(ax, values, *, fmt="{:.2f}", cmap="viridis", vmin=None, vmax=None, annotate=True):
+    """An annotated image of a matrix, row 0 at the top; returns the image for a colour bar."""
+    values = np.asarray(values, dtype=float)
+    image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+    if annotate:
+        for (i, j), v in np.ndenumerate(values):
+            r, g, b, _ = image.cmap(image.norm(v))
+            dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5  # text colour readable on the cell
+            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7,
+                    color="white" if dark else "black")
+    if values.shape[1] <= 20:  # one tick per column while they fit; matplotlib's otherwise
+        ax.set_xticks(range(values.shape[1]))
+    if values.shape[0] <= 20:
+        ax.set_yticks(range(values.shape[0]))
+    return image

@@ -1,0 +1,84 @@
+"""Shared fixtures: the default config and a runner for one experiment case."""
+
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from attnrepro import config as cfg  # noqa: E402
+from attnrepro import plan  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def default_config():
+    return cfg.validate(cfg.load(REPO / "config" / "config.yaml"))
+
+
+@pytest.fixture(scope="session")
+def run_case(default_config):
+    """run_case(experiment_id, case=None, **overrides) -> dict of DataFrames."""
+
+    def runner(experiment_id, case=None, **overrides):
+        cases = plan.cases(experiment_id, default_config)
+        params = dict(cases[case or next(iter(cases))])
+        params.update(overrides)
+        module = importlib.import_module(plan.EXPERIMENTS[experiment_id].module)
+        return module.run(params)
+
+    return runner
+
+
+COPIED = ("Snakefile", "workflow", "src", "config", "envs")
+
+
+def copy_repo(dest):
+    """A runnable copy of the workflow (no results, no .snakemake) in ``dest``."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in COPIED:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=ignore)
+        else:
+            shutil.copy(src, dest / name)
+    return dest
+
+
+def snakemake(workdir, *args, configfile="config/small.yaml", timeout=900, cores=2):
+    """Run Snakemake in ``workdir`` with a clean environment; returns the CompletedProcess."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), *args]
+    if configfile:  # last: --configfile takes every word that follows it
+        cmd += ["--configfile", configfile]
+    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def planned_jobs(proc):
+    """{rule: count} from the job-stats table of a (dry) run's output."""
+    jobs, inside = {}, False
+    for line in (proc.stdout + proc.stderr).splitlines():
+        parts = line.split()
+        if parts[:2] == ["job", "count"]:
+            inside, jobs = True, {}
+        elif inside and parts and parts[0] == "total":
+            inside = False
+        elif inside and len(parts) == 2 and parts[1].isdigit():
+            jobs[parts[0]] = int(parts[1])
+    return jobs
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory):
+    """A finished run of the small config in a temporary copy of the repository."""
+    root = copy_repo(tmp_path_factory.mktemp("small_run"))
+    proc = snakemake(root)
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    return root

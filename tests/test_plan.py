@@ -1,0 +1,42 @@
+"""The run plan and the source files each job depends on."""
+
+from attnrepro import deps, plan
+
+
+def test_grid_cases_fan_out_over_the_grid_keys():
+    cases = plan.grid_cases({"d_k": [8, 64], "scaled": [False, True], "T": 64}, ("d_k", "scaled"))
+    assert list(cases) == ["d_k-8_scaled-false", "d_k-8_scaled-true", "d_k-64_scaled-false", "d_k-64_scaled-true"]
+    assert cases["d_k-64_scaled-true"] == {"d_k": 64, "scaled": True, "T": 64}
+
+
+def test_no_grid_is_one_default_case():
+    assert plan.grid_cases({"seed": 0}, ()) == {"default": {"seed": 0}}
+
+
+def test_output_paths_are_unique_and_under_results(default_config):
+    paths = plan.all_outputs(default_config)
+    assert len(paths) == len(set(paths))
+    assert all(p.startswith("results/data/") and p.endswith(".parquet") for p in paths)
+    assert "results/data/001/scale_table/d_k-512_scaled-false.parquet" in paths
+
+
+def test_skip_leaves_an_experiment_out(default_config):
+    config = {**default_config, "skip": ["scale_table"]}
+    assert not any("scale_table" in p for p in plan.all_outputs(config))
+
+
+def test_sources_follow_imports_and_nothing_else():
+    files = deps.source_files("attnrepro.cli", "attnrepro.experiments.attention_vs_sdpa")
+    assert "src/attnrepro/core/attention.py" in files
+    assert "src/attnrepro/experiments/_torch.py" in files
+    assert "src/attnrepro/io.py" in files and "src/attnrepro/__init__.py" in files
+    assert "src/attnrepro/core/positional.py" not in files  # not imported by this experiment
+    assert not any("/report/" in f for f in files)
+
+
+def test_every_registered_experiment_has_a_module():
+    from pathlib import Path
+
+    src = Path(deps.SRC)
+    for exp in plan.EXPERIMENTS.values():
+        assert (src / "attnrepro" / "experiments" / f"{exp.id}.py").is_file(), exp.id

@@ -1,0 +1,163 @@
+"""The report's tables and figures of the verification listings, built from real experiment outputs."""
+
+import importlib
+import re
+
+import pandas as pd
+import pytest
+
+from attnrepro import io, plan
+from attnrepro.report import catalog, formats, render
+from attnrepro.report.results import Loader
+
+from conftest import REPO
+
+MODULES = {f"attnrepro.report.{m}"
+           for m in ("tables_000", "tables_001_checks", "tables_003", "figures_checks")}
+PRODUCTS = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULES)
+FIGURES = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULES and p.kind == "figure")
+
+
+@pytest.fixture(scope="session")
+def load(tmp_path_factory, run_case, default_config):
+    """A Loader over the Parquet of every experiment these products read, all cases, default config."""
+    root = tmp_path_factory.mktemp("report_checks")
+    needed = sorted({e for name in PRODUCTS for e in catalog.PRODUCTS[name].needs})
+    paths = []
+    for experiment in needed:
+        for case in plan.cases(experiment, default_config):
+            for table, frame in run_case(experiment, case).items():
+                path = root / plan.output_path(experiment, case, table)
+                io.write_parquet(frame, path, {})
+                paths.append(path)
+    return Loader(paths)
+
+
+def build(name, load):
+    product = catalog.PRODUCTS[name]
+    prefix = "build" if product.kind == "table" else "draw"
+    return getattr(importlib.import_module(product.module), f"{prefix}_{name}")(load)
+
+
+def markdown(name, load):
+    return render.markdown(build(name, load), catalog.PRODUCTS[name].section, catalog.PRODUCTS[name].article)
+
+
+def row(text, *lead):
+    """The cells of the Markdown row whose first cells are ``lead``."""
+    for line in text.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+        if cells[:len(lead)] == list(lead):
+            return cells
+    raise AssertionError(f"no row {lead!r} in\n{text}")
+
+
+def test_products_are_registered_with_captions():
+    assert len(PRODUCTS) >= 20 and len(FIGURES) == 5
+    for name in PRODUCTS:
+        assert (REPO / "workflow" / "report" / f"{name}.rst").is_file(), name
+
+
+@pytest.mark.parametrize("name", [n for n in PRODUCTS if n not in FIGURES])
+def test_every_table_builds_with_a_note_and_no_missing_value(name, load, tmp_path):
+    table = build(name, load)
+    assert isinstance(table, render.Table) and len(table.data) and table.note
+    render.write_table(table, tmp_path / "t.md", tmp_path / "t.csv")
+    text = (tmp_path / "t.md").read_text()
+    assert not re.search(r"\bnan\b|<NA>|None", text), text
+    assert len(pd.read_csv(tmp_path / "t.csv")) == len(table.data)
+
+
+def test_scale_sweep_prints_the_published_digits(load):
+    text = markdown("scale_sweep", load)
+    assert row(text, "1024")[1:] == ["31.927", "32.000", "0.963", "0.0504", "0.248", "0.3053"]
+    assert row(text, "4")[1:] == ["1.986", "2.000", "0.426", "0.3221", "0.234", "0.2967"]
+
+
+def test_pipes_in_headers_do_not_split_markdown_columns(load):
+    header = row(markdown("scale_sweep", load), "d_k")
+    assert header[-1] == "\\|J\\| with" and len(header) == 7
+
+
+def test_mask_table_prints_the_published_digits(load):
+    text = markdown("mask_before_after", load)
+    assert row(text, "query")[-2:] == ["row sum before", "row sum after"]
+    assert row(text, "1")[1:] == ["0.859", "0.141", "0.000", "0.000", "0.000", "1.000", "0.031"]
+    assert "0.8317" in text
+    patterns = markdown("mask_patterns", load)  # the listing's "sequence 2", last query
+    assert row(patterns, "causal AND padding", "1", "4")[3:] == ["1", "1", "1", "0", "0"]
+
+
+def test_causal_change_keeps_exact_zeros_before_the_change(load):
+    text = markdown("causal_change", load)
+    assert row(text, "0")[1:] == ["no", "2.3e-01", "0.0e+00"]
+    assert row(text, "5")[1:] == ["yes", "3.4e-01", "4.1e-01"]
+
+
+def test_exercises_print_the_solution_figures(load):
+    text = markdown("exercises", load)
+    for printed in ("8.9e+06", "7.39", "3,152,384", "75,657,216", "144.3", "1,610,612,736", "10.6", "0.188"):
+        assert f"| {printed} " in text, printed
+
+
+def test_article_003_tables_print_the_published_rows(load):
+    meera = row(markdown("self_attention_weights", load), "Meera")
+    assert meera[1:] == ["0.03", "0.32", "0.12", "0.51", "0.02"]
+    assert row(markdown("causal_weights", load), "a")[1:] == ["0.57", "0.40", "0.03", "0.00", "0.00"]
+    assert row(markdown("saturation", load), "64")[1:] == ["5.73", "0.94", "0.38"]
+    assert row(markdown("positional_encoding", load), "1")[1:4] == ["0.841", "0.540", "0.100"]
+    assert row(markdown("torch_modules", load), "block parameters")[1] == "8544"
+
+
+def test_round_off_tables_say_so(load):
+    names = ("attention_check", "multihead_check", "position_check", "sdpa_check", "multihead_permutation")
+    for name in names:
+        assert "round-off" in build(name, load).note, name
+
+
+def test_matrix_keeps_the_numeric_order_of_rows_and_columns():
+    long = pd.DataFrame([{"query": i, "key": j, "w": 100 * i + j} for i in (10, 2) for j in range(12)])
+    wide = formats.matrix(long, "query", "key", "w", "key {}".format)
+    assert list(wide.columns) == ["query"] + [f"key {j}" for j in range(12)]
+    assert wide["query"].tolist() == [2, 10] and wide["key 11"].tolist() == [211, 1011]
+
+
+def test_per_row_formats():
+    data = pd.DataFrame({"q": ["a", "b"], "v": [3152384, 0.1875]})
+    table = render.Table(data, {"v": ["{:,.0f}", "{:.3f}"]})
+    assert table.formatted()["v"].tolist() == ["3,152,384", "0.188"]
+    with pytest.raises(ValueError):
+        render.Table(table.data, {"v": ["{}"]}).formatted()
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_figures_have_titles_and_labelled_axes(name, load):
+    fig = build(name, load)
+    assert fig._suptitle is not None and fig._suptitle.get_text().startswith("Article ")
+    for ax in fig.axes:
+        if ax.get_label() == "<colorbar>":
+            assert ax.get_ylabel(), name
+        else:
+            assert ax.get_xlabel() and ax.get_ylabel(), name
+
+
+def test_scale_curves_plot_the_measured_columns(load):
+    fig = build("scale_sweep_curves", load)
+    unscaled = fig.axes[0].get_lines()[0].get_ydata()
+    expected = load("scale_sweep").sort_values("d_k")["max_weight_unscaled"].to_numpy()
+    assert list(unscaled) == list(expected)
+    assert fig.axes[0].get_xscale() == "log"
+
+
+def test_mask_bars_show_the_row_sums(load):
+    bars = build("mask_before_after_heatmaps", load).axes[0]
+    heights = [round(p.get_height(), 3) for p in bars.patches]
+    assert 0.031 in heights and heights.count(1.0) >= len(heights) // 2
+
+
+def test_svg_writing_is_deterministic(load, tmp_path):
+    for name in ("scale_table_curves", "mask_before_after_heatmaps"):
+        render.write_figure(build(name, load), tmp_path / "a.svg")
+        render.write_figure(build(name, load), tmp_path / "b.svg")
+        first = (tmp_path / "a.svg").read_bytes()
+        assert first.startswith(b"<?xml") and first == (tmp_path / "b.svg").read_bytes(), name

@@ -1,0 +1,200 @@
+"""A cross-section of the small config through workflow/profiles/slurm on a real one-node SLURM cluster.
+
+A cluster on 127.0.0.1 (tests/cluster/localslurm.py: munged, slurmctld, slurmd from Debian's
+`munge` and `slurm-wlm`) runs every `<experiment>_case` job as an sbatch job, submitted by the
+slurm environment's Snakemake (.venv-slurm, `make slurm-env`); a local run of the same config
+in another copy must give the same tables. Skipped where the daemons, root or the slurm
+environment are missing; CI installs them (.ci/run). Alone: `pytest -m slurm`.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from attnrepro import config as cfg
+from attnrepro import io, plan
+from attnrepro.report import catalog
+
+from cluster.localslurm import LocalSlurm, missing_tools
+from conftest import REPO, copy_repo
+
+
+def small_config():
+    config = cfg.load(REPO / "config" / "config.yaml")
+    for section, values in cfg.load(REPO / "config" / "small.yaml").items():
+        config[section] = {**config.get(section, {}), **values} if isinstance(values, dict) else values
+    return cfg.validate(config)
+
+
+SLURM_PYTHON = Path(os.environ.get("ATTNREPRO_SLURM_PYTHON", REPO / ".venv-slurm" / "bin" / "python"))
+# Hard limits: Snakemake waiting on job states it never gets ignores SIGTERM, so the run is
+# killed with its whole process group.
+RUN_TIMEOUT = int(os.environ.get("ATTNREPRO_SLURM_TIMEOUT", "1200"))
+# Columns that can differ between two runs of the same job: times anywhere; in timing
+# experiments also what is computed from them (as in tests/test_operations.py).
+TIMES = re.compile(r"seconds|time", re.IGNORECASE)
+# A cross-section of the small config, to keep the test short (each sbatch job starts
+# Snakemake twice, ~5 CPU-seconds): a grid (4 jobs), a training read by a downstream job
+# through `inputs`, a timing job (whole node), a table and a figure built on the login node.
+TARGETS = ["scale_table", "attention_map", "causal_timing", "table_scale_table", "figure_scale_table_curves"]
+EXPERIMENTS = ["scale_table", "attention_map", "causal_timing"]
+MEASURED = re.compile(r"seconds|_ms$|time|slope|speedup|ci_|regime|quadratic|load_|interval|growth")
+
+
+def _skip_reason():
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return "the local SLURM cluster needs root on Linux"
+    if missing_tools():
+        return f"not installed: {', '.join(missing_tools())} (apt-get install slurm-wlm munge)"
+    if not SLURM_PYTHON.exists():
+        return f"no slurm environment at {SLURM_PYTHON} (make slurm-env)"
+    # find, not import: importing the plugin asks for a SLURM controller (~9 s without one)
+    find = "import importlib.util as u, sys; sys.exit(u.find_spec('snakemake_executor_plugin_slurm') is None)"
+    probe = subprocess.run([str(SLURM_PYTHON), "-c", find], capture_output=True)
+    if probe.returncode != 0:
+        return f"{SLURM_PYTHON} lacks snakemake-executor-plugin-slurm (make slurm-env)"
+    return None
+
+
+SKIP = _skip_reason()
+pytestmark = [pytest.mark.slurm, pytest.mark.skipif(SKIP is not None, reason=str(SKIP))]
+
+
+def run(argv, cwd, env, timeout):
+    """Run ``argv`` in its own process group; on timeout kill the group. (returncode, log)."""
+    log_path = cwd / "run.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return None, log_path.read_text()
+    return proc.returncode, log_path.read_text()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Bring up the cluster, run the small config through the slurm profile, tear the cluster
+    down whatever happens. (The local run to compare with is conftest's `small_run`.)"""
+    base = tmp_path_factory.mktemp("slurm")
+    cluster = LocalSlurm(base / "cluster")
+    started = time.monotonic()
+    cluster.up()
+    try:
+        bringup = time.monotonic() - started
+        slurm_dir = copy_repo(base / "slurm-run")
+        env = {k: v for k, v in cluster.env.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        started = time.monotonic()
+        slurm_rc, slurm_log = run(
+            [str(SLURM_PYTHON), "-m", "snakemake", "--workflow-profile", "workflow/profiles/slurm",
+             *TARGETS, "--configfile", "config/small.yaml",
+             # the profile's 40 s suit a busy cluster; this one answers at once
+             "--slurm-init-seconds-before-status-checks", "1"],
+            slurm_dir, env, RUN_TIMEOUT,
+        )
+        slurm_seconds = time.monotonic() - started
+        # every job of the run, as the controller saw it (MinJobAge keeps finished ones)
+        jobs = subprocess.run(
+            ["squeue", "--noheader", "--states=all", "--format=%i|%T|%C|%k"],
+            env=cluster.env, capture_output=True, text=True, timeout=30,
+        ).stdout.splitlines()
+        node_cpus = cluster.cpus
+    finally:
+        daemons = cluster.down()
+    leftovers = cluster.leftovers(daemons)
+    print(f"\nSLURM bring-up {bringup:.1f} s, SLURM run {slurm_seconds:.0f} s, {len(jobs)} sbatch jobs")
+    return SimpleNamespace(
+        slurm_dir=slurm_dir, slurm_rc=slurm_rc, slurm_log=slurm_log, jobs=jobs,
+        node_cpus=node_cpus, daemons=daemons, leftovers=leftovers,
+    )
+
+
+def test_slurm_run_succeeds(runs):
+    assert runs.slurm_rc is not None, f"killed after {RUN_TIMEOUT} s:\n{runs.slurm_log[-6000:]}"
+    assert runs.slurm_rc == 0, runs.slurm_log[-6000:]
+
+
+def test_every_case_ran_as_a_completed_sbatch_job(runs):
+    config = small_config()
+    cases = sum(len(plan.cases(e, config)) for e in EXPERIMENTS) + 1  # + the map's training
+    states = [job.split("|")[1] for job in runs.jobs]
+    assert states == ["COMPLETED"] * cases, runs.jobs
+
+
+def test_timing_jobs_get_the_whole_node(runs):
+    """Timing jobs ask for --exclusive (workflow/rules/common.smk, whole_node)."""
+    timing = {e for e in EXPERIMENTS if plan.EXPERIMENTS[e].timing}
+    cpus = {}
+    for job in runs.jobs:
+        _, _, ncpus, comment = job.split("|")
+        rule = comment.removeprefix("rule_").split("_wildcards_")[0].removesuffix("_case")
+        cpus.setdefault(rule, set()).add(int(ncpus))
+    assert timing <= set(cpus)
+    for rule, counts in cpus.items():
+        expected = {runs.node_cpus} if rule in timing else {plan.EXPERIMENTS[rule].threads}
+        assert counts == expected, rule
+
+
+def test_same_files_as_a_local_run(runs, small_run):
+    def files(root):  # (other tests add an archive to small_run)
+        return sorted(
+            str(p.relative_to(root)) for p in (root / "results").rglob("*")
+            if p.is_file() and not {"logs", "archive"} & set(p.relative_to(root).parts)
+        )
+
+    slurm_files = files(runs.slurm_dir)
+    assert set(slurm_files) <= set(files(small_run))
+    config = small_config()
+    for experiment in EXPERIMENTS:
+        assert set(plan.experiment_outputs(experiment, config)) <= set(slurm_files), experiment
+
+
+def _compared(path, frame):
+    """The part of a table that two runs of the same job must reproduce exactly."""
+    timing = plan.EXPERIMENTS[io.read_provenance(path)["experiment"]].timing
+    if timing and path.name.endswith(".machine.parquet"):
+        return frame.iloc[:0]  # the machine's state (load, ...) when it measured: names and types
+    frame = frame[[c for c in frame.columns if not (MEASURED if timing else TIMES).search(c)]]
+    frame.attrs = {}  # provenance
+    return frame
+
+
+def test_parquet_tables_equal_those_of_a_local_run(runs, small_run):
+    paths = sorted(str(p.relative_to(runs.slurm_dir)) for p in (runs.slurm_dir / "results/data").rglob("*.parquet"))
+    assert len(paths) >= sum(len(plan.experiment_outputs(e, small_config())) for e in EXPERIMENTS)
+    for path in paths:
+        slurm, local = runs.slurm_dir / path, small_run / path
+        slurm_frame, local_frame = pd.read_parquet(slurm), pd.read_parquet(local)
+        assert list(slurm_frame.columns) == list(local_frame.columns), path
+        assert dict(slurm_frame.dtypes) == dict(local_frame.dtypes), path
+        assert len(slurm_frame) == len(local_frame), path
+        pd.testing.assert_frame_equal(
+            _compared(slurm, slurm_frame), _compared(local, local_frame), check_exact=True, obj=path
+        )
+
+
+def test_report_tables_and_figures_equal_those_of_a_local_run(runs, small_run):
+    """Built on the login node (localrules) from the tables the cluster wrote."""
+    products = [catalog.PRODUCTS[t.split("_", 1)[1]] for t in TARGETS if t.startswith(("table_", "figure_"))]
+    assert products
+    for product in products:
+        for path in product.outputs.values():
+            assert (runs.slurm_dir / path).read_bytes() == (small_run / path).read_bytes(), path
+
+
+def test_cluster_daemons_are_gone_after_teardown(runs):
+    assert set(runs.daemons) == {"munged", "slurmctld", "slurmd"}
+    assert runs.leftovers == []

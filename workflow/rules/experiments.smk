@@ -1,0 +1,42 @@
+# Two rules per experiment of src/attnrepro/plan.py: `<id>` is the target that builds
+# all of its cases (`snakemake scale_table`), `<id>_case` runs one case. Each job runs `python -m attnrepro run <experiment>` and writes one Parquet file per
+# table under results/data/<article>/<experiment>/<case>[.<table>].parquet.
+# Timing experiments claim every core of the run, so that nothing shares the CPU
+# while they measure; their BLAS pool gets the same count.
+
+
+for exp in plan.EXPERIMENTS.values():
+
+    rule:
+        name:
+            exp.id
+        input:
+            plan.experiment_outputs(exp.id, config),
+        localrule: True
+
+    rule:
+        name:
+            f"{exp.id}_case"
+        input:
+            sources(exp.module),
+            **plan.input_paths(exp.id, config),
+        output:
+            **{t: plan.output_path(exp.id, "{case}", t) for t in exp.tables},
+        log:
+            f"results/logs/{exp.article}/{exp.id}/{{case}}.log",
+        wildcard_constraints:
+            case=case_pattern(exp.id),
+        conda:
+            CONDA_ENV
+        threads: timing_threads() if exp.timing else exp.threads
+        resources:
+            **whole_node(exp),
+        params:
+            json=case_params(exp.id),
+            experiment=exp.id,
+            tables=extra_tables,
+            inputs=upstream_inputs(exp.id),
+        shell:
+            "python -m attnrepro run {params.experiment} --threads {threads}"
+            " --params-json {params.json:q} --out {output.main} {params.tables}"
+            " {params.inputs} 2> {log}"

@@ -1,0 +1,111 @@
+# The report: the articles' tables (Markdown + CSV) and figures (SVG), each built by
+# `python -m attnrepro.report` from the Parquet files of the experiments it reads, and the
+# ledger of every published number. Targets: `table_<name>`, `figure_<name>`, `ledger`.
+
+
+for product in catalog.PRODUCTS.values():
+
+    rule:
+        name:
+            f"{product.kind}_{product.name}"
+        input:
+            data=catalog.input_files(product, config),
+            code=report_sources(product.module),
+        output:
+            **{
+                key: report(
+                    path,
+                    caption=f"../report/{product.name}.rst",
+                    category=f"Article {product.article}",
+                    subcategory=product.section,
+                    labels={"name": product.name, "format": key},
+                )
+                for key, path in product.outputs.items()
+            },
+        log:
+            f"results/logs/report/{product.name}.log",
+        localrule: True
+        conda:
+            CONDA_ENV
+        threads: 1
+        params:
+            kind=product.kind,
+            name=product.name,
+            outputs=lambda wildcards, output: " ".join(
+                f"--{key} {path}" for key, path in output.items()
+            ),
+        shell:
+            "python -m attnrepro.report {params.kind} {params.name} {params.outputs}"
+            " --inputs {input.data} 2> {log}"
+
+
+rule ledger:
+    input:
+        data=all_outputs(),
+        published="config/published.yaml",
+        code=report_sources("attnrepro.report.ledger_io"),
+    output:
+        csv="results/ledger.csv",
+        md=report(
+            "results/LEDGER.md",
+            caption="../report/ledger.rst",
+            category="Ledger",
+        ),
+    log:
+        "results/logs/report/ledger.log",
+    localrule: True
+    conda:
+        CONDA_ENV
+    threads: 1
+    shell:
+        "python -m attnrepro.report ledger --published {input.published}"
+        " --csv {output.csv} --md {output.md} --inputs {input.data} 2> {log}"
+
+
+rule config_resolved:
+    output:
+        "results/config.resolved.yaml",
+    log:
+        "results/logs/report/config_resolved.log",
+    localrule: True
+    conda:
+        CONDA_ENV
+    threads: 1
+    params:
+        text=yaml_text(config),
+    shell:
+        "printf '%s' {params.text:q} > {output} 2> {log}"
+
+
+rule index:
+    input:
+        config="results/config.resolved.yaml",
+        code=report_sources("attnrepro.report.index"),
+    output:
+        "results/README.md",
+    log:
+        "results/logs/report/index.log",
+    localrule: True
+    conda:
+        CONDA_ENV
+    threads: 1
+    shell:
+        "python -m attnrepro.report index --config {input.config} --out {output} 2> {log}"
+
+
+rule archive:
+    input:
+        files=all_outputs() + report_outputs(),
+        config="results/config.resolved.yaml",
+        code=report_sources("attnrepro.archive"),
+    output:
+        f"results/archive/attnrepro-results-{GIT_SHA}.tar.gz",
+    log:
+        "results/logs/archive.log",
+    localrule: True
+    conda:
+        CONDA_ENV
+    threads: 1
+    shell:
+        "python -m attnrepro.report archive --config {input.config} --out {output}"
+        " --files {input.files} {input.config} 2> {log}"
