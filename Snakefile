@@ -11,6 +11,7 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/numerics.smk"
 
 
 rule all:
@@ -18,3 +19,4 @@ rule all:
     input:
         all_outputs(),
         report_outputs(),
+        numerics_all(),

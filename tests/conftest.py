@@ -35,6 +35,14 @@ def run_case(default_config):
     return runner
 
 
+def small_config():
+    """config/config.yaml overridden by config/small.yaml, as Snakemake merges them."""
+    config = cfg.load(REPO / "config" / "config.yaml")
+    for section, values in cfg.load(REPO / "config" / "small.yaml").items():
+        config[section] = {**config.get(section, {}), **values} if isinstance(values, dict) else values
+    return cfg.validate(config)
+
+
 COPIED = ("Snakefile", "workflow", "src", "config", "envs")
 
 
@@ -57,7 +65,7 @@ def snakemake(workdir, *args, configfile="config/small.yaml", timeout=900, cores
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), *args]
     if configfile:  # last: --configfile takes every word that follows it
-        cmd += ["--configfile", configfile]
+        cmd += ["--configfile", *configfile.split()]
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
 
 

@@ -7,6 +7,8 @@ round-off figures (printed at the 1e-16 level) are asserted below a tolerance.
 import numpy as np
 import pytest
 
+from attnrepro import plan
+
 ROUNDOFF = 1e-14
 
 
@@ -60,6 +62,17 @@ def test_permutation_and_rotation(run_case):
     assert format(main["error_with_position"], ".1e") == "2.1e-01"
     assert (main["positions"], main["frequencies"], main["shift"]) == (30, 8, 5)
     assert main["rotation_max_error"] < ROUNDOFF  # published 8.9e-16
+
+
+def test_permutation_position_keeps_its_encoding_table(run_case, default_config):
+    tables = run_case("permutation_position")
+    assert list(tables) == list(plan.EXPERIMENTS["permutation_position"].tables) == ["main", "encoding"]
+    encoding = tables["encoding"]
+    section = default_config["permutation_position"]
+    assert len(encoding) == section["table_length"] * section["d"] == 40 * 16
+    value = encoding.set_index(["position", "dimension"])["value"]
+    assert value[(0, 0)] == 0.0 and value[(0, 1)] == 1.0  # sin 0, cos 0
+    assert f"{value[(1, 0)]:.3f}" == "0.841" and f"{value[(1, 1)]:.3f}" == "0.540"
 
 
 def _changes(main, mask):

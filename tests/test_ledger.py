@@ -98,3 +98,90 @@ def test_summary_and_gate():
 def test_unknown_class_is_refused():
     with pytest.raises(ValueError, match="class must be one of"):
         claim("1", "approximate", "std")
+
+
+@pytest.mark.parametrize("value, published, expected", [
+    (0.003, "3e-3", "3e-3"), (8886110.5, "8.9e6", "8.9e6"), (2.56e-6, "2.56e-06", "2.56e-06"),
+    (27253, "27,253", "27,253"), (1610612736, "1,610,612,736", "1,610,612,736"),
+    (0.969, "97%", "97%"), (14.2, "35 s", "14 s"), (3.0, "3 GiB", "3 GiB"),
+    (True, "1", "1"), (False, "0", "0"), ("[0 1 2 3 4 5]", "[0 1 2 3 4 5]", "[0 1 2 3 4 5]"),
+    ("-6 constant", "-6 constant", "-6 constant"),
+    (10.2, "8.3-13.0 s", "10.2 s"), (0.958, "95-98%", "96%"), (48.3, "about 30 to 65", "48"),
+])
+def test_format_like_units_intervals_and_separators(value, published, expected):
+    assert ledger.format_like(value, published) == expected
+
+
+@pytest.mark.parametrize("published, expected", [
+    ("1.99-2.04", (1.99, 2.04)), ("8.3-13.0 s", (8.3, 13.0)), ("about 30 to 65", (30, 65)),
+    ("95-98%", (0.95, 0.98)), ("27,253", (27253, 27253)), ("35 s", (35, 35)),
+])
+def test_published_range(published, expected):
+    assert ledger.published_range(published) == pytest.approx(expected)
+
+
+def test_numpy_printed_values_compare_at_their_rounding():
+    # "0.54" printed by NumPy from x.round(3): 0.5403 shows as 0.54, 0.5449 would show as 0.545
+    ok = ledger.Claim.from_dict({"id": "a", "article": "003", "section": "s", "claim": "c", "published": "0.54",
+                                 "class": "exact", "decimals": 3, "source": {}})
+    assert ledger.judge(ok, 0.5403)[:2] == ("reproduced", "0.54")
+    assert ledger.judge(ok, 0.5449)[:2] == ("differs", "0.545")
+    one = ledger.Claim.from_dict({"id": "b", "article": "003", "section": "s", "claim": "c", "published": "1.",
+                                  "class": "exact", "decimals": 12, "source": {}})
+    assert ledger.judge(one, 1 - 1e-15)[0] == "reproduced" and ledger.judge(one, 0.9999)[0] == "differs"
+
+
+def test_stochastic_interval_overlapping_the_statistic_or_the_spread():
+    inside = verdict_of(claim("95-98%", "stochastic", "acc", {"task": "sort"}, experiment="train",
+                              source={"reduce": "mean"}))
+    assert (inside.verdict, inside.reproduced) == ("within tolerance", "97%")
+    assert "lies in the published interval" in inside.reason
+    spread = verdict_of(claim("98-99%", "stochastic", "acc", {"task": "sort"}, experiment="train",
+                              source={"reduce": "mean"}))
+    assert spread.verdict == "within tolerance" and "overlaps the range over 3 seeds" in spread.reason
+    outside = verdict_of(claim("99.5-99.9%", "stochastic", "acc", {"task": "sort"}, experiment="train",
+                               source={"reduce": "mean"}))
+    assert outside.verdict == "differs" and "outside the range" in outside.reason
+
+
+def test_machine_bound_interval_is_its_own_band_and_never_an_exact_match():
+    inside = verdict_of(claim("1.99-2.12", "machine-bound", "slope", experiment="timing"))
+    assert (inside.verdict, inside.reproduced) == ("within tolerance", "2.11")
+    assert "band 1.99 to 2.12" in inside.reason
+    assert verdict_of(claim("1.99-2.04", "machine-bound", "slope", experiment="timing")).verdict == "differs"
+    same = verdict_of(claim("2.11-2.11", "machine-bound", "slope", experiment="timing"))
+    assert same.verdict == "within tolerance"
+
+
+def test_selectors_with_lists_ratios_and_no_matching_row():
+    both = verdict_of(claim("2", "exact", "acc", {"task": "copy", "seed": [0, 1]}, experiment="train",
+                            source={"reduce": "count"}))
+    assert both.verdict == "reproduced"
+    ratio = verdict_of(claim("16.08", "exact", "std", {"d_k": 1024},
+                             source={"over": {"where": {"d_k": 4}, "column": "std"}}))
+    assert (ratio.verdict, ratio.reproduced) == ("reproduced", "16.08")
+    assert verdict_of(claim("1", "exact", "std", {"d_k": 8})).verdict == "missing"
+    assert verdict_of(claim("1", "exact", "no_such_column", {"d_k": 4})).verdict == "missing"
+
+
+def test_markdown_opens_with_one_summary_line_and_escapes_pipes():
+    from attnrepro.report import ledger_io
+
+    rows = ledger.evaluate([
+        claim("31.927", "exact", "std", {"d_k": 1024}),
+        claim("31.900", "exact", "std", {"d_k": 1024}, note="a |J| in the reason"),
+        claim("3.33e-16", "round-off", "diff", {"d_k": 4}, tolerance=1e-14),
+    ], load)
+    text = ledger_io.markdown(rows)
+    summary = [line for line in text.splitlines() if line.startswith("**Summary**")]
+    assert summary == ["**Summary** (3 claims) - 000: 1 reproduced, 1 within tolerance, 1 differs."]
+    assert text.index("**Summary**") < text.index("## Article 000")
+    assert "a \\|J\\| in the reason" in text
+
+
+def test_markdown_keeps_the_printed_digits():
+    from attnrepro.report import ledger_io
+
+    rows = ledger.evaluate([claim("1.000", "exact", "std", {"d_k": 4}, source={"over": {"where": {"d_k": 4}, "column": "std"}})],
+                           load)
+    assert "| 1.000 " in ledger_io.markdown(rows)

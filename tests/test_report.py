@@ -15,6 +15,13 @@ def test_parse_results_paths():
         parse("results/data/000/not_an_experiment/default.parquet")
 
 
+def test_parse_case_names_with_dots():
+    assert parse("results/data/001/grad_check/post_ln-false_eps-0.0001.parquet") == \
+        ("grad_check", "main", "post_ln-false_eps-0.0001")
+    assert parse("results/data/001/grad_check/post_ln-true_eps-0.0001.tensors.parquet") == \
+        ("grad_check", "tensors", "post_ln-true_eps-0.0001")
+
+
 def test_loader_reads_exactly_its_inputs(tmp_path):
     paths = []
     for case, value in (("a", 1.0), ("b", 2.0)):

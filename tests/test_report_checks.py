@@ -1,19 +1,18 @@
 """The report's tables and figures of the verification listings, built from real experiment outputs."""
 
-import importlib
 import re
 
 import pandas as pd
 import pytest
 
-from attnrepro import io, plan
+from attnrepro import plan
 from attnrepro.report import catalog, formats, render
-from attnrepro.report.results import Loader
 
 from conftest import REPO
+from report_helpers import build, labelled, loader, markdown, row
 
 MODULES = {f"attnrepro.report.{m}"
-           for m in ("tables_000", "tables_001_checks", "tables_003", "figures_checks")}
+           for m in ("tables_000", "tables_001", "tables_003", "figures_checks")}
 PRODUCTS = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULES)
 FIGURES = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULES and p.kind == "figure")
 
@@ -21,39 +20,14 @@ FIGURES = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULE
 @pytest.fixture(scope="session")
 def load(tmp_path_factory, run_case, default_config):
     """A Loader over the Parquet of every experiment these products read, all cases, default config."""
-    root = tmp_path_factory.mktemp("report_checks")
     needed = sorted({e for name in PRODUCTS for e in catalog.PRODUCTS[name].needs})
-    paths = []
-    for experiment in needed:
-        for case in plan.cases(experiment, default_config):
-            for table, frame in run_case(experiment, case).items():
-                path = root / plan.output_path(experiment, case, table)
-                io.write_parquet(frame, path, {})
-                paths.append(path)
-    return Loader(paths)
-
-
-def build(name, load):
-    product = catalog.PRODUCTS[name]
-    prefix = "build" if product.kind == "table" else "draw"
-    return getattr(importlib.import_module(product.module), f"{prefix}_{name}")(load)
-
-
-def markdown(name, load):
-    return render.markdown(build(name, load), catalog.PRODUCTS[name].section, catalog.PRODUCTS[name].article)
-
-
-def row(text, *lead):
-    """The cells of the Markdown row whose first cells are ``lead``."""
-    for line in text.splitlines():
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
-        if cells[:len(lead)] == list(lead):
-            return cells
-    raise AssertionError(f"no row {lead!r} in\n{text}")
+    return loader(tmp_path_factory.mktemp("report_checks"), {
+        (experiment, case): run_case(experiment, case)
+        for experiment in needed for case in plan.cases(experiment, default_config)})
 
 
 def test_products_are_registered_with_captions():
-    assert len(PRODUCTS) >= 20 and len(FIGURES) == 5
+    assert len(PRODUCTS) >= 20 and len(FIGURES) == 6
     for name in PRODUCTS:
         assert (REPO / "workflow" / "report" / f"{name}.rst").is_file(), name
 
@@ -109,6 +83,26 @@ def test_article_003_tables_print_the_published_rows(load):
     assert row(markdown("torch_modules", load), "block parameters")[1] == "8544"
 
 
+def test_scale_table_note_reads_the_stored_maxima(load):
+    def edited(experiment, table="main"):
+        frame = load(experiment, table)
+        if experiment == "scale_table":
+            return frame.assign(max_entropy=9.87654, max_sensitivity=0.12345)
+        return frame
+
+    note = build("scale_table", edited).note
+    assert "= 9.8765" in note and "= 0.1235" in note  # the stored columns, not ln(T) and 1 - 1/T again
+
+
+def test_position_encoding_heatmap_draws_the_rotation_table(load, default_config):
+    section = default_config["permutation_position"]
+    image = build("position_encoding_heatmap", load).axes[0].get_images()[0].get_array()
+    assert image.shape == (section["table_length"], section["d"])
+    stored = load("permutation_position", "encoding").set_index(["position", "dimension"])["value"]
+    last = (section["table_length"] - 1, section["d"] - 1)
+    assert image[1, 0] == stored[(1, 0)] and image[-1, -1] == stored[last]
+
+
 def test_round_off_tables_say_so(load):
     names = ("attention_check", "multihead_check", "position_check", "sdpa_check", "multihead_permutation")
     for name in names:
@@ -132,13 +126,7 @@ def test_per_row_formats():
 
 @pytest.mark.parametrize("name", FIGURES)
 def test_figures_have_titles_and_labelled_axes(name, load):
-    fig = build(name, load)
-    assert fig._suptitle is not None and fig._suptitle.get_text().startswith("Article ")
-    for ax in fig.axes:
-        if ax.get_label() == "<colorbar>":
-            assert ax.get_ylabel(), name
-        else:
-            assert ax.get_xlabel() and ax.get_ylabel(), name
+    assert labelled(build(name, load)), name
 
 
 def test_scale_curves_plot_the_measured_columns(load):

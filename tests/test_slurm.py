@@ -8,7 +8,6 @@ environment are missing; CI installs them (.ci/run). Alone: `pytest -m slurm`.
 """
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -19,34 +18,24 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from attnrepro import config as cfg
 from attnrepro import io, plan
 from attnrepro.report import catalog
 
 from cluster.localslurm import LocalSlurm, missing_tools
-from conftest import REPO, copy_repo
+from conftest import REPO, copy_repo, small_config
 
 
-def small_config():
-    config = cfg.load(REPO / "config" / "config.yaml")
-    for section, values in cfg.load(REPO / "config" / "small.yaml").items():
-        config[section] = {**config.get(section, {}), **values} if isinstance(values, dict) else values
-    return cfg.validate(config)
 
 
 SLURM_PYTHON = Path(os.environ.get("ATTNREPRO_SLURM_PYTHON", REPO / ".venv-slurm" / "bin" / "python"))
 # Hard limits: Snakemake waiting on job states it never gets ignores SIGTERM, so the run is
 # killed with its whole process group.
 RUN_TIMEOUT = int(os.environ.get("ATTNREPRO_SLURM_TIMEOUT", "1200"))
-# Columns that can differ between two runs of the same job: times anywhere; in timing
-# experiments also what is computed from them (as in tests/test_operations.py).
-TIMES = re.compile(r"seconds|time", re.IGNORECASE)
 # A cross-section of the small config, to keep the test short (each sbatch job starts
 # Snakemake twice, ~5 CPU-seconds): a grid (4 jobs), a training read by a downstream job
 # through `inputs`, a timing job (whole node), a table and a figure built on the login node.
 TARGETS = ["scale_table", "attention_map", "causal_timing", "table_scale_table", "figure_scale_table_curves"]
 EXPERIMENTS = ["scale_table", "attention_map", "causal_timing"]
-MEASURED = re.compile(r"seconds|_ms$|time|slope|speedup|ci_|regime|quadratic|load_|interval|growth")
 
 
 def _skip_reason():
@@ -164,10 +153,10 @@ def test_same_files_as_a_local_run(runs, small_run):
 
 def _compared(path, frame):
     """The part of a table that two runs of the same job must reproduce exactly."""
-    timing = plan.EXPERIMENTS[io.read_provenance(path)["experiment"]].timing
-    if timing and path.name.endswith(".machine.parquet"):
+    experiment = io.read_provenance(path)["experiment"]
+    if plan.EXPERIMENTS[experiment].timing and path.name.endswith(".machine.parquet"):
         return frame.iloc[:0]  # the machine's state (load, ...) when it measured: names and types
-    frame = frame[[c for c in frame.columns if not (MEASURED if timing else TIMES).search(c)]]
+    frame = frame.drop(columns=plan.measured_columns(experiment, frame.columns))
     frame.attrs = {}  # provenance
     return frame
 

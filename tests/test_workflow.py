@@ -4,18 +4,12 @@ import time
 
 import yaml
 
-from attnrepro import config as cfg
 from attnrepro import io, plan
 from attnrepro.report import catalog
 
-from conftest import REPO, snakemake
+from conftest import REPO, small_config, snakemake
 
 
-def small_config():
-    config = cfg.load(REPO / "config" / "config.yaml")
-    for section, values in cfg.load(REPO / "config" / "small.yaml").items():
-        config[section] = {**config.get(section, {}), **values} if isinstance(values, dict) else values
-    return cfg.validate(config)
 
 
 def test_small_run_writes_every_planned_file(small_run):

@@ -4,7 +4,8 @@
     python -m attnrepro run scale_table --case d_k-64_scaled-true --out /tmp/x.parquet
     python -m attnrepro run train --set steps=200 --set seed=3 --out /tmp/t.parquet
 
-Thread limits are applied before NumPy is imported; parameters come from the
+Thread limits (and ``--numerics SETTING``: an OpenBLAS kernel and a NumPy CPU-feature
+mask, see :mod:`attnrepro.numerics`) are applied before NumPy is imported; parameters come from the
 config file (validated), then ``--set`` overrides, or verbatim from
 ``--params-json`` (what Snakemake passes).
 """
@@ -33,35 +34,49 @@ def _parser():
                      help="an upstream result file (default: its path under results/)")
     run.add_argument("--case", help="which case of the config grid (default: the first)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                     help="override one parameter (VALUE read as YAML)")
+                     help="override one key of the experiment's config section (VALUE read as YAML)")
     run.add_argument("--params-json", help="the case's parameters, verbatim, as JSON")
     run.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default 1)")
+    run.add_argument("--numerics", metavar="SETTING",
+                     help="OpenBLAS kernel and NumPy mask, e.g. sandybridge-noavx512 (default: the "
+                          "machine's own); recorded in numerics_* columns (see attnrepro.numerics)")
     for p in (parser, run):
         p.add_argument("--config", default="config/config.yaml", help="config file (YAML)")
     return parser
 
 
-def _params(args, config):
+def _with_overrides(args, config, exp):
+    """The config with each ``--set KEY=VALUE`` applied to the experiment's section, validated.
+
+    A scalar given for a grid key becomes a one-value grid.
+    """
+    import yaml
+
+    from attnrepro import config as cfg
+
+    section = dict(config.get(exp.id, {}))
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--set takes KEY=VALUE, got {item!r}")
+        if key not in section:
+            raise SystemExit(f"unknown parameter {key!r} of {exp.id}; known: {', '.join(section)}")
+        value = yaml.safe_load(value)
+        section[key] = [value] if key in exp.grid and not isinstance(value, list) else value
+    return cfg.validate({**config, exp.id: section})
+
+
+def _params(args, config, exp):
     """The parameters of the requested case."""
     from attnrepro import plan
 
     if args.params_json is not None:
         return json.loads(args.params_json)
-    all_cases = plan.cases(args.experiment, config)
+    all_cases = plan.cases(exp.id, config)
     case = args.case or next(iter(all_cases))
     if case not in all_cases:
-        raise SystemExit(f"unknown case {case!r} of {args.experiment}; known: {', '.join(all_cases)}")
-    params = dict(all_cases[case])
-    import yaml
-
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--set takes KEY=VALUE, got {item!r}")
-        if key not in params:
-            raise SystemExit(f"unknown parameter {key!r} of {args.experiment}; known: {', '.join(params)}")
-        params[key] = yaml.safe_load(value)
-    return params
+        raise SystemExit(f"unknown case {case!r} of {exp.id}; known: {', '.join(all_cases)}")
+    return dict(all_cases[case])
 
 
 def _table_paths(args, names):
@@ -80,16 +95,18 @@ def _table_paths(args, names):
 
 def run(args):
     threads.limit(args.threads)  # before anything imports numpy
+    if args.numerics:
+        _apply_numerics(args.numerics)  # before numpy, too
     from attnrepro import config as cfg
     from attnrepro import io, plan, provenance
 
     if args.experiment not in plan.EXPERIMENTS:
         raise SystemExit(f"unknown experiment {args.experiment!r}; known: {', '.join(plan.EXPERIMENTS)}")
     exp = plan.EXPERIMENTS[args.experiment]
-    config = {} if args.params_json is not None else cfg.load(args.config)
-    params = _params(args, config)
-    if args.params_json is None and args.set:
-        cfg.validate({**config, args.experiment: {**config.get(args.experiment, {}), **_unexpanded(params, exp)}})
+    config = {} if args.params_json is not None else _with_overrides(args, cfg.load(args.config), exp)
+    params = _params(args, config, exp)
+    if args.numerics:
+        _check_numerics(args.numerics, config)
 
     module = importlib.import_module(exp.module)
     log.info("%s (article %s, %s) with %s", exp.id, exp.article, exp.listing, json.dumps(params))
@@ -98,11 +115,44 @@ def run(args):
     tables = module.run(params, inputs) if inputs else module.run(params)
     finished = provenance.now()
     meta = provenance.record(exp.id, exp.article, exp.listing, params, started, finished)
+    if args.numerics:
+        tables, meta = _numerics_recorded(args.numerics, tables, meta)
     paths = _table_paths(args, set(tables))
     for name, df in tables.items():
         io.write_parquet(df, paths[name], {**meta, "table": name})
         log.info("wrote %s (%d rows)", paths[name], len(df))
     return 0
+
+
+def _apply_numerics(setting):
+    from attnrepro import numerics
+
+    try:
+        numerics.apply(setting)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
+
+
+def _check_numerics(setting, config):
+    """Refuse a setting that the config's ``numerics`` section does not name (with
+    ``--params-json`` there is no config: the name was checked against the known kernels)."""
+    from attnrepro import numerics
+
+    named = numerics.candidates(config.get("numerics") or {}) if config else [setting]
+    if setting not in named:
+        raise SystemExit(f"numerics setting {setting!r} is not one of the config's: {', '.join(named)}")
+
+
+def _numerics_recorded(setting, tables, meta):
+    """What really ran (kernel, NumPy features), added to every table and to the provenance."""
+    from attnrepro import numerics
+
+    info = numerics.effective()
+    columns = numerics.columns(setting, info)
+    log.info("numerics %s: OpenBLAS %s, NumPy features %s", setting, info["openblas_kernel"],
+             info["numpy_features"])
+    return ({name: df.assign(**columns) for name, df in tables.items()},
+            {**meta, "numerics": {"setting": setting, **info}})
 
 
 def _inputs(args, exp, config):
@@ -116,11 +166,6 @@ def _inputs(args, exp, config):
             raise SystemExit(f"--input takes NAME=FILE, got {item!r}")
         paths[name] = file
     return paths
-
-
-def _unexpanded(params, exp):
-    """A case's parameters put back in the shape of a config section (grid keys as lists)."""
-    return {k: ([v] if k in exp.grid else v) for k, v in params.items()}
 
 
 def list_experiments(args):
@@ -140,6 +185,10 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.command == "run":
-        return run(args)
-    return list_experiments(args)
+    from attnrepro.config import ConfigError
+
+    try:
+        return run(args) if args.command == "run" else list_experiments(args)
+    except ConfigError as error:
+        print(f"attnrepro: {error}", file=sys.stderr)
+        return 2

@@ -149,7 +149,19 @@ def semantic_errors(config):
         if isinstance(d, int) and d % 2:
             errors.append(f"{section}.d: the sinusoidal encoding needs an even width, got {d}")
     errors += _decoder_errors(config)
+    errors += _evidence_errors(config)
     return errors
+
+
+def _evidence_errors(config):
+    """The numerics sweep names known cases; the seed distribution names trained tasks."""
+    from attnrepro import numerics
+
+    tasks = (config.get("seed_distribution") or {}).get("tasks") or []
+    trained = (config.get("train") or {}).get("tasks") or []
+    return numerics.config_errors(config) + [
+        f"seed_distribution.tasks[{i}]: {t!r} is not one of train.tasks" for i, t in enumerate(tasks)
+        if t not in trained]
 
 
 def validate(config, schema_path=SCHEMA):

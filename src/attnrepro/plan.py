@@ -9,9 +9,18 @@ of that section whose values are lists: the plan makes one job per combination
 """
 
 import itertools
+import re
 from dataclasses import dataclass, field
 
 RESULTS = "results"
+
+# Columns that measure the machine rather than compute a result: wall times anywhere, and in
+# timing experiments also what is derived from times, memory peaks and the machine's load.
+# Two runs of the same job agree on every other column, to the bit.
+_MEASURED = re.compile(r"seconds|time", re.IGNORECASE)
+_MEASURED_IN_TIMING = re.compile(
+    r"seconds|_ms$|time|slope|speedup|ci_|regime|quadratic|load_|interval|growth|peak"
+)
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,7 @@ EXPERIMENTS = {
         Experiment("attention_vs_sdpa", "000", "Attention as a soft lookup in a dictionary", tables=("main", "weights")),
         Experiment("scale_sweep", "000", "Why we divide by sqrt(d_k)"),
         Experiment("multihead_vs_torch", "000", "Multiple heads", tables=("main", "params")),
-        Experiment("permutation_position", "000", "Position: attention does not know the order"),
+        Experiment("permutation_position", "000", "Position: attention does not know the order", tables=("main", "encoding")),
         Experiment("causal_change", "000", "Encoder, decoder and the causal mask"),
         Experiment("quadratic_cost", "000", "What the n² term costs", tables=("main", "repeats", "machine"), timing=True),
         Experiment("score_memory", "000", "What the n² term costs (peak memory, beyond the article)", tables=("main", "machine"), timing=True),
@@ -110,6 +119,12 @@ EXPERIMENTS = {
         Experiment("two_heads", "003", "Multi-head attention: two heads concatenated", tables=("main", "weights")),
     ]
 }
+
+
+def measured_columns(experiment_id, columns):
+    """The columns of one of the experiment's tables that hold measurements of the machine."""
+    pattern = _MEASURED_IN_TIMING if EXPERIMENTS[experiment_id].timing else _MEASURED
+    return [c for c in columns if pattern.search(c)]
 
 
 def cases(experiment_id, config):

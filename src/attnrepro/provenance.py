@@ -78,6 +78,7 @@ def machine():
         "system": platform.platform(),
         "load_average": load,
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+        "numpy_disabled_features": os.environ.get("NPY_DISABLE_CPU_FEATURES"),  # see attnrepro.numerics
     }
 
 

@@ -121,3 +121,43 @@ def timing_threads():
 def whole_node(exp):
     """Resources of a timing job: a node to itself on SLURM (a local run ignores them)."""
     return {"slurm_extra": "--exclusive"} if exp.timing else {}
+
+
+# --- evidence for the ledger (workflow/rules/numerics.smk) ---------------------------------
+from attnrepro import numerics  # noqa: E402
+
+NUMERICS = config.get("numerics") or {}
+NUMERICS_PRODUCTS = {
+    key: f"{numerics.ROOT}/ledger_numerics.{key}" for key in ("csv", "md", "svg")
+}
+SEED_PRODUCTS = {
+    key: f"{plan.RESULTS}/seeds/seed_distribution.{key}" for key in ("csv", "md", "svg")
+}
+
+
+def numerics_all():
+    """The numerics sweep's products when `numerics.sweep` is on (rule all), else nothing."""
+    return list(NUMERICS_PRODUCTS.values()) if NUMERICS.get("sweep") else []
+
+
+def numerics_data(wildcards):
+    """Every Parquet file of the sweep, over the settings the probe kept (a checkpoint)."""
+    probe = checkpoints.numerics_settings.get().output[0]
+    return numerics.outputs(config, numerics.kept(probe))
+
+
+def seed_trainings():
+    """The main table of every grid training (no ablation) of seed_distribution.tasks."""
+    tasks = set((config.get("seed_distribution") or {}).get("tasks") or [])
+    return [
+        plan.output_path("train", case)
+        for case, params in plan.cases("train", config).items()
+        if params["ablation"] == "full" and params["task"] in tasks
+    ]
+
+
+def alternatives(names):
+    """A wildcard constraint matching exactly ``names``."""
+    import re
+
+    return "|".join(re.escape(n) for n in sorted(names)) or "__none__"

@@ -24,6 +24,8 @@ for exp in plan.EXPERIMENTS.values():
             **{t: plan.output_path(exp.id, "{case}", t) for t in exp.tables},
         log:
             f"results/logs/{exp.article}/{exp.id}/{{case}}.log",
+        benchmark:
+            f"results/benchmarks/{exp.article}/{exp.id}/{{case}}.tsv"
         wildcard_constraints:
             case=case_pattern(exp.id),
         conda:

@@ -6,7 +6,7 @@ job, by default copy, L = 6, seed 0), runs the forward pass on the map sequence
 the attention weights of every layer and head. For the queries that emit the
 answer (from the separator on), the table gives the most-weighted key, its
 offset from the query (``-6 constant`` when every answer row looks six back)
-and the mean of the row maxima.
+and the mean, smallest and largest of the row maxima.
 """
 
 import numpy as np
@@ -42,7 +42,10 @@ def head_summary(w, first_query):
         rows.append({"head": head, "argmax_keys": str(choice), "argmax_list": choice.tolist(),
                      "constant": constant, "offset": int(offset[0]) if constant else None,
                      "deviation": f"{offset[0]:+d} constant" if constant else "variable",
-                     "mean_max_weight": float(answer.max(-1).mean())})
+                     "mean_max_weight": float(answer.max(-1).mean()),
+                     # the spread of the row maxima ("from 0.99 to 1.00 of weight", 001's figure)
+                     "min_max_weight": float(answer.max(-1).min()),
+                     "max_max_weight": float(answer.max(-1).max())})
     return rows
 
 

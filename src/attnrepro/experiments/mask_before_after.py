@@ -41,7 +41,9 @@ def run(params):
     weights = _long(visible, ["query", "key"], "visible")
     weights["before"] = before.ravel()
     weights["after"] = after.ravel()
-    row_sums = pd.DataFrame({"query": np.arange(T), "before": sums_before, "after": sums_after})
+    # what zeroing after the softmax throws away: the weight the row gave to the future
+    row_sums = pd.DataFrame({"query": np.arange(T), "before": sums_before, "after": sums_after,
+                             "future_weight_after": 1 - sums_after})
     padding = _long(masks.padding(lengths, T), ["sequence", "key"], "valid")  # (B, T)
     combined = _long(masks.causal_and_padding(lengths, T), ["sequence", "query", "key"], "allowed")  # (B, T, T)
     return {"main": main, "weights": weights, "row_sums": row_sums, "padding": padding, "combined": combined}

@@ -4,6 +4,9 @@ torch's MultiheadAttention without positions gives the permuted output for a
 permuted input; with the sinusoidal encoding added at fixed positions it does
 not. Then, for a shift k, the 2x2 rotation by omega_i k maps each (sin, cos)
 pair of PE(pos) onto PE(pos + k).
+
+Tables: ``main`` (one row), ``encoding`` (the table_length x d sinusoidal table of the
+rotation check, one row per (position, dimension)).
 """
 
 import numpy as np
@@ -56,7 +59,8 @@ def run(params):
     close_pos, error_pos = equivariance(torch, z_perm, z[:, perm])
 
     shift, positions = params["shift"], params["positions"]
-    worst = rotation_error(sinusoidal(params["table_length"], d), d, shift, positions)
+    table = sinusoidal(params["table_length"], d)  # (table_length, d)
+    worst = rotation_error(table, d, shift, positions)
     main = pd.DataFrame([{
         "torch_seed": params["torch_seed"], "perm_seed": params["perm_seed"],
         "d": d, "h": h, "n": n, "permutation": " ".join(map(str, perm.tolist())),
@@ -65,4 +69,8 @@ def run(params):
         "shift": shift, "positions": positions, "frequencies": d // 2,
         "rotation_max_error": worst,
     }])
-    return {"main": main}
+    encoding = pd.DataFrame([
+        {"position": pos, "dimension": j, "value": float(table[pos, j])}
+        for pos in range(table.shape[0]) for j in range(d)
+    ])
+    return {"main": main, "encoding": encoding}

@@ -3,8 +3,10 @@
 One generator (seed 0) draws, for each n in turn, Q, K and V of shape (n, d) with
 ``standard_normal`` and casts them to float32. Each run times one attention with
 the softmax done in place on the score matrix, as in the listing; there is no
-warm-up. The cells (n²) and their MiB in float32 are exact; the mean time is
-machine-bound, and what transfers is its growth per step and the log-log slope.
+warm-up. The cells (n²) and their MiB in float32 are exact, and so are the GiB
+of the score matrices kept for training with ``heads`` heads in each of ``layers``
+layers (the prose's 3 GiB at n = 4096); the mean time is machine-bound, and what
+transfers is its growth per step and the log-log slope.
 
 Tables: ``main`` (one row per n), ``repeats`` (one row per (n, run)), ``machine``.
 """
@@ -53,6 +55,7 @@ def run(params):
         "seed": params["seed"], "d": d, "runs": runs, "n": lengths,
         "cells": cells,
         "mib_float32": cells * BYTES / 2**20,
+        "kept_gib_all_heads_layers": cells * BYTES * params["heads"] * params["layers"] / 2**30,
         "mean_seconds": mean,  # machine-bound
         "min_seconds": fastest,  # machine-bound
         "cells_ratio": step_ratios(cells),

@@ -6,17 +6,19 @@ evaluation is true generation on ``eval_sequences`` fresh questions from
 default_rng(eval_seed), with the same scale / post-LN flags as the training.
 
 Tables: ``main`` (one row: the run, its hyperparameters, final loss, per-token and
-per-sequence accuracy, parameter count), ``curve`` (the loss at step 1 and every
-``curve_every`` steps), ``sequences`` (per test question: correct, all symbols
-distinct, correct tokens; the copy-without-position split is derived from it),
-``parameters`` (the trained tensors in long form; the attention map reads it).
+per-sequence accuracy, parameter count, wall seconds of the training loop: machine-bound),
+``curve`` (the loss at step 1 and every ``curve_every`` steps), ``sequences`` (per test
+question: correct, all symbols distinct, correct tokens; the copy-without-position split
+is derived from it), ``parameters`` (the trained tensors in long form; the attention map reads it).
 """
+
+import time
 
 import numpy as np
 import pandas as pd
 
 from attnrepro.model import params as model_params
-from attnrepro.model.tasks import all_distinct, evaluate
+from attnrepro.model.tasks import all_distinct, evaluate, expected_distinct_share
 from attnrepro.model.train import TrainConfig, train
 
 # case keys that go to TrainConfig, and those that only describe the run
@@ -40,18 +42,24 @@ def _long_parameters(p):
 
 def run(params):
     cfg = config_of(params)
+    start = time.perf_counter()
     result = train(cfg)
+    train_seconds = time.perf_counter() - start  # machine-bound: 001 says "a training took 35 s"
     ev = evaluate(result.params, cfg.task, cfg.L, cfg.arch, n=params["eval_sequences"],
                   seed=params["eval_seed"], alphabet=cfg.alphabet)
     main = pd.DataFrame([{
         "task": cfg.task, "L": cfg.L, "seed": cfg.seed, "ablation": params["ablation"],
-        "steps": cfg.steps, "batch": cfg.batch, "d": cfg.d, "heads": cfg.heads, "layers": cfg.layers,
-        "d_ff": cfg.d_ff, "lr": cfg.lr, "alphabet": cfg.alphabet, "scale": cfg.scale,
+        "steps": cfg.steps, "batch": cfg.batch, "d": cfg.d, "heads": cfg.heads,
+        "d_head": cfg.d // cfg.heads, "layers": cfg.layers, "d_ff": cfg.d_ff, "lr": cfg.lr,
+        "alphabet": cfg.alphabet, "vocab": cfg.alphabet + 1, "scale": cfg.scale,
         "post_ln": cfg.post_ln, "position": cfg.position,
         "eval_sequences": params["eval_sequences"], "eval_seed": params["eval_seed"],
         "final_loss": result.final_loss,
         "token_accuracy": ev["token_accuracy"], "sequence_accuracy": ev["sequence_accuracy"],
         "n_parameters": model_params.count(result.params),
+        "train_seconds": train_seconds,
+        # the share of questions whose L symbols are all distinct, in closed form
+        "distinct_share_expected": expected_distinct_share(cfg.alphabet, cfg.L),
     }])
     curve = pd.DataFrame({"step": result.curve_steps, "loss": result.curve_losses})
     questions = ev["questions"]

@@ -33,6 +33,8 @@ def _parser():
     ledger.add_argument("--gate", action="store_true", help="exit 1 if an exact claim is not reproduced")
     for p in (table, figure, ledger):
         p.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
+    gate = sub.add_parser("gate", help="exit 1 if a claim classed exact is not reproduced")
+    gate.add_argument("ledger", help="results/ledger.csv")
     index = sub.add_parser("index", help="write results/README.md")
     index.add_argument("--config", required=True, help="the resolved config (YAML)")
     index.add_argument("--out", required=True)
@@ -74,6 +76,23 @@ def write_ledger(args, load):
     return ledger_io.write(args.published, load, args.csv, args.md, gate=args.gate)
 
 
+def check_gate(args):
+    """The fidelity gate of CI on this machine kind: every exact claim reproduced."""
+    import pandas as pd
+
+    from attnrepro.report import ledger
+
+    table = pd.read_csv(args.ledger, dtype=str, keep_default_na=False)
+    failures = ledger.exact_failures(table)
+    counts = table.groupby(["class", "verdict"]).size().to_string()
+    print(f"ledger: {len(table)} claims\n{counts}")
+    if len(failures):
+        print("exact claims not reproduced:\n" + failures[["id", "published", "reproduced", "verdict"]].to_string())
+        return 1
+    print("every exact claim reproduced")
+    return 0
+
+
 def write_index(args):
     from attnrepro import config as cfg
     from attnrepro import io
@@ -87,8 +106,9 @@ def write_archive(args):
 
     from attnrepro import archive
 
-    logs = sorted(str(p) for p in Path("results/logs").rglob("*.log")) if Path("results/logs").is_dir() else []
-    out = archive.write(args.out, sorted(set(args.files) | set(logs)), Path(args.config).read_text())
+    # the logs and per-job benchmarks are written by Snakemake itself, beside the declared outputs
+    records = [str(p) for folder in ("results/logs", "results/benchmarks") for p in Path(folder).rglob("*.*")]
+    out = archive.write(args.out, sorted(set(args.files) | set(records)), Path(args.config).read_text())
     log.info("wrote %s", out)
 
 
@@ -96,8 +116,8 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.command in ("index", "archive"):
-        return (write_index if args.command == "index" else write_archive)(args) or 0
+    if args.command in ("index", "archive", "gate"):
+        return {"index": write_index, "archive": write_archive, "gate": check_gate}[args.command](args) or 0
     from attnrepro.report.results import Loader
 
     load = Loader(args.inputs)

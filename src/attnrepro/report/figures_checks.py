@@ -61,11 +61,6 @@ def draw_scale_table_curves(load):
     return fig
 
 
-def _square(long, value):
-    """(query, key, value) rows as a query-by-key array."""
-    return long.pivot(index="query", columns="key", values=value).sort_index().sort_index(axis=1).to_numpy()
-
-
 def draw_mask_before_after_heatmaps(load):
     """001, the causal mask: row sums, and the weights with -inf before the softmax and zeroed after it."""
     sums = load("mask_before_after", "row_sums").sort_values("query")
@@ -87,7 +82,7 @@ def draw_mask_before_after_heatmaps(load):
     bars.legend(fontsize=7, loc="upper center")
     for ax, column, title in ((before, "before", "(b) mask before: softmax over the visible keys"),
                               (after, "after", "(c) mask after: future weights cut")):
-        image = style.heatmap(ax, _square(weights, column), fmt="{:.3f}", vmin=0, vmax=1)
+        image = style.heatmap(ax, style.query_key_matrix(weights, column), fmt="{:.3f}", vmin=0, vmax=1)
         ax.set_xlabel("key position")
         ax.set_ylabel("query position")
         ax.set_title(title, fontsize=9)
@@ -113,6 +108,11 @@ def _encoding_heatmap(long, experiment):
 def draw_positional_encoding_heatmap(load):
     """003, step 4: the sinusoidal positional encoding of the listing, position by dimension."""
     return _encoding_heatmap(load("order_blindness", "encoding"), "order_blindness")
+
+
+def draw_position_encoding_heatmap(load):
+    """000, position: the sinusoidal table on which PE(pos + k) = R_k PE(pos) is checked."""
+    return _encoding_heatmap(load("permutation_position", "encoding"), "permutation_position")
 
 
 def draw_causal_change_bars(load):

@@ -58,3 +58,60 @@ def quantities(rows, columns, note):
 def yes_no(flags):
     """Booleans as the report prints them."""
     return ["yes" if bool(f) else "no" for f in flags]
+
+
+MACHINE_BOUND = "times are machine-bound"
+
+
+def machine(frame):
+    """The machine of a timing job, from its ``machine`` table: CPU, cores, BLAS and thread limit."""
+    r = frame.iloc[0]
+    seen = pd.notna(r.get("blas_internal_api"))
+    blas = f"{r['blas_internal_api']} {r['blas_version']}" if seen else "no BLAS seen"
+    return f"{r['cpu']}, {r['cores']} cores, {blas}, {r['threads_limit']} thread(s)"
+
+
+def timing_note(what, machine_frame, transfers):
+    """The note of a timing table: what it shows, where the times come from, what transfers."""
+    return f"{what}; {MACHINE_BOUND} ({machine(machine_frame)}), {transfers} transfer between machines."
+
+
+def or_dash(values, fmt):
+    """Per-row formats: ``fmt``, or "-" where there is no value (the first row of a ratio to the previous)."""
+    return ["-" if pd.isna(v) else fmt for v in values]
+
+
+def over_seeds(frame, by, columns):
+    """Mean, minimum and count over the runs (seeds) of each group: ``<column>_mean``, ``_min``; ``runs``."""
+    grouped = frame.groupby(list(by), sort=True)
+    out = grouped[list(columns)].agg(["mean", "min"])
+    out.columns = [f"{c}_{stat}" for c, stat in out.columns]
+    return out.assign(runs=grouped.size()).reset_index()
+
+
+def shared(frame, column):
+    """The one value of ``column`` that every row of ``frame`` has (a setting common to the runs)."""
+    values = frame[column].drop_duplicates()
+    if len(values) != 1:
+        raise ValueError(f"{column!r} differs between the rows: {values.tolist()}" if len(values)
+                         else f"no rows to read {column!r} from")
+    return values.iloc[0]
+
+
+def grid_runs(runs):
+    """The trainings of the grid (task x L x seed) among the rows of train's ``main``."""
+    return runs[runs["ablation"] == "full"]
+
+
+def ablation_runs(runs):
+    """(the ablations' base run as a one-row frame, the ablations sorted by name), from train's ``main``.
+
+    The base is the grid's run with the task, L and seed that every ablation shares.
+    """
+    ablations = runs[runs["ablation"] != "full"].sort_values("ablation")
+    task, L, seed = (shared(ablations, k) for k in ("task", "L", "seed"))
+    base = grid_runs(runs)
+    base = base[(base["task"] == task) & (base["L"] == L) & (base["seed"] == seed)]
+    if len(base) != 1:
+        raise ValueError(f"the ablations' base run ({task}, L = {L}, seed {seed}) is not among the inputs")
+    return base, ablations

@@ -10,6 +10,20 @@ column, reduction) and its class:
 - ``stochastic``: a statistic over seeds; *within tolerance* when the published
   value lies in the seed spread (3-4 seeds) or in the 95% interval of the mean (5+).
 - ``machine-bound``: a timing; *within tolerance* inside the claim's stated band.
+
+A published string is a number as printed ("0.367", "2.56e-06", "27,253", "1.",
+"True", "[0 1 2 3 4 5]"), optionally with a unit ("35 s", "3 GiB", "97%"), or an
+interval from the prose ("1.99-2.04", "8.3-13.0 s", "about 30 to 65", "95-98%").
+The reproduced value is written in the same style; a "%" multiplies it by 100.
+An interval is never an exact match: a stochastic interval is *within tolerance*
+when the reproduced statistic lies in it or the seed spread overlaps it, a
+machine-bound one when the value lies in its band (the interval by default).
+
+Selectors: ``where`` values may be lists (any of them); ``over`` (a second
+selector, on the same experiment and table unless it names others) divides the
+value, for the prose's ratios of two reproduced figures ("a factor of 9.6").
+``decimals`` (optional) is the rounding a NumPy array printer applied before it
+dropped trailing zeros: "0.54" printed from ``x.round(3)`` is compared at 3 decimals.
 """
 
 import math
@@ -23,8 +37,13 @@ CLASSES = ("exact", "round-off", "stochastic", "machine-bound")
 VERDICTS = ("reproduced", "within tolerance", "differs", "missing")
 REDUCERS = {"single": None, "mean": np.mean, "min": np.min, "max": np.max,
             "sum": np.sum, "count": len, "all": np.all, "any": np.any}
-_SCI = re.compile(r"[-+]?\d+(?:\.(\d*))?e[-+]?\d+")
+_SCI = re.compile(r"[-+]?\d+(?:\.(\d*))?e([-+]?)(\d+)")
 _FIXED = re.compile(r"[-+]?\d+(?:\.(\d*))?")
+_THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.(\d*))?")
+_NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:e[-+]?\d+)?"
+_UNIT = r"(?P<space>\s*)(?P<unit>%|[A-Za-z]+)"
+_SINGLE = re.compile(rf"(?P<num>{_NUM})(?:{_UNIT})?")
+_INTERVAL = re.compile(rf"(?:about\s+)?(?P<low>{_NUM})\s*(?:-|–|to)\s*(?:about\s+)?(?P<num>{_NUM})(?:{_UNIT})?")
 
 
 @dataclass
@@ -40,6 +59,7 @@ class Claim:
     band: list = None  # machine-bound: [low, high] accepted for the reproduced value
     here: str = None  # what the article's own code prints on this machine kind, when known
     note: str = ""  # why a value that is not an exact match differs
+    decimals: int = None  # the rounding of a NumPy printer that drops trailing zeros
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -59,26 +79,82 @@ def _normalise(text):
     return "0" + text[2:] if text.startswith("-0") and set(text[1:]) <= set("0.e+-") else text
 
 
-def format_like(value, published):
+def _number_text(value, number, decimals=None):
+    """``value`` written like the printed ``number`` (no unit): sci, thousands or fixed."""
+    if decimals is not None:
+        text = f"{float(value):.{decimals}f}"
+        return _normalise(text.rstrip("0").rstrip(".") if "." in text else text)
+    if (m := _SCI.fullmatch(number)) is not None:
+        mantissa, _, exponent = f"{float(value):.{len(m.group(1) or '')}e}".partition("e")
+        sign = "-" if int(exponent) < 0 else m.group(2).replace("-", "")
+        return _normalise(f"{mantissa}e{sign}{str(abs(int(exponent))).zfill(len(m.group(3)))}")
+    if (m := _THOUSANDS.fullmatch(number)) is not None:
+        return _normalise(f"{float(value):,.{len(m.group(1) or '')}f}")
+    if (m := _FIXED.fullmatch(number)) is not None:
+        return _normalise(f"{float(value):.{len(m.group(1) or '')}f}")
+    return None
+
+
+def _parse(published):
+    """(number, space, unit, interval) of a published number or interval, or None for text."""
+    published = str(published).strip()
+    for pattern, interval in ((_SINGLE, False), (_INTERVAL, True)):
+        if (m := pattern.fullmatch(published)) is not None:
+            return m.group("num"), m.group("space") or "", m.group("unit") or "", interval
+    return None
+
+
+def _to_float(number):
+    return float(number.replace(",", ""))
+
+
+def published_range(published):
+    """(low, high) of a published number or interval in the units of the reproduced value."""
+    parsed = _parse(published)
+    if parsed is None:
+        raise ValueError(f"not a number: {published!r}")
+    number, _, unit, interval = parsed
+    high = _to_float(number)
+    low = _to_float(_INTERVAL.fullmatch(str(published).strip()).group("low")) if interval else high
+    scale = 100.0 if unit == "%" else 1.0
+    return low / scale, high / scale
+
+
+def format_like(value, published, decimals=None):
     """``value`` written with the precision and style of the ``published`` string."""
     published = str(published).strip()
     if published in ("True", "False"):
         return str(bool(value))
     if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if (m := _SCI.fullmatch(published)) is not None:
-        return _normalise(f"{float(value):.{len(m.group(1) or '')}e}")
-    if (m := _FIXED.fullmatch(published)) is not None:
-        decimals = len(m.group(1) or "")
-        return _normalise(f"{float(value):.{decimals}f}")
-    return str(value)
+        return str(int(value)) if published in ("0", "1") else str(bool(value))
+    if isinstance(value, str) or (parsed := _parse(published)) is None:
+        return str(value)
+    number, space, unit, _ = parsed
+    if unit == "%":
+        value = float(value) * 100
+    text = _number_text(value, number, decimals)
+    if text is None:
+        return str(value)
+    return f"{text}{space}{unit}"
+
+
+def _published_text(claim):
+    """The published string normalised like a reproduced one (trailing zeros, when printed by NumPy)."""
+    text = _normalise(claim.published)
+    if claim.decimals is not None and _FIXED.fullmatch(text) and "." in text:
+        text = _normalise(text.rstrip("0").rstrip("."))
+    return text
 
 
 def select(frame, source):
     """The values of ``source['column']`` in the rows matching ``source['where']``."""
     rows = frame
     for key, wanted in (source.get("where") or {}).items():
-        rows = rows[rows[key] == wanted]
+        rows = rows[rows[key].isin(wanted) if isinstance(wanted, list) else rows[key] == wanted]
+    if source["column"] not in rows.columns:
+        raise KeyError(source["column"])
+    if rows.empty:
+        raise ValueError(f"no row matches {source.get('where')}")
     return rows[source["column"]].to_numpy()
 
 
@@ -103,8 +179,9 @@ def judge(claim, value, values=None):
     """(verdict, reproduced text, reason) for one claim and its reproduced value."""
     if value is None:
         return "missing", "", "no result file holds this value"
-    text = format_like(value, claim.published)
-    if text == _normalise(claim.published):
+    text = format_like(value, claim.published, claim.decimals)
+    interval = (_parse(claim.published) or (None,) * 4)[3]
+    if text == _published_text(claim) and not interval:
         return "reproduced", text, ""
     if claim.cls == "exact":
         return "differs", text, claim.note or "exact claim: digits differ"
@@ -120,7 +197,7 @@ def _here_matches(claim, value):
 
 
 def _judge_roundoff(claim, value, text):
-    published = float(claim.published)
+    published = published_range(claim.published)[1]
     tol = claim.tolerance
     if tol is not None and abs(float(value)) <= tol and abs(published) <= tol:
         reason = f"round-off: both below {tol:g}; the last bits depend on the CPU and BLAS kernel"
@@ -135,19 +212,26 @@ def _judge_stochastic(claim, value, text, values):
         reason = (f"the article's own code gives {claim.here} on this machine kind; the published "
                   "figure came from another machine (rounding differences grow over training)")
         return "within tolerance", text, _join(reason, claim.note)
+    low_p, high_p = published_range(claim.published)
+    shown = "published interval" if low_p != high_p else "published value"
+    if low_p != high_p and low_p <= float(value) <= high_p:
+        return "within tolerance", text, _join(f"the reproduced statistic lies in the {shown}", claim.note)
     if values is not None and len(values) > 1:
         low, high, what = _spread(values)
-        published = float(claim.published)
         where = f"{what}: {low:.4g} to {high:.4g}"
-        if low <= published <= high:
-            return "within tolerance", text, _join(f"published value inside the {where}", claim.note)
-        return "differs", text, _join(f"published value outside the {where}", claim.note)
+        if low <= high_p and low_p <= high:  # the spread meets the published value or interval
+            inside = "overlaps" if low_p != high_p else "inside"
+            return "within tolerance", text, _join(f"{shown} {inside} the {where}", claim.note)
+        return "differs", text, _join(f"{shown} outside the {where}", claim.note)
     return "differs", text, _join("stochastic claim with a single run: no spread to judge by", claim.note)
 
 
 def _judge_timing(claim, value, text):
-    if claim.band is not None:
-        low, high = claim.band
+    band = claim.band
+    if band is None and (_parse(claim.published) or (None,) * 4)[3]:
+        band = published_range(claim.published)  # the article's own interval
+    if band is not None:
+        low, high = band
         inside = low <= float(value) <= high
         reason = f"machine-bound: accepted band {low:g} to {high:g} stated before measuring"
         return ("within tolerance" if inside else "differs"), text, _join(reason, claim.note)
@@ -158,17 +242,26 @@ def _join(*parts):
     return "; ".join(p for p in parts if p)
 
 
+def reproduced(source, load):
+    """(value, per-row values) of a selector; with ``over``, the ratio of two selections."""
+    frame = load(source["experiment"], source.get("table", "main"))
+    values = select(frame, source)
+    value = reduce(values, source.get("reduce"))
+    if source.get("over"):
+        over = {"experiment": source["experiment"], "table": source.get("table", "main"), **source["over"]}
+        value, values = value / reproduced(over, load)[0], None
+    return value, values
+
+
 def evaluate(claims, load):
     """The ledger as a DataFrame. ``load(experiment, table)`` returns a results table."""
     rows = []
     for claim in claims:
         value, values = None, None
         try:
-            frame = load(claim.source["experiment"], claim.source.get("table", "main"))
-            values = select(frame, claim.source)
-            value = reduce(values, claim.source.get("reduce"))
+            value, values = reproduced(claim.source, load)
         except (FileNotFoundError, KeyError, ValueError):
-            value = None
+            value, values = None, None
         verdict, text, reason = judge(claim, value, values)
         rows.append({
             "id": claim.id, "article": claim.article, "section": claim.section,

@@ -21,10 +21,21 @@ def load_claims(path):
     return claims
 
 
+def summary_line(counts):
+    """One line: the count of each verdict per article ("000: 91 reproduced, 3 differs; 001: ...")."""
+    parts = []
+    for article, row in counts.iterrows():
+        verdicts = ", ".join(f"{int(n)} {verdict}" for verdict, n in row.items() if n)
+        parts.append(f"{article}: {verdicts}")
+    return "; ".join(parts)
+
+
 def markdown(table):
     counts = ledger.summary(table)
     lines = ["# Ledger: every published number beside the reproduced one", ""]
-    lines.append("Summary (claims per verdict, by article):")
+    lines.append(f"**Summary** ({len(table)} claims) - {summary_line(counts)}.")
+    lines.append("")
+    lines.append("Claims per verdict, by article:")
     lines.append("")
     lines.append(counts.reset_index().to_markdown(index=False))
     lines.append("")
@@ -35,8 +46,9 @@ def markdown(table):
     for article, rows in table.groupby("article", sort=True):
         lines.append(f"## Article {article}")
         lines.append("")
-        cols = ["section", "claim", "published", "reproduced", "class", "verdict", "reason"]
-        lines.append(rows[cols].to_markdown(index=False))
+        cols = ["id", "section", "claim", "published", "reproduced", "class", "verdict", "reason"]
+        cells = rows[cols].astype(str).apply(lambda col: col.str.replace("|", "\\|", regex=False))
+        lines.append(cells.to_markdown(index=False, disable_numparse=True))  # keep the printed digits
         lines.append("")
     return "\n".join(lines)
 

@@ -23,9 +23,24 @@ def section_title(experiment, what):
     return f"Article {exp.article}, \u201c{exp.listing}\u201d\n{what}"
 
 
-def figure(ncols, title, nrows=1, width=None):
-    """A figure of nrows x ncols panels (a 2-D array of axes) under a title; ``width`` in inches."""
-    fig = Figure(figsize=(width or PANEL[0] * ncols, PANEL[1] * nrows + 0.6), layout="constrained")
+def product_title(name, what):
+    """'Article 001, <the product's section>' from the catalog: for a figure not titled by its listing."""
+    from attnrepro.report import catalog
+
+    product = catalog.PRODUCTS[name]
+    return f"Article {product.article}, \u201c{product.section}\u201d\n{what}"
+
+
+def sections_title(experiments, what):
+    """'Article 000, <section>; article 001, <section>' for a figure that reads several listings."""
+    parts = dict.fromkeys(f"{plan.EXPERIMENTS[e].article}, \u201c{plan.EXPERIMENTS[e].listing}\u201d"
+                          for e in experiments)
+    return "Article " + "; article ".join(parts) + f"\n{what}"
+
+
+def figure(ncols, title, nrows=1, width=None, height=None):
+    """A figure of nrows x ncols panels (a 2-D array of axes) under a title; width, height in inches."""
+    fig = Figure(figsize=(width or PANEL[0] * ncols, height or PANEL[1] * nrows + 0.6), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False)
     fig.suptitle(title, fontsize=11)
     return fig, axes
@@ -34,9 +49,14 @@ def figure(ncols, title, nrows=1, width=None):
 def log2_axis(ax, values, label):
     """A log2 x-axis with one tick per measured value."""
     ax.set_xscale("log", base=2)
-    ax.set_xticks(list(values), [str(int(v)) for v in values])
+    ax.set_xticks(list(values), [str(int(v)) for v in values], rotation=90 if len(values) > 8 else 0)
     ax.minorticks_off()
     ax.set_xlabel(label)
+
+
+def query_key_matrix(long, value):
+    """(query, key, value) rows as a query-by-key array, both in increasing order."""
+    return long.pivot(index="query", columns="key", values=value).sort_index().sort_index(axis=1).to_numpy()
 
 
 def heatmap(ax, values, *, fmt="{:.2f}", cmap="viridis", vmin=None, vmax=None, annotate=True):
@@ -54,3 +74,17 @@ def heatmap(ax, values, *, fmt="{:.2f}", cmap="viridis", vmin=None, vmax=None, a
     if values.shape[0] <= 20:
         ax.set_yticks(range(values.shape[0]))
     return image
+
+
+def power_law(ax, x, y, slope, label, **style):
+    """The line of ``slope`` in the log-log plane through the centroid of (log x, log y): where the
+    least-squares fit of log y on log x passes, so a stored slope is drawn without refitting."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    centre = np.exp(np.mean(np.log(x))), np.exp(np.mean(np.log(y)))
+    ends = np.array([x.min(), x.max()])
+    ax.plot(ends, centre[1] * (ends / centre[0]) ** slope, label=label, **style)
+
+
+def sequence_labels(sequence, separator):
+    """Tick labels 'position (symbol)' of a space-separated sequence, the symbol at ``separator`` as SEP."""
+    return [f"{i} ({'SEP' if i == separator else s})" for i, s in enumerate(str(sequence).split())]

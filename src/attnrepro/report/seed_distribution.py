@@ -1,0 +1,362 @@
+"""Each published stochastic figure of article 001's trainings, placed among many seeds.
+
+The article prints, per task and L, the mean and the minimum over 3 seeds of the per-token
+and per-sequence accuracies. With the grid widened to N seeds (``config/seeds.yaml``, 20 per
+L), a published figure is placed twice:
+
+- among the N per-seed values: its percentile (mid-rank: the share of values below it,
+  plus half of those equal to it, in %);
+- among the statistic of every set of 3 distinct seeds out of the N (all C(N, 3) sets,
+  1140 for N = 20; a fixed-seed random sample of ``SUBSETS`` sets when there are more):
+  its percentile, and whether it lies in their central 95% interval (2.5% and 97.5%
+  quantiles, linear interpolation) — the spread a 3-seed mean (or minimum) has on this
+  machine. No normal approximation: accuracies are bounded and skewed.
+
+The claims come from ``config/published.yaml``: the stochastic ones whose source is the
+``train`` main table reduced over seeds (mean, min or max). Outputs: a CSV and a Markdown
+table (one row per claim), an SVG (per-token and per-sequence accuracy by L, every seed a
+point, the published mean and minimum marked), and :func:`reason_for`, the ledger's sentence.
+
+    python -m attnrepro.report.seed_distribution --published config/published.yaml \
+        --csv s.csv --md s.md --svg s.svg --inputs results/data/001/train/sort-L*-seed*.parquet
+"""
+
+import argparse
+import itertools
+import logging
+import math
+import sys
+
+import numpy as np
+import pandas as pd
+
+from attnrepro import io
+from attnrepro.report import ledger, ledger_io, render, results
+
+log = logging.getLogger("attnrepro.report")
+ARTICLE_SEEDS = 3  # "mean over 3 seeds" (001, the results table of the trainings)
+SUBSETS = 100_000  # beyond this many k-subsets, a random sample of this size
+SUBSET_SEED = 0
+TABLE = "results/seeds/seed_distribution.md"  # where the ledger's reasons point
+STATISTICS = {"mean": np.mean, "min": np.min, "max": np.max}
+COLUMNS = [
+    "id",
+    "article",
+    "claim",
+    "task",
+    "L",
+    "column",
+    "statistic",
+    "published",
+    "here",
+    "n_seeds",
+    "seeds",
+    "seed_min",
+    "seed_median",
+    "seed_max",
+    "seed_percentile",
+    "first_seeds_value",
+    "subsets",
+    "method",
+    "subset_percentile",
+    "interval_low",
+    "interval_high",
+    "inside_interval",
+]
+LABELS = {"token_accuracy": "per-token accuracy", "sequence_accuracy": "per-sequence accuracy"}
+
+
+def placed_claims(claims):
+    """The stochastic claims that reduce the ``train`` main table over seeds."""
+    return [
+        c
+        for c in claims
+        if c.cls == "stochastic"
+        and c.source.get("experiment") == "train"
+        and c.source.get("table", "main") == "main"
+        and c.source.get("reduce") in STATISTICS
+        and not c.source.get("over")
+    ]
+
+
+def all_seeds(source):
+    """The claim's selector with any restriction on the seed removed: every seed of the grid."""
+    return {**source, "where": {k: v for k, v in (source.get("where") or {}).items() if k != "seed"}}
+
+
+def percentile(values, x):
+    """Mid-rank percentile of ``x`` among ``values``: % below, plus half of % equal."""
+    values = np.asarray(values, dtype=float)
+    return 100.0 * (np.sum(values < x) + 0.5 * np.sum(values == x)) / len(values)
+
+
+def subset_statistics(values, k, how, limit=SUBSETS, seed=SUBSET_SEED):
+    """(statistics, method): ``how`` (mean, min, max) of every set of k distinct values, or of
+    ``limit`` random sets (numpy default_rng(seed)) when there are more than ``limit``."""
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    if k > n:
+        raise ValueError(f"{k} seeds asked of {n}")
+    total = math.comb(n, k)
+    if total <= limit:
+        index = np.array(list(itertools.combinations(range(n), k)))
+        method = f"all {total} sets of {k} of the {n} seeds"
+    else:
+        rng = np.random.default_rng(seed)
+        index = np.array([rng.choice(n, size=k, replace=False) for _ in range(limit)])
+        method = f"{limit} random sets of {k} of the {n} seeds (default_rng({seed}))"
+    return STATISTICS[how](values[index], axis=1), method
+
+
+def interval(statistics, level=0.95):
+    """The central ``level`` interval of ``statistics`` (quantiles, linear interpolation)."""
+    tail = (1 - level) / 2
+    low, high = np.quantile(np.asarray(statistics, dtype=float), [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def place(claim, frame, k=ARTICLE_SEEDS):
+    """One row: the claim's published value among the per-seed values and the k-seed statistics."""
+    source = all_seeds(claim.source)
+    rows = frame
+    for key, wanted in source["where"].items():
+        rows = rows[rows[key].isin(wanted) if isinstance(wanted, list) else rows[key] == wanted]
+    rows = rows.sort_values("seed")
+    values = rows[source["column"]].to_numpy(dtype=float)
+    how = source["reduce"]
+    low_p, high_p = ledger.published_range(claim.published)
+    published = (low_p + high_p) / 2
+    stats, method = subset_statistics(values, k, how)
+    low, high = interval(stats)
+    first = rows[rows["seed"].isin(range(k))][source["column"]]  # the default run's seeds 0..k-1
+    where = source["where"]
+    return {
+        "id": claim.id,
+        "article": claim.article,
+        "claim": claim.claim,
+        "task": where.get("task", ""),
+        "L": where.get("L", ""),
+        "column": source["column"],
+        "statistic": f"{how} over {k} seeds",
+        "published": claim.published,
+        "here": claim.here or "",
+        "n_seeds": len(values),
+        "seeds": " ".join(str(int(s)) for s in rows["seed"]),
+        "seed_min": values.min(),
+        "seed_median": float(np.median(values)),
+        "seed_max": values.max(),
+        "seed_percentile": percentile(values, published),
+        "first_seeds_value": float(STATISTICS[how](first)) if len(first) == k else float("nan"),
+        "subsets": len(stats),
+        "method": method,
+        "subset_percentile": percentile(stats, published),
+        "interval_low": low,
+        "interval_high": high,
+        "inside_interval": bool(low <= published <= high),
+    }
+
+
+def evaluate(claims, load, k=ARTICLE_SEEDS):
+    """The table: one row per placed claim whose rows are among the trainings read."""
+    frame = load("train")
+    rows = []
+    for claim in placed_claims(claims):
+        try:
+            row = place(claim, frame, k)
+        except (KeyError, ValueError) as error:
+            log.warning("claim %s not placed: %s", claim.id, error)
+            continue
+        rows.append(row)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def reason_for(claim_id, table):
+    """The ledger's evidence for a stochastic claim, or None when the table does not hold it."""
+    rows = table[table["id"] == claim_id]
+    if rows.empty:
+        return None
+    r = rows.iloc[0]
+    inside = "inside" if _true(r["inside_interval"]) else "outside"
+    return (
+        f"published {r['published']} ({r['statistic']}) lies at percentile {r['subset_percentile']:.0f} "
+        f"of the {r['subsets']} {r['statistic'].split()[0]}s of {_k(r)} of the {r['n_seeds']} seeds "
+        f"measured here, {inside} their 95% interval {r['interval_low']:.3f}-{r['interval_high']:.3f} "
+        f"(per seed: percentile {r['seed_percentile']:.0f}) [{TABLE}]"
+    )
+
+
+def read(path):
+    """The table back from its CSV: published and README texts as printed."""
+    table = pd.read_csv(
+        path, dtype={"published": str, "here": str, "seeds": str, "L": str}, keep_default_na=False
+    )
+    table["inside_interval"] = table["inside_interval"].map(
+        {"True": True, "False": False, True: True, False: False}
+    )
+    return table
+
+
+def reasons(table):
+    return {i: reason_for(i, table) for i in table["id"]} if len(table) else {}
+
+
+def _k(row):
+    return row["statistic"].split(" over ")[1].split()[0]
+
+
+def _true(value):
+    return isinstance(value, (bool, np.bool_)) and bool(value)
+
+
+# --- products ------------------------------------------------------------------------------
+
+
+def markdown(table):
+    shown = pd.DataFrame(
+        {
+            "task": table["task"],
+            "L": table["L"],
+            "figure": [f"{LABELS.get(c, c)}, {s}" for c, s in zip(table["column"], table["statistic"])],
+            "published": table["published"],
+            "README": table["here"],
+            "seeds": table["n_seeds"],
+            "per seed: min / median / max": [
+                f"{a:.3f} / {b:.3f} / {c:.3f}"
+                for a, b, c in zip(table["seed_min"], table["seed_median"], table["seed_max"])
+            ],
+            "percentile per seed": [f"{p:.0f}" for p in table["seed_percentile"]],
+            f"seeds 0-{ARTICLE_SEEDS - 1} here": [f"{v:.3f}" for v in table["first_seeds_value"]],
+            "percentile among 3-seed statistics": [f"{p:.0f}" for p in table["subset_percentile"]],
+            "95% interval of the 3-seed statistic": [
+                f"{a:.3f} to {b:.3f}" for a, b in zip(table["interval_low"], table["interval_high"])
+            ],
+            "inside": ["yes" if _true(v) else "no" for v in table["inside_interval"]],
+        }
+    )
+    note = (
+        "Percentiles are mid-rank (share below, plus half of the share equal). The 3-seed "
+        f"statistic is computed over {table['method'].iloc[0]} (exact enumeration, no normal "
+        "approximation); its interval is the 2.5% and 97.5% quantiles. README: what the "
+        "article's own code gives on the README's machine kind."
+    )
+    return render.markdown(
+        render.Table(shown, note=note),
+        title="Seed distributions: the published training figures among the seeds measured here",
+        article="001",
+    )
+
+
+def draw(table, frame, k=ARTICLE_SEEDS):
+    """Per-token and per-sequence accuracy by L: every seed a point (seeds 0..k-1 filled),
+    the published mean (red bar) and minimum (red triangle), the 95% interval of a k-seed mean."""
+    from attnrepro.report import style
+
+    tasks = sorted(set(table["task"])) if len(table) else sorted(set(frame["task"]))
+    columns = [c for c in LABELS if c in frame.columns]
+    fig, axes = style.figure(
+        len(columns),
+        style.section_title(
+            "train", f"{', '.join(tasks)}: every seed a point ({_seed_count(frame)} seeds per L)"
+        ),
+        nrows=len(tasks),
+    )
+    for row, task in enumerate(tasks):
+        runs = frame[frame["task"] == task]
+        lengths = sorted(runs["L"].unique())
+        for col, column in enumerate(columns):
+            ax = axes[row][col]
+            for x, L in enumerate(lengths):
+                at = runs[runs["L"] == L].sort_values("seed")
+                jitter = ((at["seed"].to_numpy() * 0.6180339) % 1 - 0.5) * 0.36
+                article = at["seed"] < k
+                ax.scatter(
+                    x + jitter[~article],
+                    at.loc[~article, column],
+                    s=14,
+                    facecolors="none",
+                    edgecolors=style.COLORS["with"],
+                    linewidths=0.8,
+                    label="a seed (measured here)" if x == 0 else None,
+                )
+                ax.scatter(
+                    x + jitter[article],
+                    at.loc[article, column],
+                    s=16,
+                    color=style.COLORS["with"],
+                    label=f"seeds 0-{k - 1} (the default run)" if x == 0 else None,
+                )
+                claims = table[
+                    (table["task"] == task) & (table["L"].astype(str) == str(L)) & (table["column"] == column)
+                ]
+                for _, c in claims.iterrows():
+                    published = float(np.mean(ledger.published_range(c["published"])))
+                    if c["statistic"].startswith("mean"):
+                        ax.plot(
+                            [x - 0.3, x + 0.3],
+                            [published] * 2,
+                            color=style.COLORS["without"],
+                            lw=2,
+                            label="published mean (3 seeds)" if x == 0 else None,
+                        )
+                        ax.plot(
+                            [x + 0.34] * 2,
+                            [c["interval_low"], c["interval_high"]],
+                            color="black",
+                            lw=3,
+                            alpha=0.35,
+                            label=f"95% interval of a {k}-seed mean here" if x == 0 else None,
+                        )
+                    elif c["statistic"].startswith("min"):
+                        ax.plot(
+                            [x],
+                            [published],
+                            marker="v",
+                            ms=7,
+                            color=style.COLORS["without"],
+                            ls="none",
+                            label="published minimum (3 seeds)" if x == 0 else None,
+                        )
+            ax.set_xticks(range(len(lengths)), [f"L = {L}" for L in lengths])
+            ax.set_xlim(-0.6, len(lengths) - 0.4)
+            ax.set_ylabel(f"{LABELS[column]} ({task}, 500 test questions)")
+            ax.grid(alpha=0.3, axis="y")
+            ax.legend(fontsize=7, loc="lower left")
+    return fig
+
+
+def _seed_count(frame):
+    counts = frame.groupby(["task", "L"])["seed"].nunique()
+    return str(counts.min()) if counts.min() == counts.max() else f"{counts.min()}-{counts.max()}"
+
+
+def write(published_path, paths, csv_path, md_path, svg_path, k=ARTICLE_SEEDS):
+    load = results.Loader(paths)
+    table = evaluate(ledger_io.load_claims(published_path), load, k)
+    with io.atomic_path(csv_path) as tmp:
+        table.to_csv(tmp, index=False)
+    empty = "# Seed distributions\n\nNo stochastic claim of the published values reads these trainings.\n"
+    io.write_text(md_path, markdown(table) if len(table) else empty)
+    render.write_figure(draw(table, load("train"), k), svg_path)
+    log.info("seed distributions: %d claims over %d trainings", len(table), len(paths))
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="attnrepro.report.seed_distribution", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--published", required=True)
+    parser.add_argument("--csv", required=True)
+    parser.add_argument("--md", required=True)
+    parser.add_argument("--svg", required=True)
+    parser.add_argument("--over", type=int, default=ARTICLE_SEEDS, help="seeds per published statistic (3)")
+    parser.add_argument("--inputs", nargs="*", default=[], help="the trainings' main Parquet files")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
+    return write(args.published, args.inputs, args.csv, args.md, args.svg, args.over)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

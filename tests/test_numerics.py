@@ -1,0 +1,396 @@
+"""Issue 7: numerics settings (OpenBLAS kernel x NumPy mask), the sweep's ledger, seed distributions."""
+
+import copy
+import itertools
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from attnrepro import config as cfg
+from attnrepro import io, numerics, plan
+from attnrepro.report import evidence, ledger, ledger_numerics, results, seed_distribution
+
+from conftest import REPO, copy_repo, planned_jobs, snakemake
+
+# --- settings -> environment ---------------------------------------------------------------
+
+
+def test_setting_names_map_to_the_environment():
+    assert numerics.environment("default") == {"OPENBLAS_CORETYPE": None, "NPY_DISABLE_CPU_FEATURES": None}
+    assert numerics.environment("sandybridge-noavx512") == {
+        "OPENBLAS_CORETYPE": "Sandybridge",
+        "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL",
+    }
+    assert numerics.environment("skylakex") == {
+        "OPENBLAS_CORETYPE": "SkylakeX",
+        "NPY_DISABLE_CPU_FEATURES": None,
+    }
+    for kernel, mask in itertools.product(["default", "Zen", "Opteron_SSE3"], numerics.MASKS):
+        assert numerics.parse(numerics.name(kernel, mask)) == (kernel, mask)
+
+
+def test_apply_sets_and_removes_inherited_variables():
+    env = {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "AVX512_ICL", "OTHER": "x"}
+    assert numerics.apply("default", dict(env)) == {"OTHER": "x"}
+    assert numerics.apply("nehalem-noavx2", dict(env)) == {
+        "OPENBLAS_CORETYPE": "Nehalem",
+        "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL",
+        "OTHER": "x",
+    }
+
+
+@pytest.mark.parametrize("bad", ["bogus", "haswell-fast", "default-default", "Haswell-", "-noavx512"])
+def test_unknown_setting_names_are_refused(bad):
+    with pytest.raises(ValueError, match="unknown"):
+        numerics.parse(bad)
+
+
+def test_candidates_and_sweep_layout(default_config):
+    names = numerics.candidates(default_config["numerics"])
+    assert names[0] == "default" and "sandybridge-noavx512" in names and len(names) == len(set(names))
+    path = numerics.output_path("haswell-noavx512", "grad_check", "post_ln-true_eps-0.0001", "tensors")
+    assert (
+        path
+        == "results/numerics/haswell-noavx512/data/001/grad_check/post_ln-true_eps-0.0001.tensors.parquet"
+    )
+    assert results.parse(path) == ("grad_check", "tensors", "post_ln-true_eps-0.0001")
+    assert ledger_numerics.setting_of(path) == "haswell-noavx512"
+    outputs = numerics.outputs(default_config, ["default", "zen"])
+    assert len(outputs) == len(set(outputs)) and all(p.startswith("results/numerics/") for p in outputs)
+    assert sum("/train/sort-L8-seed2.parquet" in p for p in outputs) == 2
+
+
+def test_schema_lists_exactly_the_known_kernels_and_masks():
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    section = schema["properties"]["numerics"]["properties"]
+    assert tuple(section["kernels"]["items"]["enum"]) == numerics.KERNELS
+    assert section["numpy_masks"]["items"]["enum"] == list(numerics.MASKS)
+
+
+def _errors(config):
+    with pytest.raises(cfg.ConfigError) as info:
+        cfg.validate(config)
+    return str(info.value)
+
+
+def test_config_refuses_unknown_kernels_masks_and_cases(default_config):
+    config = copy.deepcopy(default_config)
+    config["numerics"]["kernels"] = ["Haswell", "Pentium4"]
+    assert "numerics.kernels[1]: 'Pentium4' is not one of" in _errors(config)
+    config = copy.deepcopy(default_config)
+    config["numerics"]["numpy_masks"] = ["default", "noavx9"]
+    assert "numerics.numpy_masks[1]" in _errors(config)
+    config = copy.deepcopy(default_config)
+    config["numerics"]["cases"]["train"] = ["sort-L4-seed0", "sort-L5-seed0"]
+    config["numerics"]["cases"]["attention_map"] = ["default"]
+    config["numerics"]["cases"]["no_such"] = "all"
+    message = _errors(config)
+    assert "numerics.cases.train[1]: 'sort-L5-seed0' is not a case of train" in message
+    assert "numerics.cases.attention_map: reads another experiment's results" in message
+    assert "numerics.cases.no_such: unknown experiment" in message
+    config = copy.deepcopy(default_config)
+    config["seed_distribution"]["tasks"] = ["sort", "copy"]
+    config["train"]["tasks"] = ["sort"]
+    config["attention_map"]["run"] = "sort-L6-seed0"
+    assert "seed_distribution.tasks[1]: 'copy' is not one of train.tasks" in _errors(config)
+
+
+def test_seeds_config_widens_the_grid_and_stays_valid(default_config):
+    seeds = yaml.safe_load((REPO / "config/seeds.yaml").read_text())
+    config = copy.deepcopy(default_config)
+    for section, values in seeds.items():
+        config[section] = {**config[section], **values}
+    cfg.validate(config)
+    sort_runs = [
+        c for c, p in plan.cases("train", config).items() if p["task"] == "sort" and p["ablation"] == "full"
+    ]
+    assert len(sort_runs) >= 60 and all(sum(f"-L{L}-" in c for c in sort_runs) >= 20 for L in (4, 6, 8))
+
+
+# --- what a process really runs ------------------------------------------------------------
+
+
+def _env():
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES")}
+    env["PYTHONPATH"] = str(REPO / "src")
+    return env
+
+
+@pytest.fixture(scope="module")
+def probed():
+    """The default setting and, when this machine has one, a setting with another kernel."""
+    default = numerics.probe_one("default")
+    other = None
+    for name in ("sandybridge", "haswell", "nehalem", "prescott"):
+        row = numerics.probe_one(name)
+        if row["openblas_kernel"] and row["openblas_kernel"] != default["openblas_kernel"]:
+            other = row
+            break
+    return default, other
+
+
+def test_probe_finds_the_default_kernel(probed):
+    default, _ = probed
+    assert default["accepted"] and default["openblas_kernel"] not in ("", "?")
+    assert default["openblas_coretype"] == "" and default["numpy_features"] is not None
+    kept = numerics.keep(
+        [default, {**default, "setting": "x"}, {**default, "setting": "y", "openblas_kernel": ""}]
+    )
+    assert [(r["kept"], r["duplicate_of"]) for r in kept] == [(True, ""), (False, "default"), (False, "")]
+
+
+def test_a_job_records_the_kernel_it_really_ran(probed, tmp_path):
+    default, other = probed
+    if other is None:
+        pytest.skip("OpenBLAS offers a single kernel on this CPU")
+    kernels = {}
+    for row in (default, other):
+        out = tmp_path / row["setting"] / "m.parquet"
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "attnrepro",
+                "run",
+                "multihead_shapes",
+                "--numerics",
+                row["setting"],
+                "--out",
+                str(out),
+            ],
+            cwd=REPO,
+            env=_env(),
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        table = io.read_parquet(out.with_name("m.permutation.parquet"))
+        assert set(table["numerics"]) == {row["setting"]}
+        assert set(table["numerics_openblas_coretype"]) == {row["openblas_coretype"]}
+        kernels[row["setting"]] = table["numerics_openblas_kernel"].iloc[0]
+        assert io.read_provenance(out)["numerics"]["openblas_kernel"] == kernels[row["setting"]]
+    assert kernels == {
+        default["setting"]: default["openblas_kernel"],
+        other["setting"]: other["openblas_kernel"],
+    }
+    assert len(set(kernels.values())) == 2
+
+
+def test_cli_refuses_a_setting_the_config_does_not_name(tmp_path):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "attnrepro",
+            "run",
+            "multihead_shapes",
+            "--numerics",
+            "core2-noavx2",
+            "--out",
+            str(tmp_path / "x.parquet"),
+        ],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode != 0 and "is not one of the config's" in proc.stderr
+    assert not (tmp_path / "x.parquet").exists()
+
+
+# --- the sweep judged by the ledger's rules ------------------------------------------------
+
+
+def _claim(id_, published, column, cls="round-off", here=None, **source):
+    return ledger.Claim.from_dict(
+        {
+            "id": id_,
+            "article": "001",
+            "section": "s",
+            "claim": id_,
+            "published": published,
+            "class": cls,
+            "here": here,
+            "tolerance": 1e-3,
+            "source": {"experiment": "grad_check", "column": column, **source},
+        }
+    )
+
+
+class FakeLoad:
+    def __init__(self, frames):
+        self.frames = frames
+        self.files = {key: [] for key in frames}
+
+    def __call__(self, experiment, table="main"):
+        if (experiment, table) not in self.frames:
+            raise FileNotFoundError(experiment)
+        return self.frames[(experiment, table)]
+
+
+def _setting(kernel, value, exact):
+    frame = pd.DataFrame(
+        {
+            "post_ln": [True],
+            "worst_relative_deviation": [value],
+            "shape": [exact],
+            "numerics_openblas_kernel": [kernel],
+            "numerics_numpy_features": ["X86_V3"],
+        }
+    )
+    return FakeLoad({("grad_check", "main"): frame})
+
+
+def test_the_sweep_ledger_names_the_settings_that_give_each_published_digit():
+    by_setting = {
+        "default": _setting("SkylakeX", 1.847e-4, 7),
+        "sandybridge-noavx512": _setting("Sandybridge", 4.898e-5, 7),
+        "haswell-noavx512": _setting("Haswell", 6.785e-5, 7),
+    }
+    claims = [
+        _claim("grad", "4.90e-05", "worst_relative_deviation", here="6.78e-05", where={"post_ln": True}),
+        _claim("shape", "7", "shape", cls="exact"),
+        _claim("absent", "1", "nope", cls="exact"),
+    ]
+    swept = ledger_numerics.swept_claims(claims, by_setting)
+    assert [c.id for c in swept] == ["grad", "shape"]  # "absent" reads no swept column
+    long = ledger_numerics.evaluate(
+        swept, by_setting, order=["default", "sandybridge-noavx512", "haswell-noavx512"]
+    )
+    assert list(long["id"].unique()) == ["grad"]  # an exact claim reproduced everywhere is not listed
+    assert ledger_numerics.giving(long, "grad") == ["sandybridge-noavx512"]
+    assert ledger_numerics.giving(long, "grad", "here_digits") == ["haswell-noavx512"]
+    reason = ledger_numerics.reason_for("grad", long)
+    assert "published digits 4.90e-05 given by sandybridge-noavx512;" in reason
+    assert "the README's 6.78e-05 by haswell-noavx512" in reason
+    assert "this machine's default (OpenBLAS SkylakeX, NumPy AVX2) gives 1.85e-04" in reason
+    assert ledger_numerics.reason_for("shape", long) is None
+    wide = ledger_numerics.wide(long)
+    assert (
+        wide.loc[0, "sandybridge-noavx512"] == "4.90e-05 P"
+        and wide.loc[0, "haswell-noavx512"] == "6.78e-05 H"
+    )
+
+
+def test_evidence_reads_the_products_back(tmp_path):
+    by_setting = {"default": _setting("SkylakeX", 1.847e-4, 7), "zen": _setting("Haswell", 4.9e-5, 7)}
+    claims = [
+        _claim("grad", "4.90e-05", "worst_relative_deviation", here="6.78e-05", where={"post_ln": True})
+    ]
+    long = ledger_numerics.evaluate(claims, by_setting)
+    long.to_csv(tmp_path / "n.csv", index=False)
+    found = evidence.reasons(tmp_path / "n.csv", tmp_path / "absent.csv")
+    assert found == {"grad": ledger_numerics.reason_for("grad", long)}
+    assert "given by zen (OpenBLAS Haswell);" in found["grad"] and "none gives the README's 6.78e-05" in found["grad"]
+    stochastic = ledger.Claim.from_dict(
+        {
+            "id": "s",
+            "article": "001",
+            "section": "s",
+            "claim": "c",
+            "published": "0.9",
+            "class": "stochastic",
+            "source": {"experiment": "train", "column": "x"},
+        }
+    )
+    assert "seeds --configfile config/seeds.yaml" in evidence.reason_for(stochastic, found)
+
+
+# --- seed distributions --------------------------------------------------------------------
+
+
+def test_percentile_is_mid_rank():
+    assert seed_distribution.percentile([1, 2, 3, 4], 2.5) == 50
+    assert seed_distribution.percentile([1, 2, 2, 4], 2) == 50  # 1 below, 2 equal: (1 + 1) / 4
+    assert (
+        seed_distribution.percentile([1, 2, 3], 0) == 0 and seed_distribution.percentile([1, 2, 3], 9) == 100
+    )
+
+
+def test_subset_statistics_enumerate_every_set_or_sample_with_a_fixed_seed():
+    values = [0.90, 0.95, 0.97, 0.99, 1.00]
+    means, method = seed_distribution.subset_statistics(values, 3, "mean")
+    assert len(means) == 10 and method == "all 10 sets of 3 of the 5 seeds"
+    assert np.isclose(sorted(means)[0], (0.90 + 0.95 + 0.97) / 3) and np.isclose(
+        sorted(means)[-1], (0.97 + 0.99 + 1.00) / 3
+    )
+    mins, _ = seed_distribution.subset_statistics(values, 3, "min")
+    assert sorted(mins) == sorted([0.90] * 6 + [0.95] * 3 + [0.97])
+    sampled, method = seed_distribution.subset_statistics(np.arange(30.0), 3, "mean", limit=50)
+    again, _ = seed_distribution.subset_statistics(np.arange(30.0), 3, "mean", limit=50)
+    assert len(sampled) == 50 and "random" in method and np.array_equal(sampled, again)
+    assert seed_distribution.interval(np.arange(101.0)) == pytest.approx((2.5, 97.5))
+
+
+def _train(values):
+    return pd.DataFrame(
+        {"task": "sort", "L": 4, "ablation": "full", "seed": range(len(values)), "sequence_accuracy": values}
+    )
+
+
+def test_a_published_mean_is_placed_among_the_seeds():
+    values = [0.96, 0.97, 0.98, 0.99, 0.95, 0.97, 0.98, 0.96, 0.97, 0.99]
+    claim = ledger.Claim.from_dict(
+        {
+            "id": "m",
+            "article": "001",
+            "section": "s",
+            "claim": "sort L=4 mean",
+            "published": "0.981",
+            "here": "0.970",
+            "class": "stochastic",
+            "source": {
+                "experiment": "train",
+                "column": "sequence_accuracy",
+                "where": {"task": "sort", "L": 4, "seed": [0, 1, 2]},
+                "reduce": "mean",
+            },
+        }
+    )
+    row = seed_distribution.place(claim, _train(values))
+    assert row["n_seeds"] == 10  # the seed restriction is dropped: every seed of the grid
+    assert row["seed_percentile"] == 80  # 8 of 10 below 0.981
+    assert row["subsets"] == 120 and row["first_seeds_value"] == pytest.approx(0.97)
+    means, _ = seed_distribution.subset_statistics(values, 3, "mean")
+    assert row["subset_percentile"] == pytest.approx(seed_distribution.percentile(means, 0.981))
+    assert (row["interval_low"], row["interval_high"]) == pytest.approx(seed_distribution.interval(means))
+    assert row["inside_interval"] == (row["interval_low"] <= 0.981 <= row["interval_high"])
+    out_of_reach = seed_distribution.place(
+        ledger.Claim.from_dict({**_as_dict(claim), "published": "0.999"}), _train(values)
+    )
+    assert out_of_reach["inside_interval"] is False and out_of_reach["seed_percentile"] == 100
+    table = pd.DataFrame([row, out_of_reach], columns=seed_distribution.COLUMNS)
+    assert "outside their 95% interval" in seed_distribution.reason_for("m", table.iloc[[1]])
+    assert "percentile 80)" in seed_distribution.reason_for("m", table.iloc[[0]])
+
+
+def _as_dict(claim):
+    return {
+        "id": claim.id,
+        "article": claim.article,
+        "section": claim.section,
+        "claim": claim.claim,
+        "published": claim.published,
+        "class": claim.cls,
+        "source": claim.source,
+    }
+
+
+# --- the workflow --------------------------------------------------------------------------
+
+
+def test_rule_all_runs_the_sweep_only_when_switched_on(tmp_path):
+    root = copy_repo(tmp_path / "repo")
+    off = snakemake(root, "-n", configfile=None)
+    assert off.returncode == 0, off.stderr[-3000:]
+    assert "numerics_settings" not in planned_jobs(off)
+    (root / "on.yaml").write_text("numerics:\n  sweep: true\n")
+    on = snakemake(root, "-n", configfile="on.yaml")
+    assert on.returncode == 0, on.stderr[-3000:]
+    assert planned_jobs(on).get("numerics_settings") == 1 and planned_jobs(on).get("numerics_ledger") == 1

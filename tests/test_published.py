@@ -1,0 +1,103 @@
+"""config/published.yaml: the ledger's data loads, and every selector points at a real table and column."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from attnrepro import plan
+from attnrepro.report import ledger, ledger_io
+from attnrepro.report.results import Loader
+
+from conftest import REPO
+
+PUBLISHED = REPO / "config" / "published.yaml"
+
+
+@pytest.fixture(scope="module")
+def claims():
+    return ledger_io.load_claims(PUBLISHED)
+
+
+@pytest.fixture(scope="module")
+def small_tables(small_run):
+    """loader(experiment, table) over the Parquet files of the small end-to-end run."""
+    return Loader(sorted((Path(small_run) / "results" / "data").rglob("*.parquet")))
+
+
+def _selectors(claim):
+    """The claim's selector and, for a ratio, the selector of its denominator (same table by default)."""
+    source = claim.source
+    yield source
+    if source.get("over"):
+        yield {"experiment": source["experiment"], "table": source.get("table", "main"), **source["over"]}
+
+
+def test_the_file_loads_with_unique_ids_and_known_classes(claims):
+    ids = [c.id for c in claims]
+    assert len(ids) == len(set(ids)) and len(ids) > 500
+    assert {c.cls for c in claims} <= set(ledger.CLASSES)
+    assert {c.article for c in claims} == {"000", "001", "003"}
+    raw = yaml.safe_load(PUBLISHED.read_text())["claims"]
+    assert all(isinstance(entry["published"], str) for entry in raw), "published holds the printed string"
+
+
+def test_every_selector_names_an_experiment_and_one_of_its_tables(claims):
+    for claim in claims:
+        for source in _selectors(claim):
+            experiment = plan.EXPERIMENTS.get(source["experiment"])
+            assert experiment is not None, claim.id
+            assert source.get("table", "main") in experiment.tables, claim.id
+            assert source.get("reduce", "single") in ledger.REDUCERS, claim.id
+
+
+def test_class_fields_are_consistent(claims):
+    for claim in claims:
+        if claim.cls == "round-off":
+            assert claim.tolerance is not None, claim.id
+        if claim.cls == "machine-bound":
+            assert claim.band is not None and claim.band[0] < claim.band[1], claim.id
+        if claim.cls != "machine-bound":
+            assert claim.band is None, claim.id
+        if claim.cls == "stochastic":  # a statistic over seeds: the ledger needs the per-seed rows
+            assert claim.source.get("reduce") in ("mean", "min", "max"), claim.id
+        ledger.format_like(1.0, claim.published)  # every published string parses as number, interval or text
+
+
+def test_the_published_numbers_are_the_printed_ones(claims):
+    by_id = {c.id: c for c in claims}
+    assert len([c for c in claims if c.id.startswith("000.scale_sweep.d_k-")]) == 30
+    assert len([c for c in claims if c.id.startswith("001.train.copy-") or c.id.startswith("001.train.sort-")]) == 24
+    assert by_id["001.scale_table.d_k-512.divided-no.sensitivity"].published == "0.0998"
+    assert by_id["001.grad_check.post-ln.eps-1e-06"].here == "6.78e-05"
+    assert by_id["001.prose.causal_timing.slope"].band == [1.99, 2.04]
+    assert by_id["001.causal_timing.slope"].band == [1.8, 2.3]
+    # the class follows from what the number is: every time is machine-bound, every sort row stochastic
+    assert all(c.cls == "machine-bound" for c in claims if c.source["column"] in
+               ("mean_seconds", "min_ms", "loglog_slope", "time_ratio", "speedup", "train_seconds",
+                "seconds_with_cache", "seconds_without_cache"))
+    assert all(c.cls == "stochastic" for c in claims if c.id.startswith("001.train.sort-"))
+
+
+def test_every_selector_column_exists_in_the_small_run(claims, small_tables):
+    frames = {}
+    for claim in claims:
+        for source in _selectors(claim):
+            key = (source["experiment"], source.get("table", "main"))
+            if key not in frames:
+                frames[key] = small_tables(*key)
+            columns = set(frames[key].columns)
+            wanted = set(source.get("where") or {}) | {source["column"]}
+            assert wanted <= columns, f"{claim.id}: {sorted(wanted - columns)} not in {key}"
+
+
+def test_claims_of_listings_the_small_config_leaves_alone_are_reproduced(claims, small_tables):
+    """Listings whose config section small.yaml does not touch run exactly as in the default run."""
+    touched = set(yaml.safe_load((REPO / "config" / "small.yaml").read_text()) or {})
+    untouched = {e for e, exp in plan.EXPERIMENTS.items() if e not in touched and exp.inputs is None}
+    chosen = [c for c in claims if c.cls == "exact"
+              and all(s["experiment"] in untouched for s in _selectors(c))]
+    assert len(chosen) > 250
+    table = ledger.evaluate(chosen, small_tables)
+    failures = table[table["verdict"] != "reproduced"]
+    assert failures.empty, failures[["id", "published", "reproduced", "verdict"]].to_string()

@@ -1,0 +1,131 @@
+"""The report's timing tables and figures, built from real runs of the timing experiments at small sizes.
+
+Times are never asserted: only that they are labelled machine-bound, that the exact
+columns (cells, MiB, the cache formula) print the article's digits, and that ratios,
+slopes and curves are the experiments' own columns.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnrepro.report import catalog, render
+
+from conftest import REPO
+from report_helpers import build, labelled, loader, markdown, row
+
+MODULES = {"attnrepro.report.tables_timing", "attnrepro.report.figures_timing"}
+PRODUCTS = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULES)
+TABLES = [n for n in PRODUCTS if catalog.PRODUCTS[n].kind == "table"]
+FIGURES = [n for n in PRODUCTS if catalog.PRODUCTS[n].kind == "figure"]
+SMALL = {  # the article's grids where they are cheap (exact columns), tiny sizes elsewhere
+    "quadratic_cost": {"runs": 1},
+    "causal_timing": {"trials": [1, 1, 1]},
+    "timing_exponent": {"n": [16, 32, 64, 128], "repeats": 3, "bootstrap": 50},
+    "kv_cache": {"layers": 2, "heads": 2, "d": 8, "prompt": 4, "generated": 5},
+    "kv_speedup": {"layers": 2, "heads": 2, "d": 8, "prompt": 4, "generated": [1, 2, 4], "repeats": 2},
+    "score_memory": {"d": 8, "n": [64, 128]},
+}
+
+
+@pytest.fixture(scope="module")
+def timing(tmp_path_factory, run_case):
+    return loader(tmp_path_factory.mktemp("report_timing"),
+                  {(e, "default"): run_case(e, **overrides) for e, overrides in SMALL.items()})
+
+
+def test_products_are_registered_with_captions():
+    assert len(TABLES) == 7 and len(FIGURES) == 3
+    needs = {e for name in PRODUCTS for e in catalog.PRODUCTS[name].needs}
+    assert needs == set(SMALL)
+    for name in PRODUCTS:
+        assert (REPO / "workflow" / "report" / f"{name}.rst").is_file(), name
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_every_table_builds_with_a_note_and_no_missing_value(name, timing, tmp_path):
+    table = build(name, timing)
+    assert isinstance(table, render.Table) and len(table.data) and table.note
+    render.write_table(table, tmp_path / "t.md", tmp_path / "t.csv")
+    text = (tmp_path / "t.md").read_text()
+    assert "nan" not in text.lower().split() and "<NA>" not in text and "None" not in text, text
+    assert len(pd.read_csv(tmp_path / "t.csv")) == len(table.data)
+
+
+@pytest.mark.parametrize("name", [n for n in TABLES if n != "score_memory"])
+def test_timing_tables_label_their_times_machine_bound(name, timing):
+    table = build(name, timing)
+    assert "machine-bound" in table.note and "transfer" in table.note
+    cpu = timing("causal_timing", "machine")["cpu"].iloc[0]
+    assert cpu in table.note  # the machine that measured them
+    labels = list(table.data.columns) + (list(table.data["quantity"]) if "quantity" in table.data else [])
+    times = [c for c in labels if "(s," in c or "(ms," in c]
+    assert all("machine-bound" in c for c in times), labels
+    assert times or name == "timing_exponent", labels  # the only timing table without a time: slopes
+
+
+def test_memory_table_is_not_labelled_as_a_time(timing):
+    note = build("score_memory", timing).note
+    assert "machine-bound" not in note and "same on any machine" in note
+
+
+def test_quadratic_cost_prints_the_exact_columns(timing):
+    text = markdown("quadratic_cost", timing)
+    assert row(text, "512")[1:3] == ["262144", "1.0"] and row(text, "512")[4:6] == ["-", "-"]
+    assert row(text, "4096")[1:3] == ["16777216", "64.0"] and row(text, "4096")[4] == "4"
+    slope = timing("quadratic_cost")["loglog_slope"].iloc[0]
+    assert {row(text, n)[-1] for n in ("512", "1024", "2048", "4096")} == {f"{slope:.2f}"}
+
+
+def test_causal_timing_prints_the_exact_columns_and_ratios(timing):
+    text = markdown("causal_timing", timing)
+    assert row(text, "128")[1] == str(SMALL["causal_timing"]["trials"][0])
+    assert row(text, "128")[3:5] == ["0.12", "0.19"]
+    assert row(text, "2048")[3:6] == ["32.00", "3.00", "4"] and row(text, "2048")[7] == "16"
+    ratio = timing("causal_timing").set_index("T").loc[2048, "time_ratio"]
+    assert row(text, "2048")[6] == f"{ratio:.1f}"
+
+
+def test_kv_cache_prints_the_formula_rows(timing):
+    text = markdown("kv_cache", timing)
+    assert row(text, "ratio")[1].endswith("x")
+    realistic = [line for line in text.splitlines() if "realistic" in line]
+    assert [line.split("|")[-2].strip() for line in realistic] == ["2.000", "0.062"]
+    assert "32 K,V pairs" in realistic[0] and "1 K,V pairs" in realistic[1]
+
+
+def test_exponent_table_gives_the_slope_and_its_interval(timing):
+    fit = timing("timing_exponent").iloc[0]
+    cells = row(markdown("timing_exponent", timing), "16")
+    assert cells[4:7] == [f"{fit['slope']:.2f}", f"{fit['ci_low']:.2f}", f"{fit['ci_high']:.2f}"]
+    points = build("timing_exponent_points", timing).formatted()
+    assert points["local slope"].iloc[0] == "-" and list(points["n"]) == [16, 32, 64, 128]
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_figures_have_titles_and_labelled_axes(name, timing):
+    assert labelled(build(name, timing)), name
+
+
+def test_loglog_figure_draws_the_stored_slopes(timing):
+    fig = build("attention_cost_loglog", timing)
+    stored = [timing("quadratic_cost")["loglog_slope"].iloc[0],
+              timing("causal_timing")["loglog_slope"].iloc[0], timing("timing_exponent")["slope"].iloc[0]]
+    for ax, slope in zip(fig.axes, stored):
+        assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+        fit = next(line for line in ax.get_lines() if line.get_label().startswith("fitted slope"))
+        x, y = fit.get_data()
+        assert np.log(y[1] / y[0]) / np.log(x[1] / x[0]) == pytest.approx(slope, rel=1e-12)
+        assert fit.get_label() == f"fitted slope {slope:.2f}"
+    assert "machine-bound" in fig._suptitle.get_text()
+
+
+def test_speedup_and_memory_curves_plot_the_columns(timing):
+    ratio = build("kv_speedup_curve", timing).axes[1]
+    speedup = timing("kv_speedup").sort_values("generated")["speedup"]
+    assert list(ratio.get_lines()[0].get_ydata()) == list(speedup)
+    peak = build("score_memory_curve", timing).axes[0]
+    formula = [line for line in peak.get_lines() if "bytes" in line.get_label()]
+    assert len(formula) == 2 and peak.get_yscale() == "log"
+    assert sorted(np.concatenate([line.get_ydata() for line in formula])) == \
+        sorted(timing("score_memory")["formula_mib"])
