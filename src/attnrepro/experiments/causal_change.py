@@ -23,11 +23,8 @@ def output_change(torch, mha, x, x_changed, mask):
 def run(params):
     torch = _torch.load()
     d, h, n, first = params["d"], params["h"], params["n"], params["changed_from"]
-    torch.manual_seed(params["torch_seed"])
-    mha = torch.nn.MultiheadAttention(d, h, batch_first=True, dtype=torch.float64)
+    mha, x = _torch.seeded_attention(torch, params)  # x: (1, n, d)
     causal = torch.from_numpy(future(n))  # (n, n), True above the diagonal
-
-    x = torch.randn(1, n, d, dtype=torch.float64)  # (1, n, d)
     x_changed = x.clone()
     x_changed[:, first:] = torch.randn(1, n - first, d, dtype=torch.float64)
 

@@ -46,9 +46,7 @@ def parameter_counts(torch, d, head_counts):
 def run(params):
     torch = _torch.load()
     d, h, n = params["d"], params["h"], params["n"]
-    torch.manual_seed(params["torch_seed"])
-    mha = torch.nn.MultiheadAttention(d, h, batch_first=True, dtype=torch.float64)
-    x = torch.randn(1, n, d, dtype=torch.float64)  # (1, n, d)
+    mha, x = _torch.seeded_attention(torch, params)  # x: (1, n, d)
     with torch.no_grad():
         ref, ref_w = mha(x, x, x, need_weights=True, average_attn_weights=False)  # (1, n, d), (1, h, n, n)
 

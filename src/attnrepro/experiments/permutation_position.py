@@ -46,9 +46,7 @@ def rotation_error(table, d, shift, positions):
 def run(params):
     torch = _torch.load()
     d, h, n = params["d"], params["h"], params["n"]
-    torch.manual_seed(params["torch_seed"])
-    mha = torch.nn.MultiheadAttention(d, h, batch_first=True, dtype=torch.float64)
-    x = torch.randn(1, n, d, dtype=torch.float64)  # (1, n, d)
+    mha, x = _torch.seeded_attention(torch, params)  # x: (1, n, d)
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(params["perm_seed"]))
 
     f = self_attention(torch, mha)
