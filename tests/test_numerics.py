@@ -287,7 +287,10 @@ def test_evidence_reads_the_products_back(tmp_path):
     long.to_csv(tmp_path / "n.csv", index=False)
     found = evidence.reasons(tmp_path / "n.csv", tmp_path / "absent.csv")
     assert found == {"grad": ledger_numerics.reason_for("grad", long)}
-    assert "given by zen (OpenBLAS Haswell);" in found["grad"] and "none gives the README's 6.78e-05" in found["grad"]
+    assert (
+        "given by zen (OpenBLAS Haswell);" in found["grad"]
+        and "none gives the README's 6.78e-05" in found["grad"]
+    )
     stochastic = ledger.Claim.from_dict(
         {
             "id": "s",
@@ -394,3 +397,58 @@ def test_rule_all_runs_the_sweep_only_when_switched_on(tmp_path):
     on = snakemake(root, "-n", configfile="on.yaml")
     assert on.returncode == 0, on.stderr[-3000:]
     assert planned_jobs(on).get("numerics_settings") == 1 and planned_jobs(on).get("numerics_ledger") == 1
+
+
+def test_a_published_interval_is_given_by_a_value_inside_it_and_not_placed_among_seeds():
+    by_setting = {
+        "default": _setting("SkylakeX", 1.847e-4, 7),
+        "sandybridge-noavx512": _setting("Sandybridge", 4.898e-5, 7),
+    }
+    claims = [_claim("range", "4e-05 to 6e-05", "worst_relative_deviation", where={"post_ln": True})]
+    long = ledger_numerics.evaluate(claims, by_setting)
+    assert ledger_numerics.giving(long, "range") == ["sandybridge-noavx512"]
+    prose = ledger.Claim.from_dict(
+        {
+            "id": "p",
+            "article": "001",
+            "section": "s",
+            "claim": "c",
+            "published": "0.987-0.995",
+            "class": "stochastic",
+            "source": {"experiment": "train", "column": "x", "reduce": "mean"},
+        }
+    )
+    single = ledger.Claim.from_dict({**_as_dict(prose), "id": "q", "published": "0.990"})
+    assert [c.id for c in seed_distribution.placed_claims([prose, single])] == ["q"]
+
+
+def test_evidence_is_appended_to_roundoff_and_stochastic_deviations_only():
+    claims = [
+        ledger.Claim.from_dict(
+            {
+                "id": i,
+                "article": "001",
+                "section": "s",
+                "claim": "c",
+                "published": "1",
+                "class": cls,
+                "source": {"experiment": "x", "column": "y"},
+            }
+        )
+        for i, cls in (("r", "round-off"), ("s", "stochastic"), ("e", "exact"), ("ok", "round-off"))
+    ]
+    table = pd.DataFrame(
+        {
+            "id": ["r", "s", "e", "ok"],
+            "class": ["round-off", "stochastic", "exact", "round-off"],
+            "verdict": ["within tolerance", "differs", "differs", "reproduced"],
+            "reason": ["below 1e-14", "", "x", ""],
+        }
+    )
+    out = evidence.annotate(table, claims, {"r": "published digits 1 given by sandybridge [t.md]"})
+    assert out["reason"].tolist() == [
+        "below 1e-14; published digits 1 given by sandybridge [t.md]",
+        evidence.MISSING["stochastic"],
+        "x",
+        "",
+    ]

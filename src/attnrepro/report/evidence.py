@@ -49,3 +49,17 @@ def reason_for(claim, found):
     if claim.id in found:
         return found[claim.id]
     return MISSING.get(claim.cls, "")
+
+
+def annotate(table, claims, found):
+    """The ledger ``table`` (ledger.evaluate) with the evidence appended to the reason of every
+    round-off or stochastic claim that is not reproduced digit for digit."""
+    by_id = {c.id: c for c in claims}
+    out = table.copy()
+    for i, row in out.iterrows():
+        claim = by_id.get(row["id"])
+        if claim is None or row["class"] not in MISSING or row["verdict"] == "reproduced":
+            continue
+        extra = reason_for(claim, found)
+        out.at[i, "reason"] = "; ".join(p for p in (row["reason"], extra) if p)
+    return out

@@ -120,12 +120,31 @@ def evaluate(claims, by_setting, order=None):
                     "openblas_kernel": kernel,
                     "numpy_features": features,
                     "reproduced": row["reproduced"],
-                    "published_digits": row["verdict"] == "reproduced",
+                    "published_digits": _gives(c, row, load),
                     "here_digits": (here.loc[c.id, "verdict"] == "reproduced") if c.here else pd.NA,
                 }
             )
     long = pd.DataFrame(rows, columns=COLUMNS)
     return long[long["id"].isin(_listed(long))].reset_index(drop=True)
+
+
+def _gives(claim, row, load):
+    """Whether a setting gives the published figure: its digits, or, for a published interval
+    ("0.987-0.995", "95-98%"), a value inside it (the ledger never calls an interval reproduced)."""
+    if row["verdict"] == "reproduced":
+        return True
+    low, high = ledger.published_range(claim.published) if _is_interval(claim.published) else (None, None)
+    if low is None or row["verdict"] == "missing":
+        return False
+    return bool(low <= float(ledger.reproduced(claim.source, load)[0]) <= high)
+
+
+def _is_interval(published):
+    try:
+        low, high = ledger.published_range(published)
+    except ValueError:
+        return False
+    return low != high
 
 
 def _listed(long):
@@ -278,7 +297,8 @@ def markdown(long, probe=None):
     note = (
         f"{cpu}Each column is one numerics setting of the sweep ({kernels}).{dropped} "
         "A cell is the value the setting's results give, written like the published one: "
-        "P = the published digits, H = the digits the article's own code gives on the README's "
+        "P = the published digits (for a published interval: a value inside it), "
+        "H = the digits the article's own code gives on the README's "
         "machine kind. Claims listed: round-off and stochastic ones, and any other that some "
         "setting does not reproduce."
     )
