@@ -50,3 +50,14 @@ def labelled(fig):
         elif not (ax.get_xlabel() and ax.get_ylabel()):
             return False
     return True
+
+
+def assert_table_complete(table, folder):
+    """A built table has rows and a note, and its Markdown and CSV lose no value."""
+    import pandas as pd
+
+    assert isinstance(table, render.Table) and len(table.data) and table.note
+    render.write_table(table, folder / "t.md", folder / "t.csv")
+    text = (folder / "t.md").read_text()
+    assert "nan" not in text.lower().split() and "<NA>" not in text and "None" not in text, text
+    assert len(pd.read_csv(folder / "t.csv")) == len(table.data)

@@ -8,7 +8,6 @@ map, on a hand-made weight tensor passed through the experiment's own code.
 """
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from attnrepro import plan
@@ -16,7 +15,7 @@ from attnrepro.experiments import attention_map
 from attnrepro.report import catalog, render
 
 from conftest import REPO
-from report_helpers import build, labelled, loader, markdown, row
+from report_helpers import assert_table_complete, build, labelled, loader, markdown, row
 
 MODULES = {"attnrepro.report.tables_decoder", "attnrepro.report.figures_decoder"}
 PRODUCTS = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULES)
@@ -77,11 +76,7 @@ def test_products_are_registered_with_captions():
 @pytest.mark.parametrize("name", TABLES)
 def test_every_table_builds_with_a_note_and_no_missing_value(name, decoder, tmp_path):
     table = build(name, decoder)
-    assert isinstance(table, render.Table) and len(table.data) and table.note
-    render.write_table(table, tmp_path / "t.md", tmp_path / "t.csv")
-    text = (tmp_path / "t.md").read_text()
-    assert "nan" not in text.lower().split() and "<NA>" not in text and "None" not in text, text
-    assert len(pd.read_csv(tmp_path / "t.csv")) == len(table.data)
+    assert_table_complete(table, tmp_path)
 
 
 def test_block_tables_print_the_published_counts(decoder):
