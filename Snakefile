@@ -19,4 +19,4 @@ rule all:
     input:
         all_outputs(),
         report_outputs(),
-        numerics_all(),
+        evidence_all(),

@@ -13,7 +13,9 @@ import yaml
 
 from attnrepro import config as cfg
 from attnrepro import io, numerics, plan
-from attnrepro.report import evidence, ledger, ledger_numerics, results, seed_distribution
+from attnrepro.report import (
+    catalog, evidence, ledger, ledger_io, ledger_numerics, numerics_grid, results, seed_distribution,
+)
 
 from conftest import REPO, copy_repo, planned_jobs, snakemake
 
@@ -94,22 +96,27 @@ def test_config_refuses_unknown_kernels_masks_and_cases(default_config):
     assert "numerics.cases.attention_map: reads another experiment's results" in message
     assert "numerics.cases.no_such: unknown experiment" in message
     config = copy.deepcopy(default_config)
-    config["seed_distribution"]["tasks"] = ["sort", "copy"]
-    config["train"]["tasks"] = ["sort"]
-    config["attention_map"]["run"] = "sort-L6-seed0"
-    assert "seed_distribution.tasks[1]: 'copy' is not one of train.tasks" in _errors(config)
+    config["seed_distribution"]["seeds"] = [0, 1, 2]
+    assert "seed_distribution.seeds" in _errors(config)  # a distribution needs more than 3 seeds
 
 
-def test_seeds_config_widens_the_grid_and_stays_valid(default_config):
-    seeds = yaml.safe_load((REPO / "config/seeds.yaml").read_text())
+def test_evidence_config_switches_both_products_on_and_stays_valid(default_config):
+    switches = yaml.safe_load((REPO / "config/evidence.yaml").read_text())
     config = copy.deepcopy(default_config)
-    for section, values in seeds.items():
+    for section, values in switches.items():
         config[section] = {**config[section], **values}
     cfg.validate(config)
-    sort_runs = [
-        c for c, p in plan.cases("train", config).items() if p["task"] == "sort" and p["ablation"] == "full"
-    ]
-    assert len(sort_runs) >= 60 and all(sum(f"-L{L}-" in c for c in sort_runs) >= 20 for L in (4, 6, 8))
+    assert sorted(catalog.evidence(config)) == ["numerics", "seeds"]
+    assert catalog.evidence(default_config) == {}
+    spread = plan.seed_distribution_cases(config)
+    assert all(p["task"] == "sort" and p["ablation"] == "full" for p in spread.values())
+    assert all(sum(f"-L{L}-" in c for c in spread) >= 20 for L in (4, 6, 8))
+    # the run's own sort trainings are the same jobs (same names, same parameters), and the
+    # extra seeds stay out of the run's tables
+    own = plan.cases("train", config)
+    shared = set(own) & set(spread)
+    assert len(shared) == 9 and all(own[c] == spread[c] for c in shared)
+    assert set(spread) - shared <= set(plan.runnable_cases("train", config)) - set(own)
 
 
 # --- what a process really runs ------------------------------------------------------------
@@ -271,7 +278,7 @@ def test_the_sweep_ledger_names_the_settings_that_give_each_published_digit():
     assert "the README's 6.78e-05 by haswell-noavx512" in reason
     assert "this machine's default (OpenBLAS SkylakeX, NumPy AVX2) gives 1.85e-04" in reason
     assert ledger_numerics.reason_for("shape", long) is None
-    wide = ledger_numerics.wide(long)
+    wide = numerics_grid.wide(long)
     assert (
         wide.loc[0, "sandybridge-noavx512"] == "4.90e-05 P"
         and wide.loc[0, "haswell-noavx512"] == "6.78e-05 H"
@@ -285,8 +292,10 @@ def test_evidence_reads_the_products_back(tmp_path):
     ]
     long = ledger_numerics.evaluate(claims, by_setting)
     long.to_csv(tmp_path / "n.csv", index=False)
-    found = evidence.reasons(tmp_path / "n.csv", tmp_path / "absent.csv")
+    found = evidence.reasons(numerics_csv=tmp_path / "n.csv")
     assert found == {"grad": ledger_numerics.reason_for("grad", long)}
+    with pytest.raises(FileNotFoundError, match="absent.csv"):  # a declared product must exist
+        evidence.reasons(tmp_path / "n.csv", tmp_path / "absent.csv")
     assert (
         "given by zen (OpenBLAS Haswell);" in found["grad"]
         and "none gives the README's 6.78e-05" in found["grad"]
@@ -302,7 +311,11 @@ def test_evidence_reads_the_products_back(tmp_path):
             "source": {"experiment": "train", "column": "x"},
         }
     )
-    assert "seeds --configfile config/seeds.yaml" in evidence.reason_for(stochastic, found)
+    uncited = evidence.reason_for(stochastic, found)
+    assert "`snakemake --cores 2 seeds` writes" in uncited and "numerics` writes" in uncited
+    assert "--configfile config/evidence.yaml" in uncited
+    cited = evidence.reason_for(stochastic, found, cited={"numerics"})
+    assert cited.startswith("no row in the numerics evidence; evidence: `snakemake --cores 2 seeds`")
 
 
 # --- seed distributions --------------------------------------------------------------------
@@ -388,15 +401,60 @@ def _as_dict(claim):
 # --- the workflow --------------------------------------------------------------------------
 
 
-def test_rule_all_runs_the_sweep_only_when_switched_on(tmp_path):
+def test_rule_all_builds_the_evidence_only_when_switched_on_and_the_ledger_cites_it(tmp_path):
     root = copy_repo(tmp_path / "repo")
-    off = snakemake(root, "-n", configfile=None)
+    off = snakemake(root, "-n", "-p", configfile=None)
     assert off.returncode == 0, off.stderr[-3000:]
-    assert "numerics_settings" not in planned_jobs(off)
+    jobs = planned_jobs(off)
+    assert "numerics_settings" not in jobs and "seed_distribution" not in jobs and jobs["train_case"] == 23
+    assert "--numerics-evidence" not in off.stdout and "--seed-evidence" not in off.stdout
     (root / "on.yaml").write_text("numerics:\n  sweep: true\n")
-    on = snakemake(root, "-n", configfile="on.yaml")
+    on = snakemake(root, "-n", "-p", configfile="on.yaml")
     assert on.returncode == 0, on.stderr[-3000:]
-    assert planned_jobs(on).get("numerics_settings") == 1 and planned_jobs(on).get("numerics_ledger") == 1
+    jobs = planned_jobs(on)
+    assert jobs.get("numerics_settings") == 1 and jobs.get("numerics_ledger") == 1
+    assert "seed_distribution" not in jobs
+    assert "--numerics-evidence results/numerics/ledger_numerics.csv --inputs" in on.stdout
+    both = snakemake(root, "-n", "-p", configfile="config/evidence.yaml")
+    assert both.returncode == 0, both.stderr[-3000:]
+    jobs = planned_jobs(both)
+    assert jobs.get("seed_distribution") == 1 and jobs["train_case"] == 23 + 60 - 9  # 9 shared
+    assert (
+        "--numerics-evidence results/numerics/ledger_numerics.csv"
+        " --seed-evidence results/seeds/seed_distribution.csv --inputs" in both.stdout
+    )
+
+
+def test_the_ledger_cites_the_evidence_it_is_given(small_run, tmp_path):
+    claims = ledger_io.load_claims(REPO / "config/published.yaml")
+    grad = next(c for c in claims if c.id == "001.grad_check.post-ln.eps-1e-06")
+    by_setting = {
+        name: FakeLoad({("grad_check", "main"): pd.DataFrame({
+            "post_ln": [True], "eps": [1e-6], "worst_relative_deviation": [value],
+            "numerics_openblas_kernel": [kernel], "numerics_numpy_features": ["X86_V3"]})})
+        for name, kernel, value in (
+            ("default", "SkylakeX", 1.847e-4), ("sandybridge", "Sandybridge", 4.898e-5)
+        )
+    }
+    ledger_numerics.evaluate([grad], by_setting).to_csv(tmp_path / "sweep.csv", index=False)
+    inputs = sorted(str(p) for p in (small_run / "results/data").rglob("*.parquet"))
+
+    def ledger_table(*evidence_options):
+        out = tmp_path / f"ledger{len(evidence_options)}.csv"
+        cmd = [sys.executable, "-m", "attnrepro.report", "ledger", "--published", "config/published.yaml",
+               "--csv", str(out), "--md", str(tmp_path / "L.md"), *evidence_options, "--inputs", *inputs]
+        proc = subprocess.run(cmd, cwd=small_run, env=_env(), capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        table = pd.read_csv(out, dtype=str, keep_default_na=False)
+        return table[table["class"].isin(["round-off", "stochastic"]) & (table["verdict"] != "reproduced")]
+
+    bare, cited = ledger_table(), ledger_table("--numerics-evidence", str(tmp_path / "sweep.csv"))
+    assert len(bare) and bare["reason"].str.contains("`snakemake --cores 2 numerics` writes").all()
+    for _, row in cited.iterrows():
+        if row["id"] == grad.id:
+            assert "published digits 4.90e-05 given by sandybridge" in row["reason"]
+        else:
+            assert "no row in the numerics evidence" in row["reason"], row.to_dict()
 
 
 def test_a_published_interval_is_given_by_a_value_inside_it_and_not_placed_among_seeds():
@@ -445,10 +503,11 @@ def test_evidence_is_appended_to_roundoff_and_stochastic_deviations_only():
             "reason": ["below 1e-14", "", "x", ""],
         }
     )
-    out = evidence.annotate(table, claims, {"r": "published digits 1 given by sandybridge [t.md]"})
+    found = {"r": "published digits 1 given by sandybridge [t.md]"}
+    out = evidence.annotate(table, claims, found, cited={"numerics", "seeds"})
     assert out["reason"].tolist() == [
         "below 1e-14; published digits 1 given by sandybridge [t.md]",
-        evidence.MISSING["stochastic"],
+        "no row in the seeds evidence; no row in the numerics evidence",
         "x",
         "",
     ]

@@ -136,6 +136,25 @@ def cases(experiment_id, config):
     return grid_cases(section, exp.grid)
 
 
+def seed_distribution_cases(config):
+    """{case name: params} of the ``seeds`` target: full-model trainings of
+    seed_distribution.tasks over train.lengths and seed_distribution.seeds. A case that the
+    run's own grid holds (the same name, the same parameters) is the same job and file."""
+    spread = config.get("seed_distribution") or {}
+    section = {**(config.get("train") or {}), "tasks": spread.get("tasks", []),
+               "seeds": spread.get("seeds", []), "ablations": {}}
+    return train_cases(section)
+
+
+def runnable_cases(experiment_id, config):
+    """{case name: params} that the experiment's rule can build: the run's cases and, for
+    ``train``, the seed distribution's (built only when a target asks for them)."""
+    out = dict(cases(experiment_id, config))
+    if experiment_id == "train":
+        out = {**seed_distribution_cases(config), **out}
+    return out
+
+
 def input_paths(experiment_id, config):
     """{name: path} of the upstream result files an experiment reads (often empty)."""
     exp = EXPERIMENTS[experiment_id]

@@ -82,7 +82,7 @@ GIT_SHA = git_sha()
 
 def case_params(experiment_id):
     """An input function: the JSON parameters of the job's case."""
-    all_cases = plan.cases(experiment_id, config)
+    all_cases = plan.runnable_cases(experiment_id, config)
 
     def params(wildcards):
         return json.dumps(all_cases[wildcards.case], sort_keys=True)
@@ -106,8 +106,8 @@ def upstream_inputs(experiment_id):
 
 
 def case_pattern(experiment_id):
-    """A wildcard constraint matching exactly the configured cases."""
-    names = plan.cases(experiment_id, config)
+    """A wildcard constraint matching exactly the cases the rule can build."""
+    names = plan.runnable_cases(experiment_id, config)
     return "|".join(sorted(names)) or "__none__"
 
 
@@ -127,17 +127,31 @@ def whole_node(exp):
 from attnrepro import numerics  # noqa: E402
 
 NUMERICS = config.get("numerics") or {}
-NUMERICS_PRODUCTS = {
-    key: f"{numerics.ROOT}/ledger_numerics.{key}" for key in ("csv", "md", "svg")
-}
-SEED_PRODUCTS = {
-    key: f"{plan.RESULTS}/seeds/seed_distribution.{key}" for key in ("csv", "md", "svg")
-}
+NUMERICS_PRODUCTS = catalog.NUMERICS_PRODUCTS
+SEED_PRODUCTS = catalog.SEED_PRODUCTS
 
 
-def numerics_all():
-    """The numerics sweep's products when `numerics.sweep` is on (rule all), else nothing."""
-    return list(NUMERICS_PRODUCTS.values()) if NUMERICS.get("sweep") else []
+def evidence_all():
+    """The evidence products the config switches on, for the default target: numerics.sweep,
+    seed_distribution.build."""
+    return [
+        path
+        for products in catalog.evidence(config).values()
+        for path in products.values()
+    ]
+
+
+def ledger_evidence():
+    """The ledger's evidence inputs: the CSV of each product the config switches on."""
+    return {
+        name: products["csv"] for name, products in catalog.evidence(config).items()
+    }
+
+
+def evidence_options(wildcards, input):
+    """`--numerics-evidence FILE --seed-evidence FILE` for the ledger's evidence inputs."""
+    flags = {"numerics": "--numerics-evidence", "seeds": "--seed-evidence"}
+    return " ".join(f"{flags[name]} {input[name]}" for name in ledger_evidence())
 
 
 def numerics_data(wildcards):
@@ -147,13 +161,21 @@ def numerics_data(wildcards):
 
 
 def seed_trainings():
-    """The main table of every grid training (no ablation) of seed_distribution.tasks."""
-    tasks = set((config.get("seed_distribution") or {}).get("tasks") or [])
+    """The main table of every training of the seed distribution (plan.seed_distribution_cases)."""
     return [
-        plan.output_path("train", case)
-        for case, params in plan.cases("train", config).items()
-        if params["ablation"] == "full" and params["task"] in tasks
+        plan.output_path("train", case) for case in plan.seed_distribution_cases(config)
     ]
+
+
+def archive_files(wildcards):
+    """Every output of the run and, when switched on, the evidence with the data it reads."""
+    on = catalog.evidence(config)
+    files = all_outputs() + report_outputs() + evidence_all()
+    if "seeds" in on:
+        files += seed_trainings()
+    if "numerics" in on:
+        files += [numerics.SETTINGS_FILE, *numerics_data(wildcards)]
+    return sorted(set(files))
 
 
 def alternatives(names):

@@ -5,13 +5,15 @@
 # accepts, into results/numerics/<setting>/data/<article>/<experiment>/<case>[.<table>].parquet
 # (each table records the setting, the kernel OpenBLAS really ran and NumPy's features), then
 # results/numerics/ledger_numerics.{csv,md,svg}: which settings give which published digits.
-# Target `numerics`; `numerics.sweep: true` adds it to `snakemake` (all). The checkpoint
-# `numerics_settings` probes the settings where the jobs run: which kernels exist there, and
-# which settings are distinct, is a property of that machine.
+# Target `numerics`. The checkpoint `numerics_settings` probes the settings where the jobs
+# run: which kernels exist there, and which settings are distinct, is a property of that machine.
 #
-# The seed distributions: `snakemake seeds --configfile config/seeds.yaml` trains the grid of
-# `seed_distribution.tasks` over train.seeds (20 per L) and writes
+# The seed distributions: target `seeds` trains `seed_distribution.tasks` over train.lengths
+# and `seed_distribution.seeds` (20; the run's own seeds are the same jobs) and writes
 # results/seeds/seed_distribution.{csv,md,svg}: each published training figure among the seeds.
+#
+# Switches `numerics.sweep` and `seed_distribution.build` (both on in config/evidence.yaml) add
+# a product to `snakemake` (all) and its CSV to the ledger's inputs, which then cites it.
 
 
 checkpoint numerics_settings:
@@ -70,7 +72,7 @@ rule numerics_ledger:
         data=numerics_data,
         settings=numerics.SETTINGS_FILE,
         published="config/published.yaml",
-        code=deps.source_files("attnrepro.report.ledger_numerics"),
+        code=report_sources("attnrepro.report.numerics_grid"),
     output:
         csv=NUMERICS_PRODUCTS["csv"],
         md=report(
@@ -92,7 +94,7 @@ rule numerics_ledger:
         CONDA_ENV
     threads: 1
     shell:
-        "python -m attnrepro.report.ledger_numerics --published {input.published}"
+        "python -m attnrepro.report numerics --published {input.published}"
         " --settings {input.settings} --csv {output.csv} --md {output.md}"
         " --svg {output.svg} --inputs {input.data} 2> {log}"
 
@@ -107,7 +109,7 @@ rule seed_distribution:
     input:
         data=seed_trainings(),
         published="config/published.yaml",
-        code=deps.source_files("attnrepro.report.seed_distribution"),
+        code=report_sources("attnrepro.report.seed_distribution"),
     output:
         csv=SEED_PRODUCTS["csv"],
         md=report(
@@ -129,7 +131,7 @@ rule seed_distribution:
         CONDA_ENV
     threads: 1
     shell:
-        "python -m attnrepro.report.seed_distribution --published {input.published}"
+        "python -m attnrepro.report seeds --published {input.published}"
         " --csv {output.csv} --md {output.md} --svg {output.svg}"
         " --inputs {input.data} 2> {log}"
 

@@ -41,6 +41,7 @@ for product in catalog.PRODUCTS.values():
 
 rule ledger:
     input:
+        **ledger_evidence(),
         data=all_outputs(),
         published="config/published.yaml",
         code=report_sources("attnrepro.report.ledger_io"),
@@ -57,9 +58,12 @@ rule ledger:
     conda:
         CONDA_ENV
     threads: 1
+    params:
+        evidence=evidence_options,
     shell:
         "python -m attnrepro.report ledger --published {input.published}"
-        " --csv {output.csv} --md {output.md} --inputs {input.data} 2> {log}"
+        " --csv {output.csv} --md {output.md} {params.evidence}"
+        " --inputs {input.data} 2> {log}"
 
 
 rule config_resolved:
@@ -95,7 +99,7 @@ rule index:
 
 rule archive:
     input:
-        files=all_outputs() + report_outputs(),
+        files=archive_files,
         config="results/config.resolved.yaml",
         code=report_sources("attnrepro.archive"),
     output:

@@ -22,6 +22,9 @@ class Product:
     section: str
     needs: tuple  # experiment ids whose results it reads (all their tables)
     module: str  # attnrepro.report.<module>
+    # requires(config) -> bool: the cases it reads exist (beyond its experiments being on);
+    # None: every run of its experiments has them
+    requires: object = None
 
     @property
     def outputs(self):
@@ -30,12 +33,37 @@ class Product:
         return {"svg": f"{FIGURES_DIR}/{self.name}.svg"}
 
 
-def _table(name, article, section, needs, module):
-    return Product(name, "table", article, section, tuple(needs), f"attnrepro.report.{module}")
+def _table(name, article, section, needs, module, requires=None):
+    return Product(name, "table", article, section, tuple(needs), f"attnrepro.report.{module}", requires)
 
 
-def _figure(name, article, section, needs, module):
-    return Product(name, "figure", article, section, tuple(needs), f"attnrepro.report.{module}")
+def _figure(name, article, section, needs, module, requires=None):
+    return Product(name, "figure", article, section, tuple(needs), f"attnrepro.report.{module}", requires)
+
+
+def _ablations(config):
+    """The ablation cases of ``train`` (params), if their base run is a case of its grid, else [].
+
+    What ``formats.ablation_runs`` reads: the runs "ablation-<name>" of ``train.ablations`` and
+    the grid's run with their task, L and seed (``train.ablation_base``).
+    """
+    cases = plan.cases("train", config).values()
+    ablations = [c for c in cases if c.get("ablation", "full") != "full"]
+    grid = {(c.get("task"), c.get("L"), c.get("seed")) for c in cases if c.get("ablation", "full") == "full"}
+    if not all((c.get("task"), c.get("L"), c.get("seed")) in grid for c in ablations):
+        return []
+    return ablations
+
+
+def has_ablations(config):
+    """The run trains at least one ablation, and its base run."""
+    return bool(_ablations(config))
+
+
+def has_blind_ablation(config):
+    """The run trains an ablation without the position table (``position: false``, as
+    ``no_position``; copy_without_position selects by that setting, not by name), and its base."""
+    return any(not c.get("position", True) for c in _ablations(config))
 
 
 PRODUCTS = {
@@ -77,14 +105,17 @@ PRODUCTS = {
         _table("autograd_check", "001", "The complete block, and the count of its parameters (PyTorch autograd check, beyond the article)", ["autograd_check"], "tables_decoder"),
         _table("autograd_tensors", "001", "The complete block, and the count of its parameters (PyTorch autograd check, beyond the article)", ["autograd_check"], "tables_decoder"),
         _table("train_accuracy", "001", "The experiment: copying and sorting sequences", ["train"], "tables_decoder"),
-        _table("ablations", "001", "Three ablations, and two that show nothing", ["train"], "tables_decoder"),
-        _table("copy_without_position", "001", "Three ablations, and two that show nothing", ["train"], "tables_decoder"),
+        _table("ablations", "001", "Three ablations, and two that show nothing", ["train"], "tables_decoder",
+               requires=has_ablations),
+        _table("copy_without_position", "001", "Three ablations, and two that show nothing", ["train"],
+               "tables_decoder", requires=has_blind_ablation),
         _table("attention_map", "001", "The attention map, and why it is not an explanation", ["attention_map"], "tables_decoder"),
         _figure("attention_heatmap", "001", "The attention map, and why it is not an explanation", ["attention_map"], "figures_decoder"),
         _figure("attention_heads", "001", "The attention map, and why it is not an explanation", ["attention_map"], "figures_decoder"),
         _figure("training_accuracy", "001", "The experiment: copying and sorting sequences", ["train"], "figures_decoder"),
         _figure("loss_curves", "001", "The experiment: copying and sorting sequences", ["train"], "figures_decoder"),
-        _figure("ablation_bars", "001", "Three ablations, and two that show nothing", ["train"], "figures_decoder"),
+        _figure("ablation_bars", "001", "Three ablations, and two that show nothing", ["train"], "figures_decoder",
+                requires=has_ablations),
         _figure("block_breakdown_bars", "001", "The complete block, and the count of its parameters", ["block_params"], "figures_decoder"),
         # timings: 000's n² cost, 001's O(T²) and key-value cache, and their extensions
         _table("quadratic_cost", "000", "What the n² term costs", ["quadratic_cost"], "tables_timing"),
@@ -102,9 +133,10 @@ PRODUCTS = {
 
 
 def enabled(config):
-    """The products whose experiments are all part of the run."""
+    """The products whose experiments are all part of the run, and whose cases exist in it."""
     on = set(plan.enabled(config))
-    return [p for p in PRODUCTS.values() if set(p.needs) <= on]
+    return [p for p in PRODUCTS.values()
+            if set(p.needs) <= on and (p.requires is None or p.requires(config))]
 
 
 def input_files(product, config):
@@ -114,3 +146,19 @@ def input_files(product, config):
 
 def all_outputs(config):
     return [path for p in enabled(config) for path in p.outputs.values()]
+
+
+# The ledger's evidence (workflow/rules/numerics.smk). Each is a named target (`numerics`,
+# `seeds`); a config switch (numerics.sweep, seed_distribution.build) adds it to the default
+# target and makes the ledger cite it.
+NUMERICS_PRODUCTS = {key: f"{plan.RESULTS}/numerics/ledger_numerics.{key}" for key in ("csv", "md", "svg")}
+SEED_PRODUCTS = {key: f"{plan.RESULTS}/seeds/seed_distribution.{key}" for key in ("csv", "md", "svg")}
+
+
+def evidence(config):
+    """{"numerics": paths, "seeds": paths} of the evidence products the config switches on."""
+    switched = {
+        "numerics": ((config.get("numerics") or {}).get("sweep"), NUMERICS_PRODUCTS),
+        "seeds": ((config.get("seed_distribution") or {}).get("build"), SEED_PRODUCTS),
+    }
+    return {name: products for name, (on, products) in switched.items() if on}

@@ -1,8 +1,12 @@
-"""Command line of the report layer: build one table, one figure, the ledger or the index.
+"""Command line of the report layer: build one table, one figure, the ledger, its evidence or the index.
 
     python -m attnrepro.report table scale_table --md t.md --csv t.csv --inputs results/data/...
     python -m attnrepro.report figure attention_heatmap --svg f.svg --inputs ...
     python -m attnrepro.report ledger --published config/published.yaml --csv l.csv --md L.md --inputs ...
+    python -m attnrepro.report numerics --published config/published.yaml --settings s.json \
+        --csv c.csv --md t.md --svg f.svg --inputs results/numerics/*/data/*/*/*.parquet
+    python -m attnrepro.report seeds --published config/published.yaml --csv s.csv --md s.md \
+        --svg s.svg --inputs results/data/001/train/sort-L*-seed*.parquet
 
 Kept apart from :mod:`attnrepro.cli` so that editing a plotting module reruns its
 figures and nothing else.
@@ -31,6 +35,8 @@ def _parser():
     ledger.add_argument("--csv", required=True)
     ledger.add_argument("--md", required=True)
     ledger.add_argument("--gate", action="store_true", help="exit 1 if an exact claim is not reproduced")
+    ledger.add_argument("--numerics-evidence", help="the numerics sweep's ledger_numerics.csv, to cite")
+    ledger.add_argument("--seed-evidence", help="the seed distribution's seed_distribution.csv, to cite")
     for p in (table, figure, ledger):
         p.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
     gate = sub.add_parser("gate", help="exit 1 if a claim classed exact is not reproduced")
@@ -42,6 +48,18 @@ def _parser():
     archive.add_argument("--config", required=True, help="the resolved config (YAML)")
     archive.add_argument("--out", required=True)
     archive.add_argument("--files", nargs="*", default=[], help="the files to archive")
+    numerics = sub.add_parser("numerics", help="write the numerics sweep against the published digits")
+    numerics.add_argument("--published", required=True)
+    numerics.add_argument("--settings", help="the probe's JSON (order and the settings not run)")
+    numerics.add_argument("--inputs", nargs="*", default=[], help="the sweep's Parquet files")
+    seeds = sub.add_parser("seeds", help="place the published stochastic figures among the seeds")
+    seeds.add_argument("--published", required=True)
+    seeds.add_argument("--over", type=int, help="seeds per published statistic (default 3, the article's)")
+    seeds.add_argument("--inputs", nargs="*", default=[], help="the trainings' main Parquet files")
+    for p in (numerics, seeds):
+        p.add_argument("--csv", required=True)
+        p.add_argument("--md", required=True)
+        p.add_argument("--svg", required=True)
     return parser
 
 
@@ -73,7 +91,8 @@ def draw_figure(args, load):
 def write_ledger(args, load):
     from attnrepro.report import ledger_io
 
-    return ledger_io.write(args.published, load, args.csv, args.md, gate=args.gate)
+    return ledger_io.write(args.published, load, args.csv, args.md, gate=args.gate,
+                           numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence)
 
 
 def check_gate(args):
@@ -112,12 +131,32 @@ def write_archive(args):
     log.info("wrote %s", out)
 
 
+# The evidence modules are imported by name, as the tables and figures are (_product): the
+# report jobs' code inputs (deps.source_files of this module) then leave them out.
+def write_numerics(args):
+    grid = importlib.import_module("attnrepro.report.numerics_grid")
+    return grid.write(args.published, args.inputs, args.csv, args.md, args.svg, args.settings)
+
+
+def write_seeds(args):
+    seeds = importlib.import_module("attnrepro.report.seed_distribution")
+    k = seeds.ARTICLE_SEEDS if args.over is None else args.over
+    return seeds.write(args.published, args.inputs, args.csv, args.md, args.svg, k)
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.command in ("index", "archive", "gate"):
-        return {"index": write_index, "archive": write_archive, "gate": check_gate}[args.command](args) or 0
+    standalone = {
+        "index": write_index,
+        "archive": write_archive,
+        "gate": check_gate,
+        "numerics": write_numerics,
+        "seeds": write_seeds,
+    }
+    if args.command in standalone:
+        return standalone[args.command](args) or 0
     from attnrepro.report.results import Loader
 
     load = Loader(args.inputs)

@@ -1,65 +1,77 @@
 """The ledger's evidence for its round-off and stochastic deviations, in one call.
 
-Two products hold it: the numerics sweep (``snakemake numerics``:
-``results/numerics/ledger_numerics.csv``, which OpenBLAS kernel and NumPy code paths give
-which digits) and the seed distributions (``snakemake seeds --configfile config/seeds.yaml``:
-``results/seeds/seed_distribution.csv``, where each published training figure lies among
-many seeds). :func:`reasons` reads whichever of them exists; :func:`reason_for` gives the
-sentence for one claim, or the command that would produce its evidence.
+Two products hold it: the numerics sweep (``results/numerics/ledger_numerics.csv``: which
+OpenBLAS kernel and NumPy code paths give which digits) and the seed distribution
+(``results/seeds/seed_distribution.csv``: where each published training figure lies among
+many seeds). Each is a named target (``numerics``, ``seeds``); a config switch
+(``numerics.sweep``, ``seed_distribution.build``; both in ``config/evidence.yaml``) adds it
+to the default target and declares its CSV as an input of the ledger, which then cites it.
 
-    from attnrepro.report import evidence
-    found = evidence.reasons("results/numerics/ledger_numerics.csv", "results/seeds/seed_distribution.csv")
-    evidence.reason_for(claim, found)  # -> "published digits 4.441e-16 given by setting ... [results/...]"
+    found = evidence.reasons(numerics_csv="results/numerics/ledger_numerics.csv")
+    table = evidence.annotate(table, claims, found, cited={"numerics"})
 """
 
 from pathlib import Path
 
 from attnrepro.report import ledger_numerics, seed_distribution
 
-NUMERICS_CSV = "results/numerics/ledger_numerics.csv"
-SEEDS_CSV = "results/seeds/seed_distribution.csv"
-MISSING = {
-    "round-off": f"evidence: `snakemake --cores 2 numerics` writes {ledger_numerics.TABLE}",
-    "stochastic": (
-        f"evidence: `snakemake --cores 2 seeds --configfile config/seeds.yaml` writes "
-        f"{seed_distribution.TABLE}; `snakemake --cores 2 numerics` writes {ledger_numerics.TABLE}"
-    ),
+SWITCH = "`snakemake --cores 2 --configfile config/evidence.yaml` makes the ledger cite it"
+BUILDS = {
+    "numerics": f"`snakemake --cores 2 numerics` writes {ledger_numerics.TABLE}",
+    "seeds": f"`snakemake --cores 2 seeds` writes {seed_distribution.TABLE}",
 }
+# the products that hold evidence for a claim of each class, the first one first
+EVIDENCE = {"round-off": ("numerics",), "stochastic": ("seeds", "numerics")}
 
 
-def reasons(numerics_csv=NUMERICS_CSV, seeds_csv=SEEDS_CSV):
-    """{claim id: evidence sentence(s)} from the products that exist (an absent one adds nothing).
-    A claim in both gets both sentences, the seed distribution first."""
+def _read(path, reader):
+    if path is None:
+        return None
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"evidence product {path} does not exist")
+    return reader(path)
+
+
+def reasons(numerics_csv=None, seeds_csv=None):
+    """{claim id: evidence sentence(s)} from the products given (None: not part of the run).
+    A claim in both gets both sentences, the seed distribution's first."""
     out = {}
-    seeds = seed_distribution.read(seeds_csv) if seeds_csv and Path(seeds_csv).is_file() else None
-    sweep = ledger_numerics.read(numerics_csv) if numerics_csv and Path(numerics_csv).is_file() else None
+    seeds = _read(seeds_csv, seed_distribution.read)
+    sweep = _read(numerics_csv, ledger_numerics.read)
     if seeds is not None and len(seeds):
-        for claim_id, text in seed_distribution.reasons(seeds).items():
-            out[claim_id] = text
+        out.update(seed_distribution.reasons(seeds))
     if sweep is not None and len(sweep):
         for claim_id, text in ledger_numerics.reasons(sweep).items():
             out[claim_id] = f"{out[claim_id]}; {text}" if claim_id in out else text
     return out
 
 
-def reason_for(claim, found):
+def reason_for(claim, found, cited=()):
     """The evidence sentence for ``claim`` (a ledger.Claim, or anything with ``id`` and ``cls``):
-    from ``found`` (:func:`reasons`), else the command that produces it (round-off and
-    stochastic claims only), else ""."""
+    from ``found`` (:func:`reasons`); else, for a round-off or stochastic claim, what the
+    products in ``cited`` lack and the commands that build the others; else ""."""
     if claim.id in found:
         return found[claim.id]
-    return MISSING.get(claim.cls, "")
+    products = EVIDENCE.get(claim.cls, ())
+    if not products:
+        return ""
+    lacking = [p for p in products if p in cited]
+    absent = [p for p in products if p not in cited]
+    parts = [f"no row in the {p} evidence" for p in lacking]
+    if absent:
+        parts.append("evidence: " + "; ".join(BUILDS[p] for p in absent) + f" ({SWITCH})")
+    return "; ".join(parts)
 
 
-def annotate(table, claims, found):
+def annotate(table, claims, found, cited=()):
     """The ledger ``table`` (ledger.evaluate) with the evidence appended to the reason of every
     round-off or stochastic claim that is not reproduced digit for digit."""
     by_id = {c.id: c for c in claims}
     out = table.copy()
     for i, row in out.iterrows():
         claim = by_id.get(row["id"])
-        if claim is None or row["class"] not in MISSING or row["verdict"] == "reproduced":
+        if claim is None or row["class"] not in EVIDENCE or row["verdict"] == "reproduced":
             continue
-        extra = reason_for(claim, found)
+        extra = reason_for(claim, found, cited)
         out.at[i, "reason"] = "; ".join(p for p in (row["reason"], extra) if p)
     return out

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from attnrepro import plan
+from attnrepro import numerics, plan
 from attnrepro.report import catalog
 
 CAPTIONS = Path(__file__).resolve().parents[3] / "workflow" / "report"
@@ -14,6 +14,49 @@ def _caption(name):
         return ""
     text = " ".join(path.read_text().split())
     return text.split(". ")[0].rstrip(".") + "."
+
+
+def _rel(path):
+    return path.removeprefix(f"{plan.RESULTS}/")
+
+
+# The ledger's evidence (workflow/rules/numerics.smk): per product, its title, the caption of
+# each file (workflow/report/<name>.rst), the target that builds it and the switch that adds it
+# to the default run.
+EVIDENCE = {
+    "numerics": ("Numerics sweep", catalog.NUMERICS_PRODUCTS,
+                 {"csv": "ledger_numerics", "md": "ledger_numerics", "svg": "ledger_numerics_grid"},
+                 "numerics", "numerics.sweep: true"),
+    "seeds": ("Seed distributions", catalog.SEED_PRODUCTS,
+              {"csv": "seed_distribution", "md": "seed_distribution", "svg": "seed_distribution_points"},
+              "seeds", "seed_distribution.build: true"),
+}
+
+
+def _evidence_lines(config):
+    """One line per evidence file the config switches on; one line per product it does not."""
+    on = catalog.evidence(config)
+    out = []
+    for name, (title, products, captions, target, switch) in EVIDENCE.items():
+        if name not in on:
+            stem = _rel(products["csv"]).rsplit(".", 1)[0]
+            out.append(f"- {title} (`{stem}.{{{','.join(products)}}}`): not part of this run; "
+                       f"`snakemake --cores 2 {target}` builds it, "
+                       f"`{switch}` in the config adds it to the run.")
+            continue
+        for key, path in on[name].items():
+            out.append(f"- `{_rel(path)}`: {_caption(captions[key])}")
+        if name == "numerics":
+            out.append(f"- `{_rel(numerics.SETTINGS_FILE)}`: the numerics settings this machine accepts "
+                       "(the `numerics_settings` probe).")
+            sweep = f"{_rel(numerics.ROOT)}/<setting>/data/<article>/<experiment>/<case>[.<table>].parquet"
+            out.append(f"- `{sweep}`: the sweep's data, one folder per setting, laid out as `data/` "
+                       "(the cases of `numerics.cases`).")
+        else:
+            trainings = _rel(plan.output_path("train", "<task>-L<L>-seed<seed>"))
+            out.append(f"- `{trainings}`: the trainings it reads (`train.lengths` x "
+                       "`seed_distribution.seeds`; the grid's own cases are the same files).")
+    return out
 
 
 def lines(config):
@@ -32,5 +75,6 @@ def lines(config):
         for path in plan.experiment_outputs(exp_id, config):
             rel = path.removeprefix(f"{plan.RESULTS}/")
             out.append(f"- `{rel}`: {exp.id}, article {exp.article}, \"{exp.listing}\"")
+    out += ["", "## Evidence for the ledger", "", *_evidence_lines(config)]
     out += ["", "## Logs", "", "- `logs/<article>/<experiment>/<case>.log`, `logs/report/<name>.log`: each job's log.", ""]
     return "\n".join(out)

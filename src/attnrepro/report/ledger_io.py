@@ -5,7 +5,7 @@ import logging
 import yaml
 
 from attnrepro import io
-from attnrepro.report import ledger
+from attnrepro.report import evidence, ledger
 
 log = logging.getLogger("attnrepro.report")
 
@@ -53,8 +53,14 @@ def markdown(table):
     return "\n".join(lines)
 
 
-def write(published_path, load, csv_path, md_path, gate=False):
-    table = ledger.evaluate(load_claims(published_path), load)
+def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None, seeds_csv=None):
+    """Evaluate every claim; a round-off or stochastic deviation's reason cites the evidence
+    products given (the numerics sweep's and the seed distribution's CSV), or says which
+    target builds them."""
+    claims = load_claims(published_path)
+    found = evidence.reasons(numerics_csv, seeds_csv)
+    cited = {name for name, path in (("numerics", numerics_csv), ("seeds", seeds_csv)) if path}
+    table = evidence.annotate(ledger.evaluate(claims, load), claims, found, cited)
     with io.atomic_path(csv_path) as tmp:
         table.to_csv(tmp, index=False)
     io.write_text(md_path, markdown(table))

@@ -1,7 +1,7 @@
 """Each published stochastic figure of article 001's trainings, placed among many seeds.
 
 The article prints, per task and L, the mean and the minimum over 3 seeds of the per-token
-and per-sequence accuracies. With the grid widened to N seeds (``config/seeds.yaml``, 20 per
+and per-sequence accuracies. With the grid widened to N seeds (``seed_distribution.seeds``, 20 per
 L), a published figure is placed twice:
 
 - among the N per-seed values: its percentile (mid-rank: the share of values below it,
@@ -17,15 +17,13 @@ The claims come from ``config/published.yaml``: the stochastic ones whose source
 table (one row per claim), an SVG (per-token and per-sequence accuracy by L, every seed a
 point, the published mean and minimum marked), and :func:`reason_for`, the ledger's sentence.
 
-    python -m attnrepro.report.seed_distribution --published config/published.yaml \
+    python -m attnrepro.report seeds --published config/published.yaml \
         --csv s.csv --md s.md --svg s.svg --inputs results/data/001/train/sort-L*-seed*.parquet
 """
 
-import argparse
 import itertools
 import logging
 import math
-import sys
 
 import numpy as np
 import pandas as pd
@@ -343,24 +341,3 @@ def write(published_path, paths, csv_path, md_path, svg_path, k=ARTICLE_SEEDS):
     render.write_figure(draw(table, load("train"), k), svg_path)
     log.info("seed distributions: %d claims over %d trainings", len(table), len(paths))
     return 0
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="attnrepro.report.seed_distribution", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--published", required=True)
-    parser.add_argument("--csv", required=True)
-    parser.add_argument("--md", required=True)
-    parser.add_argument("--svg", required=True)
-    parser.add_argument("--over", type=int, default=ARTICLE_SEEDS, help="seeds per published statistic (3)")
-    parser.add_argument("--inputs", nargs="*", default=[], help="the trainings' main Parquet files")
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s"
-    )
-    return write(args.published, args.inputs, args.csv, args.md, args.svg, args.over)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
