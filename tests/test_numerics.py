@@ -3,6 +3,7 @@
 import copy
 import itertools
 import os
+import shutil
 import subprocess
 import sys
 
@@ -14,7 +15,7 @@ import yaml
 from attnrepro import config as cfg
 from attnrepro import io, numerics, plan
 from attnrepro.report import (
-    catalog, evidence, ledger, ledger_io, ledger_numerics, numerics_grid, results, seed_distribution,
+    catalog, evidence, ledger, ledger_numerics, numerics_grid, results, seed_distribution,
 )
 
 from conftest import REPO, copy_repo, planned_jobs, snakemake
@@ -426,7 +427,7 @@ def test_rule_all_builds_the_evidence_only_when_switched_on_and_the_ledger_cites
 
 
 def test_the_ledger_cites_the_evidence_it_is_given(small_run, tmp_path):
-    claims = ledger_io.load_claims(REPO / "config/published.yaml")
+    claims = ledger.load_claims(REPO / "config/published.yaml")
     grad = next(c for c in claims if c.id == "001.grad_check.post-ln.eps-1e-06")
     by_setting = {
         name: FakeLoad({("grad_check", "main"): pd.DataFrame({
@@ -511,3 +512,24 @@ def test_evidence_is_appended_to_roundoff_and_stochastic_deviations_only():
         "x",
         "",
     ]
+
+
+def test_seeds_target_then_the_ledger_cites_it_without_rerunning_anything_else(small_run, tmp_path):
+    root = tmp_path / "run"
+    shutil.copytree(small_run, root, symlinks=True)  # keeps the times: nothing is out of date
+    built = snakemake(root, "seeds")
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert planned_jobs(built) == {"train_case": 3, "seed_distribution": 1, "seeds": 1}
+    table = pd.read_csv(root / "results/seeds/seed_distribution.csv")
+    assert len(table) and set(table["L"]) == {6} and set(table["n_seeds"]) == {4}
+    assert set(table["subsets"]) == {4}  # every set of 3 of the 4 seeds
+    (root / "on.yaml").write_text("seed_distribution:\n  build: true\n")
+    cited = snakemake(root, configfile="config/small.yaml on.yaml")
+    assert cited.returncode == 0, cited.stderr[-3000:]
+    assert set(planned_jobs(cited)) <= {"ledger", "index", "config_resolved", "all"}
+    assert "ledger" in planned_jobs(cited)
+    ledger_table = pd.read_csv(root / "results/ledger.csv", dtype=str, keep_default_na=False)
+    placed = ledger_table[ledger_table["id"].isin(table["id"]) & (ledger_table["verdict"] != "reproduced")]
+    assert len(placed) and placed["reason"].str.contains("results/seeds/seed_distribution.md", regex=False).all()
+    index = (root / "results/README.md").read_text()
+    assert "`seeds/seed_distribution.csv`" in index

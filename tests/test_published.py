@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from attnrepro import plan
-from attnrepro.report import ledger, ledger_io
+from attnrepro.report import ledger
 from attnrepro.report.results import Loader
 
 from conftest import REPO
@@ -16,7 +16,7 @@ PUBLISHED = REPO / "config" / "published.yaml"
 
 @pytest.fixture(scope="module")
 def claims():
-    return ledger_io.load_claims(PUBLISHED)
+    return ledger.load_claims(PUBLISHED)
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import yaml
 
 CLASSES = ("exact", "round-off", "stochastic", "machine-bound")
 VERDICTS = ("reproduced", "within tolerance", "differs", "missing")
@@ -70,6 +71,18 @@ class Claim:
         if klass not in CLASSES:
             raise ValueError(f"claim {known.get('id')}: class must be one of {CLASSES}, got {klass!r}")
         return cls(cls=klass, extra=d, **known)
+
+
+def load_claims(path):
+    """The claims of ``config/published.yaml`` (refused when two share an id)."""
+    with open(path) as fh:
+        entries = yaml.safe_load(fh)["claims"]
+    claims = [Claim.from_dict(e) for e in entries]
+    ids = [c.id for c in claims]
+    duplicated = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicated:
+        raise ValueError(f"duplicated claim ids in {path}: {', '.join(duplicated)}")
+    return claims
 
 
 def _normalise(text):

@@ -2,23 +2,10 @@
 
 import logging
 
-import yaml
-
 from attnrepro import io
 from attnrepro.report import evidence, ledger
 
 log = logging.getLogger("attnrepro.report")
-
-
-def load_claims(path):
-    with open(path) as fh:
-        entries = yaml.safe_load(fh)["claims"]
-    claims = [ledger.Claim.from_dict(e) for e in entries]
-    ids = [c.id for c in claims]
-    duplicated = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicated:
-        raise ValueError(f"duplicated claim ids in {path}: {', '.join(duplicated)}")
-    return claims
 
 
 def summary_line(counts):
@@ -57,7 +44,7 @@ def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None
     """Evaluate every claim; a round-off or stochastic deviation's reason cites the evidence
     products given (the numerics sweep's and the seed distribution's CSV), or says which
     target builds them."""
-    claims = load_claims(published_path)
+    claims = ledger.load_claims(published_path)
     found = evidence.reasons(numerics_csv, seeds_csv)
     cited = {name for name, path in (("numerics", numerics_csv), ("seeds", seeds_csv)) if path}
     table = evidence.annotate(ledger.evaluate(claims, load), claims, found, cited)

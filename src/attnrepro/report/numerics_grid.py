@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnrepro import io
-from attnrepro.report import ledger_io, render
+from attnrepro.report import ledger, render
 from attnrepro.report.ledger_numerics import (
     COLUMNS,
     describe,
@@ -184,7 +184,7 @@ def write(published_path, paths, csv_path, md_path, svg_path, settings_path=None
     probe = json.loads(Path(settings_path).read_text()) if settings_path else None
     order = [r["setting"] for r in probe["settings"] if r["kept"]] if probe else None
     by_setting = loaders(paths)
-    claims = swept_claims(ledger_io.load_claims(published_path), by_setting)
+    claims = swept_claims(ledger.load_claims(published_path), by_setting)
     long = evaluate(claims, by_setting, order) if claims else pd.DataFrame(columns=COLUMNS)
     with io.atomic_path(csv_path) as tmp:
         long.to_csv(tmp, index=False)

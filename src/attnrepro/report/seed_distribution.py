@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from attnrepro import io
-from attnrepro.report import ledger, ledger_io, render, results
+from attnrepro.report import ledger, render, results
 
 log = logging.getLogger("attnrepro.report")
 ARTICLE_SEEDS = 3  # "mean over 3 seeds" (001, the results table of the trainings)
@@ -333,7 +333,7 @@ def _seed_count(frame):
 
 def write(published_path, paths, csv_path, md_path, svg_path, k=ARTICLE_SEEDS):
     load = results.Loader(paths)
-    table = evaluate(ledger_io.load_claims(published_path), load, k)
+    table = evaluate(ledger.load_claims(published_path), load, k)
     with io.atomic_path(csv_path) as tmp:
         table.to_csv(tmp, index=False)
     empty = "# Seed distributions\n\nNo stochastic claim of the published values reads these trainings.\n"
