@@ -56,6 +56,7 @@ def job_seconds(root, cores):
 
 
 def copy_repo(root):
+    root.mkdir(parents=True)
     for name in COPIED:
         src = REPO / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
