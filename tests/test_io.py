@@ -39,3 +39,16 @@ def test_existing_file_survives_a_failed_rewrite(tmp_path, monkeypatch):
         io.write_parquet(pd.DataFrame({"a": [2]}), target, {})
     assert io.read_parquet(target)["a"].tolist() == [1]
     assert [p.name for p in tmp_path.iterdir()] == ["out.parquet"]
+
+
+def test_results_get_the_mode_of_an_ordinary_file(tmp_path):
+    # mkstemp creates 0600 files: results shared on a cluster must follow the umask instead
+    import os
+
+    old = os.umask(0o022)
+    try:
+        parquet = io.write_parquet(pd.DataFrame({"a": [1]}), tmp_path / "x.parquet", {})
+        text = io.write_text(tmp_path / "x.md", "# x\n")
+    finally:
+        os.umask(old)
+    assert oct(parquet.stat().st_mode & 0o777) == oct(0o644) == oct(text.stat().st_mode & 0o777)

@@ -9,12 +9,10 @@ that folder checks every file).
 import hashlib
 import io as _io
 import json
-import os
 import tarfile
-import tempfile
 from pathlib import Path
 
-from attnrepro import provenance
+from attnrepro import io, provenance
 
 
 def sha256(path):
@@ -56,17 +54,10 @@ def write(out, files, config_text, root="."):
     }
     lines = [f"{sha256(root / f)}  {f}" for f in sorted(map(str, files))]
     lines += [f"{hashlib.sha256(data).hexdigest()}  {name}" for name, data in extras.items()]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh, tarfile.open(fileobj=fh, mode="w:gz") as tar:
-            for f in sorted(map(str, files)):
-                tar.add(root / f, arcname=f"{top}/{f}", recursive=False)
-            for name, data in extras.items():
-                _add_bytes(tar, f"{top}/{name}", data)
-            _add_bytes(tar, f"{top}/MANIFEST.sha256", ("\n".join(lines) + "\n").encode())
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with io.atomic_path(out) as tmp, tarfile.open(tmp, mode="w:gz") as tar:
+        for f in sorted(map(str, files)):
+            tar.add(root / f, arcname=f"{top}/{f}", recursive=False)
+        for name, data in extras.items():
+            _add_bytes(tar, f"{top}/{name}", data)
+        _add_bytes(tar, f"{top}/MANIFEST.sha256", ("\n".join(lines) + "\n").encode())
     return out

@@ -24,17 +24,18 @@ def write_parquet(df, path, provenance):
     meta = dict(table.schema.metadata or {})
     meta[KEY] = json.dumps(provenance, default=str, sort_keys=True).encode()
     table = table.replace_schema_metadata(meta)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            pq.write_table(table, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        pq.write_table(table, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
     return path
+
+
+def _file_mode():
+    """The mode a plain ``open(path, "w")`` gives under this process's umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def atomic_path(path):
@@ -49,6 +50,7 @@ def atomic_path(path):
         os.close(fd)
         try:
             yield Path(tmp)
+            os.chmod(tmp, _file_mode())  # mkstemp's 0600 would hide results from the group
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
