@@ -31,6 +31,12 @@ def claim(published, cls, column, where=None, experiment="sweep", **kw):
     })
 
 
+def sort_mean(published, **kw):
+    """A stochastic claim on the mean sort accuracy over the three seeds of RESULTS."""
+    return claim(published, "stochastic", "acc", {"task": "sort"}, experiment="train",
+                 source={"reduce": "mean"}, **kw)
+
+
 def verdict_of(c):
     return ledger.evaluate([c], load).iloc[0]
 
@@ -55,18 +61,15 @@ def test_roundoff_is_judged_by_tolerance_not_digits():
 
 
 def test_stochastic_inside_and_outside_the_seed_spread():
-    inside = verdict_of(claim("0.955", "stochastic", "acc", {"task": "sort"}, experiment="train",
-                              source={"reduce": "mean"}))
+    inside = verdict_of(sort_mean("0.955"))
     assert (inside.verdict, inside.reproduced) == ("within tolerance", "0.967")
     assert "range over 3 seeds: 0.95 to 0.99" in inside.reason
-    outside = verdict_of(claim("0.999", "stochastic", "acc", {"task": "sort"}, experiment="train",
-                               source={"reduce": "mean"}))
+    outside = verdict_of(sort_mean("0.999"))
     assert outside.verdict == "differs" and "outside" in outside.reason
 
 
 def test_stochastic_value_given_by_the_article_code_here():
-    row = verdict_of(claim("0.981", "stochastic", "acc", {"task": "sort"}, experiment="train",
-                           source={"reduce": "mean"}, here="0.967"))
+    row = verdict_of(sort_mean("0.981", here="0.967"))
     assert row.verdict == "within tolerance" and "article's own code gives 0.967" in row.reason
 
 
@@ -132,15 +135,12 @@ def test_numpy_printed_values_compare_at_their_rounding():
 
 
 def test_stochastic_interval_overlapping_the_statistic_or_the_spread():
-    inside = verdict_of(claim("95-98%", "stochastic", "acc", {"task": "sort"}, experiment="train",
-                              source={"reduce": "mean"}))
+    inside = verdict_of(sort_mean("95-98%"))
     assert (inside.verdict, inside.reproduced) == ("within tolerance", "97%")
     assert "lies in the published interval" in inside.reason
-    spread = verdict_of(claim("98-99%", "stochastic", "acc", {"task": "sort"}, experiment="train",
-                              source={"reduce": "mean"}))
+    spread = verdict_of(sort_mean("98-99%"))
     assert spread.verdict == "within tolerance" and "overlaps the range over 3 seeds" in spread.reason
-    outside = verdict_of(claim("99.5-99.9%", "stochastic", "acc", {"task": "sort"}, experiment="train",
-                               source={"reduce": "mean"}))
+    outside = verdict_of(sort_mean("99.5-99.9%"))
     assert outside.verdict == "differs" and "outside the range" in outside.reason
 
 

@@ -129,6 +129,13 @@ def _env():
     return env
 
 
+def _run_multihead_shapes(setting, out, timeout=120):
+    """`python -m attnrepro run multihead_shapes --numerics SETTING --out OUT`, as a job runs it."""
+    cmd = [sys.executable, "-m", "attnrepro", "run", "multihead_shapes",
+           "--numerics", setting, "--out", str(out)]
+    return subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=timeout)
+
+
 @pytest.fixture(scope="module")
 def probed():
     """The default setting and, when this machine has one, a setting with another kernel."""
@@ -159,24 +166,8 @@ def test_a_job_records_the_kernel_it_really_ran(probed, tmp_path):
     kernels = {}
     for row in (default, other):
         out = tmp_path / row["setting"] / "m.parquet"
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "attnrepro",
-                "run",
-                "multihead_shapes",
-                "--numerics",
-                row["setting"],
-                "--out",
-                str(out),
-            ],
-            cwd=REPO,
-            env=_env(),
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
+        proc = _run_multihead_shapes(row["setting"], out)
+        assert proc.returncode == 0, proc.stderr[-2000:]
         table = io.read_parquet(out.with_name("m.permutation.parquet"))
         assert set(table["numerics"]) == {row["setting"]}
         assert set(table["numerics_openblas_coretype"]) == {row["openblas_coretype"]}
@@ -190,24 +181,7 @@ def test_a_job_records_the_kernel_it_really_ran(probed, tmp_path):
 
 
 def test_cli_refuses_a_setting_the_config_does_not_name(tmp_path):
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "attnrepro",
-            "run",
-            "multihead_shapes",
-            "--numerics",
-            "core2-noavx2",
-            "--out",
-            str(tmp_path / "x.parquet"),
-        ],
-        cwd=REPO,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = _run_multihead_shapes("core2-noavx2", tmp_path / "x.parquet", timeout=60)
     assert proc.returncode != 0 and "is not one of the config's" in proc.stderr
     assert not (tmp_path / "x.parquet").exists()
 
