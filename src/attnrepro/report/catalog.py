@@ -155,10 +155,16 @@ NUMERICS_PRODUCTS = {key: f"{plan.RESULTS}/numerics/ledger_numerics.{key}" for k
 SEED_PRODUCTS = {key: f"{plan.RESULTS}/seeds/seed_distribution.{key}" for key in ("csv", "md", "svg")}
 
 
+# name -> (its target, the config switch "<section>.<key>" that adds it to the run)
+EVIDENCE = {"numerics": ("numerics", "numerics.sweep"), "seeds": ("seeds", "seed_distribution.build")}
+EVIDENCE_PRODUCTS = {"numerics": NUMERICS_PRODUCTS, "seeds": SEED_PRODUCTS}
+
+
 def evidence(config):
     """{"numerics": paths, "seeds": paths} of the evidence products the config switches on."""
-    switched = {
-        "numerics": ((config.get("numerics") or {}).get("sweep"), NUMERICS_PRODUCTS),
-        "seeds": ((config.get("seed_distribution") or {}).get("build"), SEED_PRODUCTS),
-    }
-    return {name: products for name, (on, products) in switched.items() if on}
+    out = {}
+    for name, (_, switch) in EVIDENCE.items():
+        section, key = switch.split(".")
+        if (config.get(section) or {}).get(key):
+            out[name] = EVIDENCE_PRODUCTS[name]
+    return out

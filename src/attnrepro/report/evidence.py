@@ -13,12 +13,12 @@ to the default target and declares its CSV as an input of the ledger, which then
 
 from pathlib import Path
 
-from attnrepro.report import ledger_numerics, seed_distribution
+from attnrepro.report import catalog, ledger_numerics, seed_distribution
 
 SWITCH = "`snakemake --cores 2 --configfile config/evidence.yaml` makes the ledger cite it"
 BUILDS = {
-    "numerics": f"`snakemake --cores 2 numerics` writes {ledger_numerics.TABLE}",
-    "seeds": f"`snakemake --cores 2 seeds` writes {seed_distribution.TABLE}",
+    name: f"`snakemake --cores 2 {target}` writes {catalog.EVIDENCE_PRODUCTS[name]['md']}"
+    for name, (target, _) in catalog.EVIDENCE.items()
 }
 # the products that hold evidence for a claim of each class, the first one first
 EVIDENCE = {"round-off": ("numerics",), "stochastic": ("seeds", "numerics")}

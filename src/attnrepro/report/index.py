@@ -20,16 +20,13 @@ def _rel(path):
     return path.removeprefix(f"{plan.RESULTS}/")
 
 
-# The ledger's evidence (workflow/rules/numerics.smk): per product, its title, the caption of
-# each file (workflow/report/<name>.rst), the target that builds it and the switch that adds it
-# to the default run.
+# The ledger's evidence (workflow/rules/numerics.smk): per product, its title and the caption
+# of each file (workflow/report/<name>.rst); its target and switch are catalog.EVIDENCE's.
 EVIDENCE = {
-    "numerics": ("Numerics sweep", catalog.NUMERICS_PRODUCTS,
-                 {"csv": "ledger_numerics", "md": "ledger_numerics", "svg": "ledger_numerics_grid"},
-                 "numerics", "numerics.sweep: true"),
-    "seeds": ("Seed distributions", catalog.SEED_PRODUCTS,
-              {"csv": "seed_distribution", "md": "seed_distribution", "svg": "seed_distribution_points"},
-              "seeds", "seed_distribution.build: true"),
+    "numerics": ("Numerics sweep",
+                 {"csv": "ledger_numerics", "md": "ledger_numerics", "svg": "ledger_numerics_grid"}),
+    "seeds": ("Seed distributions",
+              {"csv": "seed_distribution", "md": "seed_distribution", "svg": "seed_distribution_points"}),
 }
 
 
@@ -37,12 +34,13 @@ def _evidence_lines(config):
     """One line per evidence file the config switches on; one line per product it does not."""
     on = catalog.evidence(config)
     out = []
-    for name, (title, products, captions, target, switch) in EVIDENCE.items():
+    for name, (title, captions) in EVIDENCE.items():
+        products, (target, switch) = catalog.EVIDENCE_PRODUCTS[name], catalog.EVIDENCE[name]
         if name not in on:
             stem = _rel(products["csv"]).rsplit(".", 1)[0]
             out.append(f"- {title} (`{stem}.{{{','.join(products)}}}`): not part of this run; "
                        f"`snakemake --cores 2 {target}` builds it, "
-                       f"`{switch}` in the config adds it to the run.")
+                       f"`{switch}: true` in the config adds it to the run.")
             continue
         for key, path in on[name].items():
             out.append(f"- `{_rel(path)}`: {_caption(captions[key])}")

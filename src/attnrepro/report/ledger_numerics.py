@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from attnrepro.report import ledger, results
+from attnrepro.report import catalog, ledger, results
 
 DEFAULT = "default"
-TABLE = "results/numerics/ledger_numerics.md"  # where the ledger's reasons point
+TABLE = catalog.NUMERICS_PRODUCTS["md"]  # where the ledger's reasons point
 COLUMNS = [
     "id",
     "article",

@@ -29,13 +29,13 @@ import numpy as np
 import pandas as pd
 
 from attnrepro import io
-from attnrepro.report import ledger, render, results
+from attnrepro.report import catalog, ledger, render, results
 
 log = logging.getLogger("attnrepro.report")
 ARTICLE_SEEDS = 3  # "mean over 3 seeds" (001, the results table of the trainings)
 SUBSETS = 100_000  # beyond this many k-subsets, a random sample of this size
 SUBSET_SEED = 0
-TABLE = "results/seeds/seed_distribution.md"  # where the ledger's reasons point
+TABLE = catalog.SEED_PRODUCTS["md"]  # where the ledger's reasons point
 STATISTICS = {"mean": np.mean, "min": np.min, "max": np.max}
 COLUMNS = [
     "id",
