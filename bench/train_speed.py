@@ -3,6 +3,7 @@
     python bench/train_speed.py                       # one training (copy, L = 6, seed 0)
     python bench/train_speed.py --repeats 3 --reference /tmp/article001/art.py
     python bench/train_speed.py --grid --processes 2  # the whole default grid as CLI jobs
+    python bench/train_speed.py --numerics paired --repeats 5  # what the pin costs, paired
 
 A benchmark, not a test: times depend on the machine and on what else runs on it
 (the load average is recorded beside each time). Every training runs in a fresh
@@ -11,8 +12,9 @@ interpreter limited to one BLAS thread; only the training loop is timed.
 article's ``addestra(compito, L, passi=..., seme=...)``; its trainings alternate with ours.
 ``--grid`` runs every case of the config's ``train`` section through the command
 line, ``--processes`` at a time, and reports each job's wall time and the total.
-``--numerics readme`` runs the trainings with numpy's AVX-512 code paths disabled and
-OpenBLAS's Zen kernels, the numerics of the machine kind of shared/seeds/README.md.
+``--numerics`` chooses the trainings' numerics: ``canonical`` (the default: the pin every
+job applies, attnrepro.canonical), ``native`` (the host's own), or ``paired``: each repeat
+runs both, in alternating order, to measure what the pin costs on this machine.
 Writes ``train_speed.parquet`` and ``train_speed.md`` under ``--out``.
 """
 
@@ -29,12 +31,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from attnrepro import threads  # noqa: E402
+from attnrepro import canonical, threads  # noqa: E402
 
 threads.limit(1)  # before numpy
-
-# numpy without its AVX-512 exp/log and OpenBLAS's Zen kernels: the README's machine kind
-README_NUMERICS = {"NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL", "OPENBLAS_CORETYPE": "Zen"}
+NUMERICS = ("canonical", "native", "paired")
 
 
 def _load():
@@ -59,36 +59,45 @@ print(time.perf_counter() - t0)
 """
 
 
-def _timed(code):
+def _environment(numerics):
+    """The environment of a timed interpreter: the pinned variables, or the host's own."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    if numerics == "canonical":
+        canonical.apply(canonical.SETTING, env)
+    return env
+
+
+def _timed(code, numerics):
+    env = _environment(numerics)
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env,
                          check=True, capture_output=True, text=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def time_ours(task, L, seed, steps):
-    return _timed(_OURS.format(task=task, L=L, seed=seed, steps=steps))
+def time_ours(task, L, seed, steps, numerics):
+    return _timed(_OURS.format(task=task, L=L, seed=seed, steps=steps), numerics)
 
 
-def time_reference(path, task, L, seed, steps):
-    return _timed(_REFERENCE.format(path=str(Path(path).resolve()), task=task, L=L, seed=seed, steps=steps))
+def time_reference(path, task, L, seed, steps, numerics):
+    code = _REFERENCE.format(path=str(Path(path).resolve()), task=task, L=L, seed=seed, steps=steps)
+    return _timed(code, numerics)
 
 
 def single(args):
     rows = []
+    variants = ["canonical", "native"] if args.numerics == "paired" else [args.numerics]
     for repeat in range(args.repeats):
-        runs = [("attnrepro", lambda: time_ours(args.task, args.L, args.seed, args.steps))]
+        runs = [(f"attnrepro, {n}", n, time_ours) for n in variants]
         if args.reference:
-            runs.append(("article code",
-                         lambda: time_reference(args.reference, args.task, args.L, args.seed, args.steps)))
-        for who, fn in (runs if repeat % 2 == 0 else runs[::-1]):
+            runs += [(f"article code, {n}", n, lambda *a: time_reference(args.reference, *a)) for n in variants]
+        for who, numerics, fn in (runs if repeat % 2 == 0 else runs[::-1]):
             load = _load()
-            seconds = fn()
-            rows.append({"what": who, "numerics": args.numerics, "task": args.task, "L": args.L,
+            seconds = fn(args.task, args.L, args.seed, args.steps, numerics)
+            rows.append({"what": who, "numerics": numerics, "task": args.task, "L": args.L,
                          "seed": args.seed, "steps": args.steps, "repeat": repeat, "seconds": seconds,
                          "seconds_per_step": seconds / args.steps, "threads": 1,
                          "load_before": load, "load_after": _load()})
-            print(f"{who:<13} {seconds:7.2f} s  ({1e3 * seconds / args.steps:.2f} ms/step, load {load:.2f})",
+            print(f"{who:<24} {seconds:7.2f} s  ({1e3 * seconds / args.steps:.2f} ms/step, load {load:.2f})",
                   flush=True)
     return rows
 
@@ -100,10 +109,11 @@ def grid(args):
     config = cfg.validate(cfg.load(REPO / "config" / "config.yaml"))
     cases = plan.cases("train", config)
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    pin = canonical.NATIVE if args.numerics == "native" else canonical.SETTING
 
     def job(name, params, out):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "attnrepro", "run", "train", "--threads", "1",
+        subprocess.run([sys.executable, "-m", "attnrepro", "run", "train", "--threads", "1", "--pin", pin,
                         "--params-json", json.dumps(params), "--out", str(out / f"{name}.parquet")],
                        cwd=REPO, env=env, check=True, capture_output=True)
         return name, params, time.perf_counter() - t0
@@ -142,7 +152,7 @@ def write(rows, out):
                       "versions": provenance.package_versions(), "finished": provenance.now()})
     summary = df.groupby("what")["seconds"].agg(["count", "min", "median"]).reset_index()
     lines = ["# Training speed, article 001 (one BLAS thread per training)", "",
-             f"Machine: {machine['cpu']}, {machine['cores']} cores; numerics: {df['numerics'].iloc[0]}; "
+             f"Machine: {machine['cpu']}, {machine['cores']} cores; numerics: {', '.join(df['numerics'].unique())}; "
              f"{provenance.now()}.", "",
              "| what | runs | min (s) | median (s) |", "|---|---|---|---|"]
     lines += [f"| {r.what} | {r['count']} | {r['min']:.2f} | {r['median']:.2f} |"
@@ -164,11 +174,11 @@ def main():
                         help="a file defining the article's addestra (kept outside the repository)")
     parser.add_argument("--grid", action="store_true", help="time the whole default train grid as CLI jobs")
     parser.add_argument("--processes", type=int, default=2)
-    parser.add_argument("--numerics", choices=("default", "readme"), default="default")
+    parser.add_argument("--numerics", choices=NUMERICS, default="canonical")
     parser.add_argument("--out", default=str(REPO / "results" / "bench"))
     args = parser.parse_args()
-    if args.numerics == "readme":
-        os.environ.update(README_NUMERICS)  # inherited by the fresh interpreters that train
+    if args.grid and args.numerics == "paired":
+        parser.error("--numerics paired times single trainings, not --grid")
     rows = grid(args) if args.grid else single(args)
     write(rows, Path(args.out))
 

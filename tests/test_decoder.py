@@ -8,15 +8,13 @@ import sys
 import numpy as np
 import pytest
 
+from attnrepro import canonical
 from attnrepro.model import params as model_params
 from attnrepro.model import tasks
 from attnrepro.model.decoder import Arch, forward, loss_and_grads
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The machine kind of shared/seeds/README.md: numpy without its AVX-512 exp/log, OpenBLAS's Zen
-# kernels. On a CPU with AVX-512 these two change the last bits of exp, log and some products.
-README_NUMERICS = {"NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL", "OPENBLAS_CORETYPE": "Zen"}
 
 AUTOGRAD_CASES = [f"post_ln-{a}_scale-{b}_position-{c}"
                   for a in ("false", "true") for b in ("true", "false") for c in ("true", "false")]
@@ -74,8 +72,11 @@ def test_finite_difference_check_at_small_eps_is_roundoff(run_case, case):
 
 
 def _run_in_readme_numerics(experiment, case):
-    env = {**os.environ, **README_NUMERICS, "PYTHONPATH": os.path.join(REPO, "src"),
-           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    """One case in the canonical numerics (attnrepro.canonical), which are those of the machine kind
+    of shared/seeds/README.md: an AVX2 host (OpenBLAS's Haswell kernel, numpy without AVX-512)."""
+    env = {**os.environ, "PYTHONPATH": os.path.join(REPO, "src"), "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1"}
+    canonical.apply(canonical.SETTING, env)
     code = (
         "import json, sys\n"
         "from attnrepro import config, plan\n"

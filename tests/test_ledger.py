@@ -1,9 +1,10 @@
 """The ledger's judgement on small, hand-made tables."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from attnrepro.report import ledger
+from attnrepro.report import evidence, ledger, seed_distribution
 
 RESULTS = {
     ("sweep", "main"): pd.DataFrame({"d_k": [4, 1024], "std": [1.98612, 31.92704], "diff": [3.2e-16, 4.1e-16]}),
@@ -60,17 +61,124 @@ def test_roundoff_is_judged_by_tolerance_not_digits():
     assert big.verdict == "differs"
 
 
-def test_stochastic_inside_and_outside_the_seed_spread():
+def test_without_a_seed_distribution_the_runs_own_seeds_judge_and_the_reason_says_it_is_weaker():
     inside = verdict_of(sort_mean("0.955"))
     assert (inside.verdict, inside.reproduced) == ("within tolerance", "0.967")
     assert "range over 3 seeds: 0.95 to 0.99" in inside.reason
     outside = verdict_of(sort_mean("0.999"))
     assert outside.verdict == "differs" and "outside" in outside.reason
+    for row in (inside, outside):  # never a silent fallback
+        assert "no seed distribution in this run: judged against the run's own seeds only" in row.reason
+        assert "a weaker judgement" in row.reason and "`snakemake --cores 2 seeds` builds it" in row.reason
 
 
-def test_stochastic_value_given_by_the_article_code_here():
-    row = verdict_of(sort_mean("0.981", here="0.967"))
-    assert row.verdict == "within tolerance" and "article's own code gives 0.967" in row.reason
+def test_the_value_the_article_code_gives_here_is_said_but_does_not_decide():
+    row = verdict_of(sort_mean("0.999", here="0.967"))
+    assert row.verdict == "differs" and "article's own code gives 0.967" in row.reason
+
+
+# --- against the seed distribution: 3-seed statistics over many seeds ------------------------
+
+SEEDS = np.linspace(0.96, 0.99, 20)  # 20 seeds of the sort run: 3-seed means within 0.963-0.987
+
+
+def seed_frame(values, **cell):
+    """The trainings of the seed distribution: one row per seed (``cell``: task, L)."""
+    return pd.DataFrame({"task": "sort", **cell, "seed": range(len(values)), "acc": values})
+
+
+def spread_of(claims, frame, tmp_path=None):
+    """The seed distribution that places ``claims`` (through its CSV when ``tmp_path`` is given)."""
+    table = seed_distribution.evaluate(claims, lambda experiment: frame)
+    if tmp_path is None:
+        return seed_distribution.Spread(table)
+    table.to_csv(tmp_path / "seeds.csv", index=False)
+    return evidence.spread(tmp_path / "seeds.csv")
+
+
+def test_a_published_mean_is_judged_by_the_interval_of_3_seed_means_not_by_the_runs_seeds():
+    claims = [sort_mean("0.975"), sort_mean("0.955", here="0.967")]
+    spread = spread_of(claims, seed_frame(SEEDS))
+    inside, outside = (ledger.evaluate([c], load, spread).iloc[0] for c in claims)
+    assert (inside.verdict, inside.reproduced) == ("within tolerance", "0.967")  # the run's own mean
+    assert "of the 1140 means of 3 of the 20 seeds measured here, inside their 95% interval" in inside.reason
+    # 0.955 lies in the range of the run's own seeds (0.95-0.99), yet no 3 of the 20 seeds give it
+    assert (outside.verdict, outside.reproduced) == ("differs", "0.967")
+    assert "outside their 95% interval" in outside.reason and "percentile 0 " in outside.reason
+    assert "article's own code gives 0.967" in outside.reason  # said, not the verdict
+    assert "weaker" not in inside.reason + outside.reason
+
+
+def test_a_claim_the_distribution_does_not_place_falls_back_and_says_so():
+    spread = seed_distribution.Spread(pd.DataFrame(columns=seed_distribution.COLUMNS))
+    row = ledger.evaluate([sort_mean("0.955")], load, spread).iloc[0]
+    assert row.verdict == "within tolerance"
+    assert "the seed distribution does not place this claim: judged against the run's own seeds" in row.reason
+
+
+# --- a published range, row by row ---------------------------------------------------------
+
+ROWS = pd.DataFrame({  # sort, 3 seeds per L: means 0.99 (L = 4), 0.97 (L = 6), 0.95 (L = 8)
+    "task": "sort", "L": [4] * 3 + [6] * 3 + [8] * 3, "seed": [0, 1, 2] * 3,
+    "acc": [0.99, 0.99, 0.99, 0.98, 0.97, 0.96, 0.96, 0.95, 0.94],
+})
+
+
+def rows_load(experiment, table):
+    return ROWS
+
+
+def sort_range(published):
+    """A stochastic range that every L's mean over its seeds must lie in."""
+    return claim(published, "stochastic", "acc", {"task": "sort"}, experiment="train",
+                 source={"reduce": "mean", "per": "L"})
+
+
+def test_a_published_range_holds_when_every_rows_mean_lies_in_it():
+    row = ledger.evaluate([sort_range("0.94-0.995")], rows_load).iloc[0]
+    assert (row.verdict, row.reproduced) == ("within tolerance", "0.950-0.990")
+    assert "every row lies in the published range" in row.reason
+    assert "L = 8: 0.950 (mean over 3 seeds)" in row.reason
+    share = ledger.evaluate([sort_range("95-99%")], rows_load).iloc[0]
+    assert (share.verdict, share.reproduced) == ("within tolerance", "95-99%")
+
+
+def test_one_row_outside_the_published_range_makes_it_differ_and_is_named():
+    # the mean pooled over L (0.97) lies in 0.96-0.995; the L = 8 row (0.95) does not
+    row = ledger.evaluate([sort_range("0.96-0.995")], rows_load).iloc[0]
+    assert (row.verdict, row.reproduced) == ("differs", "0.950-0.990")
+    assert "L = 8 outside the published range" in row.reason
+    assert "L = 4 outside" not in row.reason and "L = 6 outside" not in row.reason
+    assert "no seed distribution in this run" in row.reason and "`snakemake --cores 2 seeds`" in row.reason
+
+
+@pytest.mark.parametrize("seeds, meets", [
+    (np.linspace(0.93, 0.97, 20), "overlaps"), (np.linspace(0.90, 0.94, 20), "does not overlap"),
+])
+def test_a_row_outside_the_range_says_whether_its_3_seed_interval_meets_it(tmp_path, seeds, meets):
+    placed = claim("0.95", "stochastic", "acc", {"task": "sort", "L": 8}, experiment="train",
+                   source={"reduce": "mean"})
+    spread = spread_of([placed], seed_frame(seeds, L=8), tmp_path)
+    row = ledger.evaluate([sort_range("0.96-0.995")], rows_load, spread).iloc[0]
+    assert row.verdict == "differs"
+    assert "L = 8 outside the published range (its 95% interval of the 1140 means of 3 of 20 seeds" in row.reason
+    assert f"{meets} the range)" in row.reason and "no seed distribution" not in row.reason
+
+
+def test_each_row_outside_is_named_even_where_the_distribution_has_no_interval():
+    placed = claim("0.95", "stochastic", "acc", {"task": "sort", "L": 8}, experiment="train",
+                   source={"reduce": "mean"})
+    spread = spread_of([placed], seed_frame(SEEDS, L=8))
+    row = ledger.evaluate([sort_range("0.975-0.995")], rows_load, spread).iloc[0]
+    assert row.verdict == "differs"
+    assert "L = 6 outside the published range (the seed distribution holds no interval for this row)" \
+        in row.reason
+    assert "L = 8 outside the published range (its 95% interval" in row.reason
+
+
+def test_only_a_stochastic_claim_is_judged_row_by_row():
+    with pytest.raises(ValueError, match="row by row"):
+        claim("0.9-1", "exact", "acc", experiment="train", source={"per": "L"})
 
 
 def test_timing_band_and_missing_results():

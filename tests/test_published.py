@@ -77,6 +77,9 @@ def test_the_published_numbers_are_the_printed_ones(claims):
                ("mean_seconds", "min_ms", "loglog_slope", "time_ratio", "speedup", "train_seconds",
                 "seconds_with_cache", "seconds_without_cache"))
     assert all(c.cls == "stochastic" for c in claims if c.id.startswith("001.train.sort-"))
+    # the prose's ranges hold for every L: checked row by row, not against a mean pooled over L
+    for range_id in ("001.prose.train.sort-token-range", "001.prose.train.sort-sequence-share"):
+        assert by_id[range_id].source["per"] == "L", range_id
 
 
 def test_every_selector_column_exists_in_the_small_run(claims, small_tables):
@@ -88,6 +91,7 @@ def test_every_selector_column_exists_in_the_small_run(claims, small_tables):
                 frames[key] = small_tables(*key)
             columns = set(frames[key].columns)
             wanted = set(source.get("where") or {}) | {source["column"]}
+            wanted |= {source["per"]} if source.get("per") else set()
             assert wanted <= columns, f"{claim.id}: {sorted(wanted - columns)} not in {key}"
 
 

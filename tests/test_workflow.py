@@ -29,6 +29,7 @@ def test_every_file_carries_its_provenance(small_run):
         assert meta["versions"]["numpy"] and meta["started"] <= meta["finished"]
         assert meta["threads"] >= 1 and meta["blas"]
         assert meta["git"].keys() == {"commit", "dirty"}
+        assert meta["numerics"]["canonical"] is True, (path, meta["numerics"])  # numerics.pin reached the job
 
 
 def test_small_config_reaches_the_jobs(small_run):

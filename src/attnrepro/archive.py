@@ -1,9 +1,10 @@
 """A verifiable archive of a run: every output, a SHA-256 manifest, the config and the environment.
 
 The tarball holds one folder ``attnrepro-results-<sha>/`` with ``results/...``,
-``config.resolved.yaml``, ``environment.json`` and ``MANIFEST.sha256`` (the
-``sha256sum`` format: after extraction, ``sha256sum -c MANIFEST.sha256`` inside
-that folder checks every file).
+``config.resolved.yaml``, ``requirements.lock`` (when the run had one), ``environment.json``
+and ``MANIFEST.sha256`` (the ``sha256sum`` format: after extraction, ``sha256sum -c
+MANIFEST.sha256`` inside that folder checks every file). ``python -m attnrepro verify``
+compares such an archive with a run of this machine (see :mod:`attnrepro.verify`).
 """
 
 import hashlib
@@ -44,14 +45,15 @@ def _add_bytes(tar, name, data):
     tar.addfile(info, _io.BytesIO(data))
 
 
-def write(out, files, config_text, root="."):
-    """Write the archive ``out`` holding ``files`` (paths relative to ``root``)."""
+def write(out, files, config_text, root=".", lock_text=None):
+    """Write the archive ``out`` holding ``files`` (paths relative to ``root``), the resolved
+    config and, when given, the lock (``requirements.lock``) the run was installed from."""
     out, root = Path(out), Path(root)
     top = out.name.removesuffix(".tar.gz")
-    extras = {
-        "config.resolved.yaml": config_text.encode(),
-        "environment.json": json.dumps(environment(), indent=2, default=str).encode(),
-    }
+    extras = {"config.resolved.yaml": config_text.encode()}
+    if lock_text is not None:
+        extras["requirements.lock"] = lock_text.encode()
+    extras["environment.json"] = json.dumps(environment(), indent=2, default=str).encode()
     lines = [f"{sha256(root / f)}  {f}" for f in sorted(map(str, files))]
     lines += [f"{hashlib.sha256(data).hexdigest()}  {name}" for name, data in extras.items()]
     with io.atomic_path(out) as tmp, tarfile.open(tmp, mode="w:gz") as tar:

@@ -3,6 +3,7 @@
     python -m attnrepro list
     python -m attnrepro run scale_table --case d_k-64_scaled-true --out /tmp/x.parquet
     python -m attnrepro run train --set steps=200 --set seed=3 --out /tmp/t.parquet
+    python -m attnrepro verify ARCHIVE.tar.gz [--results DIR]   (see attnrepro.verify)
 
 Thread limits (and ``--numerics SETTING``: an OpenBLAS kernel and a NumPy CPU-feature
 mask, see :mod:`attnrepro.numerics`) are applied before NumPy is imported; parameters come from the
@@ -16,7 +17,7 @@ import json
 import logging
 import sys
 
-from attnrepro import threads
+from attnrepro import canonical, threads
 
 log = logging.getLogger("attnrepro")
 
@@ -25,6 +26,10 @@ def _parser():
     parser = argparse.ArgumentParser(prog="attnrepro", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list experiments and their cases under the config")
+    # every word after `verify` (options included) goes to attnrepro.verify's own parser
+    verify = sub.add_parser("verify", add_help=False, prefix_chars="\0",
+                            help="compare an archive of a run with a run here (verify ARCHIVE -h)")
+    verify.add_argument("args", nargs="*")
     run = sub.add_parser("run", help="run one case of one experiment and write Parquet")
     run.add_argument("experiment")
     run.add_argument("--out", required=True, help="Parquet file of the main table")
@@ -37,9 +42,12 @@ def _parser():
                      help="override one key of the experiment's config section (VALUE read as YAML)")
     run.add_argument("--params-json", help="the case's parameters, verbatim, as JSON")
     run.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default 1)")
+    run.add_argument("--pin", choices=canonical.PINS,
+                     help="canonical numerics (attnrepro.canonical): haswell-noavx512, or native to "
+                          "opt out (default: numerics.pin of --config; haswell-noavx512 with --params-json)")
     run.add_argument("--numerics", metavar="SETTING",
-                     help="OpenBLAS kernel and NumPy mask, e.g. sandybridge-noavx512 (default: the "
-                          "machine's own); recorded in numerics_* columns (see attnrepro.numerics)")
+                     help="a numerics-sweep setting instead of the pin: OpenBLAS kernel and NumPy mask, "
+                          "e.g. sandybridge-noavx512; recorded in numerics_* columns (see attnrepro.numerics)")
     for p in (parser, run):
         p.add_argument("--config", default="config/config.yaml", help="config file (YAML)")
     return parser
@@ -97,6 +105,8 @@ def run(args):
     threads.limit(args.threads)  # before anything imports numpy
     if args.numerics:
         _apply_numerics(args.numerics)  # before numpy, too
+    else:
+        pinned = canonical.apply(_pin(args))  # before numpy, too
     from attnrepro import config as cfg
     from attnrepro import io, plan, provenance
 
@@ -109,6 +119,8 @@ def run(args):
         _check_numerics(args.numerics, config)
 
     module = importlib.import_module(exp.module)
+    if not args.numerics:
+        _log_numerics(canonical.check(pinned))  # numpy is loaded: did the pin take effect?
     log.info("%s (article %s, %s) with %s", exp.id, exp.article, exp.listing, json.dumps(params))
     started = provenance.now()
     inputs = _inputs(args, exp, config)
@@ -117,11 +129,38 @@ def run(args):
     meta = provenance.record(exp.id, exp.article, exp.listing, params, started, finished)
     if args.numerics:
         tables, meta = _numerics_recorded(args.numerics, tables, meta)
+    else:
+        meta["numerics"] = _pin_recorded(pinned)
     paths = _table_paths(args, set(tables))
     for name, df in tables.items():
         io.write_parquet(df, paths[name], {**meta, "table": name})
         log.info("wrote %s (%d rows)", paths[name], len(df))
     return 0
+
+
+def _pin(args):
+    """The canonical-numerics pin of this job: --pin, else the config's numerics.pin (read
+    as plain YAML: nothing may import NumPy before the pin is applied)."""
+    if args.pin or args.params_json is not None:
+        return args.pin or canonical.SETTING
+    from attnrepro import config as cfg
+
+    return (cfg.load(args.config).get("numerics") or {}).get("pin", canonical.SETTING)
+
+
+def _log_numerics(record):
+    """One log line: canonical or not (and why), and what the libraries run."""
+    state = "canonical" if record["canonical"] else f"NOT canonical ({record['reason']})"
+    log.info("numerics %s: OpenBLAS %s, NumPy features %s, torch %s", state, record["openblas_kernel"],
+             record["numpy_features"], record["torch_capability"] or "not loaded")
+
+
+def _pin_recorded(pinned):
+    """What the job ran with, read again after the run (torch, where the experiment loaded it)."""
+    record = canonical.check(pinned)
+    if record["torch_capability"] is not None:
+        _log_numerics(record)
+    return record
 
 
 def _apply_numerics(setting):
@@ -152,7 +191,8 @@ def _numerics_recorded(setting, tables, meta):
     log.info("numerics %s: OpenBLAS %s, NumPy features %s", setting, info["openblas_kernel"],
              info["numpy_features"])
     return ({name: df.assign(**columns) for name, df in tables.items()},
-            {**meta, "numerics": {"setting": setting, **info}})
+            {**meta, "numerics": {"setting": setting, "canonical": False,
+                                  "reason": f"numerics-sweep setting {setting}", **info}})
 
 
 def _inputs(args, exp, config):
@@ -183,6 +223,8 @@ def list_experiments(args):
 
 def main(argv=None):
     args = _parser().parse_args(argv)
+    if args.command == "verify":  # by name: the experiment jobs' code inputs leave it out
+        return importlib.import_module("attnrepro.verify").main(args.args)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     from attnrepro.config import ConfigError

@@ -4,6 +4,7 @@ Every error names the key it is about (``train.lengths[2]``), and all errors are
 reported at once, before any job runs.
 """
 
+import importlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,7 +41,15 @@ def schema_errors(config, schema_path=SCHEMA):
     schema = yaml.safe_load(Path(schema_path).read_text())
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
-    return [f"{_key(list(e.absolute_path))}: {e.message}" for e in errors]
+    return [f"{_key(list(e.absolute_path))}: {e.message}{_bound(e)}" for e in errors]
+
+
+def _bound(error):
+    """For a value above its schema's upper bound, what the bound is for (its description)."""
+    description = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if error.validator not in ("maximum", "maxItems", "maxProperties") or not description:
+        return ""
+    return f" ({' '.join(description.split())})"
 
 
 def _divisible(config, section, d_key, h_key):
@@ -150,6 +159,7 @@ def semantic_errors(config):
             errors.append(f"{section}.d: the sinusoidal encoding needs an even width, got {d}")
     errors += _decoder_errors(config)
     errors += _evidence_errors(config)
+    errors += _memory_errors(config)
     return errors
 
 
@@ -158,6 +168,15 @@ def _evidence_errors(config):
     from attnrepro import numerics
 
     return numerics.config_errors(config)
+
+
+def _memory_errors(config):
+    """Every job fits in memory: its estimated peak against memory.limit_gib (default: 80%
+    of this machine's memory), see attnrepro.preflight."""
+    # by name, like `verify` in cli.main: the pre-flight refuses configs and never changes a
+    # result, so deps leaves it out of the jobs' code inputs (editing it reruns no job)
+    preflight = importlib.import_module("attnrepro.preflight")
+    return preflight.errors(config)
 
 
 def validate(config, schema_path=SCHEMA):

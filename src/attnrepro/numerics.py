@@ -58,8 +58,8 @@ KERNELS = (
 # NumPy CPU-feature masks: name -> the NPY_DISABLE_CPU_FEATURES value (NumPy 2.x feature groups)
 MASKS = {
     "default": "",
-    "noavx512": "X86_V4 AVX512_ICL",  # no AVX-512 exp/log/...: AVX2 code paths (X86_V3)
-    "noavx2": "X86_V3 X86_V4 AVX512_ICL",  # the baseline only (SSE4.2, X86_V2)
+    "noavx512": "X86_V4 AVX512_ICL AVX512_SPR",  # no AVX-512 exp/log/...: AVX2 code paths (X86_V3)
+    "noavx2": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",  # the baseline only (SSE4.2, X86_V2)
 }
 ENV = ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES")
 DEFAULT = "default"

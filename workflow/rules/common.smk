@@ -172,7 +172,12 @@ def archive_files(wildcards):
     on = catalog.evidence(config)
     files = all_outputs() + report_outputs() + evidence_all()
     if "seeds" in on:
-        files += seed_trainings()
+        # every table of those trainings: `attnrepro verify` compares every Parquet file
+        files += [
+            plan.output_path("train", case, table)
+            for case in plan.seed_distribution_cases(config)
+            for table in plan.EXPERIMENTS["train"].tables
+        ]
     if "numerics" in on:
         files += [numerics.SETTINGS_FILE, *numerics_data(wildcards)]
     return sorted(set(files))

@@ -38,7 +38,8 @@ for exp in plan.EXPERIMENTS.values():
             experiment=exp.id,
             tables=extra_tables,
             inputs=upstream_inputs(exp.id),
+            pin=NUMERICS["pin"],
         shell:
-            "python -m attnrepro run {params.experiment} --threads {threads}"
+            "python -m attnrepro run {params.experiment} --threads {threads} --pin {params.pin}"
             " --params-json {params.json:q} --out {output.main} {params.tables}"
             " {params.inputs} 2> {log}"

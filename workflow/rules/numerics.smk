@@ -12,8 +12,9 @@
 # and `seed_distribution.seeds` (20; the run's own seeds are the same jobs) and writes
 # results/seeds/seed_distribution.{csv,md,svg}: each published training figure among the seeds.
 #
-# Switches `numerics.sweep` and `seed_distribution.build` (both on in config/evidence.yaml) add
-# a product to `snakemake` (all) and its CSV to the ledger's inputs, which then cites it.
+# Switches `numerics.sweep` and `seed_distribution.build` (both on in config/evidence.yaml; the
+# second also in config/config.yaml) add a product to `snakemake` (all) and its CSV to the
+# ledger's inputs: the ledger cites the sweep, and judges its stochastic claims by the seeds.
 
 
 checkpoint numerics_settings:
@@ -93,8 +94,10 @@ rule numerics_ledger:
     conda:
         CONDA_ENV
     threads: 1
+    params:
+        pin=NUMERICS["pin"],
     shell:
-        "python -m attnrepro.report numerics --published {input.published}"
+        "python -m attnrepro.report --pin {params.pin} numerics --published {input.published}"
         " --settings {input.settings} --csv {output.csv} --md {output.md}"
         " --svg {output.svg} --inputs {input.data} 2> {log}"
 
@@ -130,8 +133,10 @@ rule seed_distribution:
     conda:
         CONDA_ENV
     threads: 1
+    params:
+        pin=NUMERICS["pin"],
     shell:
-        "python -m attnrepro.report seeds --published {input.published}"
+        "python -m attnrepro.report --pin {params.pin} seeds --published {input.published}"
         " --csv {output.csv} --md {output.md} --svg {output.svg}"
         " --inputs {input.data} 2> {log}"
 

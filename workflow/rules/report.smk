@@ -34,9 +34,10 @@ for product in catalog.PRODUCTS.values():
             outputs=lambda wildcards, output: " ".join(
                 f"--{key} {path}" for key, path in output.items()
             ),
+            pin=NUMERICS["pin"],
         shell:
-            "python -m attnrepro.report {params.kind} {params.name} {params.outputs}"
-            " --inputs {input.data} 2> {log}"
+            "python -m attnrepro.report --pin {params.pin} {params.kind} {params.name}"
+            " {params.outputs} --inputs {input.data} 2> {log}"
 
 
 rule ledger:
@@ -60,8 +61,9 @@ rule ledger:
     threads: 1
     params:
         evidence=evidence_options,
+        pin=NUMERICS["pin"],
     shell:
-        "python -m attnrepro.report ledger --published {input.published}"
+        "python -m attnrepro.report --pin {params.pin} ledger --published {input.published}"
         " --csv {output.csv} --md {output.md} {params.evidence}"
         " --inputs {input.data} 2> {log}"
 

@@ -4,7 +4,9 @@ One generator (seed 5) draws the weights of the toy decoder (four matrices per
 layer, layer by layer), then the prompt (prompt x d). Both generations produce
 ``generated`` rows after the prompt; they are timed once each, in that order.
 The maximum deviation between them is round-off; the times are machine-bound,
-their ratio is what transfers.
+their ratio is what transfers. The timed generations run on the job's threads (every core of
+the run, so they vary by machine); the deviation comes from the same two generations run again
+on one BLAS thread, so that its last bits do not depend on the machine's core count.
 
 The memory rows come from the cache formula: this model (T = prompt + generated,
 batch 1, float64) and the realistic configurations of the config's ``realistic``
@@ -16,6 +18,7 @@ Tables: ``main`` (one row), ``memory`` (one row per configuration),
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from attnrepro.experiments._kv_toy import (
     cache_bytes, draw_weights, generate_with_cache, generate_without_cache,
@@ -48,18 +51,26 @@ def memory_rows(params):
     return pd.DataFrame(rows)
 
 
+def deviation(prompt, steps, weights, h):
+    """Max |without cache - with cache| of the two generations, on one BLAS thread."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        without = generate_without_cache(prompt, steps, weights, h)
+        with_cache = generate_with_cache(prompt, steps, weights, h)
+    return float(np.abs(without - with_cache).max())
+
+
 def run(params):
     machine = machine_table()
     weights, prompt = build(params)
     h, steps = params["heads"], params["generated"]
-    without, t_without = timed(generate_without_cache, prompt, steps, weights, h)
+    _, t_without = timed(generate_without_cache, prompt, steps, weights, h)
     with_cache, t_with = timed(generate_with_cache, prompt, steps, weights, h)
 
     main = pd.DataFrame([{
         "seed": params["seed"], "layers": params["layers"], "heads": h, "d": params["d"],
         "prompt": params["prompt"], "generated": steps,
         "rows": with_cache.shape[0],
-        "max_deviation": float(np.abs(without - with_cache).max()),
+        "max_deviation": deviation(prompt, steps, weights, h),
         "seconds_without_cache": t_without,  # machine-bound
         "seconds_with_cache": t_with,  # machine-bound
         "speedup": t_without / t_with,

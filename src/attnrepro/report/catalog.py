@@ -150,7 +150,8 @@ def all_outputs(config):
 
 # The ledger's evidence (workflow/rules/numerics.smk). Each is a named target (`numerics`,
 # `seeds`); a config switch (numerics.sweep, seed_distribution.build) adds it to the default
-# target and makes the ledger cite it.
+# target and to the ledger's inputs (the ledger cites the sweep and judges its stochastic
+# claims by the seed distribution).
 NUMERICS_PRODUCTS = {key: f"{plan.RESULTS}/numerics/ledger_numerics.{key}" for key in ("csv", "md", "svg")}
 SEED_PRODUCTS = {key: f"{plan.RESULTS}/seeds/seed_distribution.{key}" for key in ("csv", "md", "svg")}
 

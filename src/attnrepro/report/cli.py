@@ -17,11 +17,15 @@ import importlib
 import logging
 import sys
 
+from attnrepro import canonical
+
 log = logging.getLogger("attnrepro.report")
 
 
 def _parser():
     parser = argparse.ArgumentParser(prog="attnrepro.report", description=__doc__.split("\n")[0])
+    parser.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING,
+                        help="canonical numerics of the summary statistics (attnrepro.canonical)")
     sub = parser.add_subparsers(dest="command", required=True)
     table = sub.add_parser("table")
     table.add_argument("name")
@@ -36,11 +40,19 @@ def _parser():
     ledger.add_argument("--md", required=True)
     ledger.add_argument("--gate", action="store_true", help="exit 1 if an exact claim is not reproduced")
     ledger.add_argument("--numerics-evidence", help="the numerics sweep's ledger_numerics.csv, to cite")
-    ledger.add_argument("--seed-evidence", help="the seed distribution's seed_distribution.csv, to cite")
+    ledger.add_argument("--seed-evidence",
+                        help="the seed distribution's seed_distribution.csv, to judge stochastic claims by")
     for p in (table, figure, ledger):
         p.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
-    gate = sub.add_parser("gate", help="exit 1 if a claim classed exact is not reproduced")
+    gate = sub.add_parser("gate", help="exit 1 on an empty ledger, a missing claim, an exact claim not "
+                                       "reproduced, non-canonical numerics, or a change from the golden files")
     gate.add_argument("ledger", help="results/ledger.csv")
+    gate.add_argument("--golden", help="the golden files' folder (tests/golden): compare the run with them")
+    gate.add_argument("--data", default="results/data", help="the run's Parquet folder (with --golden)")
+    golden = sub.add_parser("golden", help="write the golden files from a finished canonical run (review the diff)")
+    golden.add_argument("--ledger", default="results/ledger.csv")
+    golden.add_argument("--data", default="results/data")
+    golden.add_argument("--out", default="tests/golden")
     index = sub.add_parser("index", help="write results/README.md")
     index.add_argument("--config", required=True, help="the resolved config (YAML)")
     index.add_argument("--out", required=True)
@@ -77,6 +89,8 @@ def build_table(args, load):
 
     product, module = _product(args.name, "table")
     table = getattr(module, f"build_{product.name}")(load)
+    if (status := _numerics(args)) != "canonical":
+        table.note = f"{table.note} Numerics: {status}.".strip()
     render.write_table(table, args.md, args.csv, title=product.section, article=product.article)
 
 
@@ -85,7 +99,15 @@ def draw_figure(args, load):
 
     product, module = _product(args.name, "figure")
     fig = getattr(module, f"draw_{product.name}")(load)
-    render.write_figure(fig, args.svg)
+    status = _numerics(args)
+    render.write_figure(fig, args.svg, note=None if status == "canonical" else f"Numerics: {status}")
+
+
+def _numerics(args):
+    """'canonical', or which input files ran other numerics (said under the table, in the SVG)."""
+    from attnrepro.report import results
+
+    return results.numerics_status(args.inputs)
 
 
 def write_ledger(args, load):
@@ -96,20 +118,32 @@ def write_ledger(args, load):
 
 
 def check_gate(args):
-    """The fidelity gate of CI on this machine kind: every exact claim reproduced."""
-    import pandas as pd
+    """The fidelity gate of CI (report.golden): the ledger's rules, then the golden files."""
+    from attnrepro.report import golden
 
-    from attnrepro.report import ledger
-
-    table = pd.read_csv(args.ledger, dtype=str, keep_default_na=False)
-    failures = ledger.exact_failures(table)
-    counts = table.groupby(["class", "verdict"]).size().to_string()
-    print(f"ledger: {len(table)} claims\n{counts}")
-    if len(failures):
-        print("exact claims not reproduced:\n" + failures[["id", "published", "reproduced", "verdict"]].to_string())
+    try:
+        table = golden.read_ledger(args.ledger)
+    except FileNotFoundError as error:
+        print(f"gate: {error}")
         return 1
-    print("every exact claim reproduced")
+    if not table.empty:
+        print(f"ledger: {len(table)} claims\n{table.groupby(['class', 'verdict']).size().to_string()}")
+    problems = golden.ledger_problems(table)
+    if args.golden:
+        problems += golden.golden_problems(args.golden, table, args.data)
+    if problems:
+        print(f"gate: {len(problems)} problem(s)\n" + "\n".join(f"  {p}" for p in problems))
+        return 1
+    checked = f"; equal to the golden files in {args.golden}" if args.golden else ""
+    print(f"gate passed: every claim present, every exact claim reproduced, canonical numerics{checked}")
     return 0
+
+
+def write_golden(args):
+    from attnrepro.report import golden
+
+    out = golden.write(args.out, golden.read_ledger(args.ledger), args.data)
+    print(f"wrote {out}/{golden.LEDGER_FILE} and {out}/{golden.TABLES_FILE}: review `git diff {out}`")
 
 
 def write_index(args):
@@ -127,7 +161,9 @@ def write_archive(args):
 
     # the logs and per-job benchmarks are written by Snakemake itself, beside the declared outputs
     records = [str(p) for folder in ("results/logs", "results/benchmarks") for p in Path(folder).rglob("*.*")]
-    out = archive.write(args.out, sorted(set(args.files) | set(records)), Path(args.config).read_text())
+    lock = Path("requirements.lock")  # what `python -m attnrepro verify` compares with its own
+    out = archive.write(args.out, sorted(set(args.files) | set(records)), Path(args.config).read_text(),
+                        lock_text=lock.read_text() if lock.is_file() else None)
     log.info("wrote %s", out)
 
 
@@ -148,10 +184,13 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if "numpy" not in sys.modules:  # a job: pin before numpy loads (in-process callers keep theirs)
+        canonical.apply(args.pin)
     standalone = {
         "index": write_index,
         "archive": write_archive,
         "gate": check_gate,
+        "golden": write_golden,
         "numerics": write_numerics,
         "seeds": write_seeds,
     }

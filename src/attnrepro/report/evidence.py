@@ -1,13 +1,17 @@
-"""The ledger's evidence for its round-off and stochastic deviations, in one call.
+"""The ledger's evidence for its round-off and stochastic claims, in one call.
 
 Two products hold it: the numerics sweep (``results/numerics/ledger_numerics.csv``: which
-OpenBLAS kernel and NumPy code paths give which digits) and the seed distribution
+OpenBLAS kernel and NumPy code paths give which digits), cited in the reason of every
+round-off or stochastic deviation, and the seed distribution
 (``results/seeds/seed_distribution.csv``: where each published training figure lies among
-many seeds). Each is a named target (``numerics``, ``seeds``); a config switch
-(``numerics.sweep``, ``seed_distribution.build``; both in ``config/evidence.yaml``) adds it
-to the default target and declares its CSV as an input of the ledger, which then cites it.
+many seeds), which the stochastic claims are judged against (:func:`spread`, given to
+``ledger.evaluate``; its sentence is the verdict's reason, not appended here). Each is a
+named target (``numerics``, ``seeds``); a config switch (``numerics.sweep``, off by default;
+``seed_distribution.build``, on by default; both on in ``config/evidence.yaml``) adds it to
+the default target and declares its CSV as an input of the ledger.
 
     found = evidence.reasons(numerics_csv="results/numerics/ledger_numerics.csv")
+    table = ledger.evaluate(claims, load, evidence.spread("results/seeds/seed_distribution.csv"))
     table = evidence.annotate(table, claims, found, cited={"numerics"})
 """
 
@@ -20,8 +24,9 @@ BUILDS = {
     name: f"`snakemake --cores 2 {target}` writes {catalog.EVIDENCE_PRODUCTS[name]['md']}"
     for name, (target, _) in catalog.EVIDENCE.items()
 }
-# the products that hold evidence for a claim of each class, the first one first
-EVIDENCE = {"round-off": ("numerics",), "stochastic": ("seeds", "numerics")}
+# the products whose sentences are appended to the reason of a claim of each class (the seed
+# distribution is not among them: it decides the stochastic verdicts, see ledger.judge)
+EVIDENCE = {"round-off": ("numerics",), "stochastic": ("numerics",)}
 
 
 def _read(path, reader):
@@ -32,18 +37,17 @@ def _read(path, reader):
     return reader(path)
 
 
-def reasons(numerics_csv=None, seeds_csv=None):
-    """{claim id: evidence sentence(s)} from the products given (None: not part of the run).
-    A claim in both gets both sentences, the seed distribution's first."""
-    out = {}
-    seeds = _read(seeds_csv, seed_distribution.read)
+def reasons(numerics_csv=None):
+    """{claim id: evidence sentence} from the numerics sweep's CSV (None: not part of the run)."""
     sweep = _read(numerics_csv, ledger_numerics.read)
-    if seeds is not None and len(seeds):
-        out.update(seed_distribution.reasons(seeds))
-    if sweep is not None and len(sweep):
-        for claim_id, text in ledger_numerics.reasons(sweep).items():
-            out[claim_id] = f"{out[claim_id]}; {text}" if claim_id in out else text
-    return out
+    return ledger_numerics.reasons(sweep) if sweep is not None and len(sweep) else {}
+
+
+def spread(seeds_csv=None):
+    """The seed distribution (a seed_distribution.Spread) that the ledger judges its stochastic
+    claims against, from its CSV; None when the run has none (the ledger then says so)."""
+    table = _read(seeds_csv, seed_distribution.read)
+    return None if table is None else seed_distribution.Spread(table)
 
 
 def reason_for(claim, found, cited=()):

@@ -27,27 +27,61 @@ def markdown(table):
     lines.append(counts.reset_index().to_markdown(index=False))
     lines.append("")
     lines.append("Classes: exact (the printed digits must come out), round-off (1e-16 level: judged "
-                 "against a tolerance), stochastic (judged against the spread over seeds), "
+                 "against a tolerance), stochastic (judged against the 95% interval of the 3-seed "
+                 "statistics of the seed distribution, or, where the run has none, against the run's own "
+                 "seeds, as the reason says; a published range row by row, each L's 3-seed mean inside it), "
                  "machine-bound (timings: judged by a band stated before measuring).")
     lines.append("")
+    lines.append(numerics_line(table))
+    lines.append("")
+    off = "numerics" in table.columns and (table["numerics"] != "canonical").any()
     for article, rows in table.groupby("article", sort=True):
         lines.append(f"## Article {article}")
         lines.append("")
         cols = ["id", "section", "claim", "published", "reproduced", "class", "verdict", "reason"]
+        cols += ["numerics"] if off else []
         cells = rows[cols].astype(str).apply(lambda col: col.str.replace("|", "\\|", regex=False))
         lines.append(cells.to_markdown(index=False, disable_numparse=True))  # keep the printed digits
         lines.append("")
     return "\n".join(lines)
 
 
+def numerics_line(table):
+    """One line: whether every claim was computed with the canonical numerics (column numerics)."""
+    if "numerics" not in table.columns:
+        return "Numerics: not recorded."
+    off = int((table["numerics"] != "canonical").sum())
+    if not off:
+        return (f"Numerics: all {len(table)} claims computed with the canonical numerics "
+                "(`numerics.pin`, src/attnrepro/canonical.py): the same bits on every x86-64 host with AVX2.")
+    return (f"Numerics: **{off} of {len(table)} claims computed with non-canonical numerics** (column "
+            "numerics names the files and why): another host may give other last digits.")
+
+
+def numerics_column(claims, load):
+    """Per claim: 'canonical' when every file it reads ran the canonical numerics, else which did
+    not and why (results.Loader.numerics; the selector's ``over`` reads a second table)."""
+    out = []
+    for claim in claims:
+        source = claim.source
+        tables = [(source["experiment"], source.get("table", "main"))]
+        if source.get("over"):
+            over = {"experiment": tables[0][0], "table": tables[0][1], **source["over"]}
+            tables.append((over["experiment"], over["table"]))
+        off = [state for state in dict.fromkeys(load.numerics(*t) for t in tables) if state != "canonical"]
+        out.append("; ".join(off) or "canonical")
+    return out
+
+
 def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None, seeds_csv=None):
-    """Evaluate every claim; a round-off or stochastic deviation's reason cites the evidence
-    products given (the numerics sweep's and the seed distribution's CSV), or says which
-    target builds them."""
+    """Evaluate every claim: the stochastic ones against the seed distribution's CSV when given
+    (else the run's own seeds, as their reasons say); a round-off or stochastic deviation's
+    reason cites the numerics sweep's CSV when given, or says which target builds it."""
     claims = ledger.load_claims(published_path)
-    found = evidence.reasons(numerics_csv, seeds_csv)
-    cited = {name for name, path in (("numerics", numerics_csv), ("seeds", seeds_csv)) if path}
-    table = evidence.annotate(ledger.evaluate(claims, load), claims, found, cited)
+    found = evidence.reasons(numerics_csv)
+    cited = {"numerics"} if numerics_csv else set()
+    table = evidence.annotate(ledger.evaluate(claims, load, evidence.spread(seeds_csv)), claims, found, cited)
+    table["numerics"] = numerics_column(claims, load)
     with io.atomic_path(csv_path) as tmp:
         table.to_csv(tmp, index=False)
     io.write_text(md_path, markdown(table))

@@ -48,10 +48,12 @@ def write_table(table, md_path, csv_path, title="", article=""):
         table.data.to_csv(tmp, index=False)
 
 
-def write_figure(fig, svg_path):
-    """Save ``fig`` as SVG with no date and fixed element ids, so reruns give the same bytes."""
+def write_figure(fig, svg_path, note=None):
+    """Save ``fig`` as SVG with no date and fixed element ids, so reruns give the same bytes;
+    ``note`` (non-canonical numerics) goes into the SVG's description."""
     import matplotlib
 
     matplotlib.rcParams["svg.hashsalt"] = "attnrepro"
+    metadata = {"Date": None, **({"Description": note} if note else {})}
     with io.atomic_path(svg_path) as tmp:
-        fig.savefig(tmp, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        fig.savefig(tmp, format="svg", metadata=metadata, bbox_inches="tight")

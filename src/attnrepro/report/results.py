@@ -40,3 +40,24 @@ class Loader:
             raise FileNotFoundError(f"no results for {experiment} ({table}) among the inputs")
         frames = [io.read_parquet(path).assign(case=case) for case, path in files]
         return pd.concat(frames, ignore_index=True)
+
+    def numerics(self, experiment, table="main"):
+        """'canonical' when every file behind ``self(experiment, table)`` ran the canonical
+        numerics (attnrepro.canonical), else which files did not and why."""
+        return numerics_status([path for _, path in self.files.get((experiment, table), [])])
+
+
+def numerics_status(paths):
+    """'canonical', or 'non-canonical: <file>: <reason>; ...' for the result files ``paths``
+    (a file from before canonical numerics has no record: 'unknown numerics')."""
+    off = []
+    for path in paths:
+        record = io.read_provenance(path).get("numerics")
+        if record is None:
+            off.append(f"{Path(path).name}: unknown numerics (no record)")
+        elif not record.get("canonical"):
+            off.append(f"{Path(path).name}: {record.get('reason') or record.get('setting')}")
+    if not off:
+        return "canonical"
+    shown = "; ".join(off[:3]) + (f"; and {len(off) - 3} more" if len(off) > 3 else "")
+    return f"non-canonical: {shown}"

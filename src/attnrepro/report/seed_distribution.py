@@ -15,7 +15,10 @@ L), a published figure is placed twice:
 The claims come from ``config/published.yaml``: the stochastic ones whose source is the
 ``train`` main table reduced over seeds (mean, min or max). Outputs: a CSV and a Markdown
 table (one row per claim), an SVG (per-token and per-sequence accuracy by L, every seed a
-point, the published mean and minimum marked), and :func:`reason_for`, the ledger's sentence.
+point, the published mean and minimum marked), and :class:`Spread`, what the ledger judges its
+stochastic claims against (:func:`reason_for` is its sentence): a placed claim is within
+tolerance when it lies in the 95% interval, and a published range checked row by row reads
+each row's interval off the claim placed at that row (task, L, column, statistic).
 
     python -m attnrepro.report seeds --published config/published.yaml \
         --csv s.csv --md s.md --svg s.svg --inputs results/data/001/train/sort-L*-seed*.parquet
@@ -198,8 +201,37 @@ def read(path):
     return table
 
 
-def reasons(table):
-    return {i: reason_for(i, table) for i in table["id"]} if len(table) else {}
+class Spread:
+    """The seed distribution (the table of :func:`evaluate` or :func:`read`) as the ledger's
+    yardstick for its stochastic claims."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def placed(self, claim_id):
+        """(inside the 95% interval, the sentence saying where), or None when not placed here."""
+        rows = self.table[self.table["id"] == claim_id]
+        if rows.empty:
+            return None
+        return _true(rows.iloc[0]["inside_interval"]), reason_for(claim_id, self.table)
+
+    def row_interval(self, source, key):
+        """(low, high, what) of the 95% interval of the k-seed statistic (``source['reduce']``) of
+        ``source['column']`` at the row ``source['per'] = key`` of the selection, read off a claim
+        placed there; None when none is. Of the selection's keys only task and L name a row
+        here: the distribution holds full-model trainings over every seed."""
+        cell = {**(source.get("where") or {}), source["per"]: key}
+        t = self.table
+        statistic = t["statistic"].str.startswith(f"{source.get('reduce')} over ")
+        rows = t[(t["column"] == source["column"]) & statistic]
+        for name in ("task", "L"):
+            if name in cell:
+                rows = rows[rows[name].astype(str) == str(cell[name])]
+        if rows.empty:
+            return None
+        r = rows.iloc[0]
+        what = f"{r['subsets']} {r['statistic'].split()[0]}s of {_k(r)} of {r['n_seeds']} seeds"
+        return float(r["interval_low"]), float(r["interval_high"]), what
 
 
 def _k(row):

@@ -1,0 +1,132 @@
+"""Canonical numerics: one pinned setting that every job computes with, so that every
+x86-64 host with AVX2 gives the same bits, whatever its CPU or its environment says.
+
+A job's round-off digits, and over 1500 training steps its sort accuracies, depend on the
+code paths its libraries pick for the host. Measured on this machine kind (AMD EPYC with
+AVX2, no AVX-512; numpy 2.4.6 with OpenBLAS 0.3.31, torch 2.13.0 with MKL 2024.2), each
+variable that can change the bits, and what the pin does with it:
+
+=========================== ================================================ ==========================
+variable                    measured effect                                  pinned to
+=========================== ================================================ ==========================
+``OPENBLAS_CORETYPE``       the BLAS kernel: Sandybridge changes the tables  ``Haswell`` (the AVX2
+                            of a 300-step sort training                      kernel)
+``NPY_DISABLE_CPU_FEATURES`` NumPy's SIMD exp/log/...: AVX-512 paths move the ``X86_V4 AVX512_ICL
+``NPY_ENABLE_CPU_FEATURES`` sort rows (seeds README); AVX2 paths are common  AVX512_SPR`` disabled
+                            to every AVX2 host                               (AVX2, ``X86_V3``);
+                                                                             the other removed
+``ATEN_CPU_CAPABILITY``     torch's kernels: ``default`` changes             ``avx2``
+                            torch_modules' table
+``MKL_CBWR``                torch's BLAS (MKL) picks a code path by CPU      ``COMPATIBLE``
+                            vendor and ISA; ``AVX2`` is honoured on Intel
+                            only (elsewhere MKL falls back to AUTO);
+                            COMPATIBLE is the branch MKL gives on every x86
+``ONEDNN_MAX_CPU_ISA``      oneDNN's code paths (torch)                      ``AVX2``
+``OPENBLAS_L2_SIZE``        none: 256 and 2048 KiB give the bits of unset    left as is, recorded
+thread counts               a training: none (1 or 2 BLAS threads); the      every job has a fixed
+                            key-value cache deviation: 1.554e-14 on one      count (its rule's
+                            thread, 1.599e-14 on two                         threads); kv_cache
+                                                                             computes its deviation
+                                                                             on one thread
+=========================== ================================================ ==========================
+
+:func:`apply` runs before NumPy (or torch) is imported; :func:`check` reads back what the
+libraries really run (the kernel OpenBLAS picked, the features NumPy enabled, torch's CPU
+capability) and returns the record that goes into every file's provenance. A host that cannot
+honour the pin (not x86-64, no AVX2/FMA, or CPU flags that cannot be read before NumPy loads)
+runs native: the job says so in its log and its record says ``canonical: false`` with the
+reason, as does every ledger claim computed from it. Config key ``numerics.pin``:
+``haswell-noavx512`` (the default) or ``native`` (opt out).
+"""
+
+import logging
+import os
+import platform
+import sys
+from pathlib import Path
+
+from attnrepro import numerics
+
+log = logging.getLogger("attnrepro")
+
+SETTING = "haswell-noavx512"  # OpenBLAS Haswell kernel, NumPy without AVX-512: numerics.MASKS
+NATIVE = "native"
+PINS = (SETTING, NATIVE)
+TORCH = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+REMOVED = ("NPY_ENABLE_CPU_FEATURES",)  # would narrow NumPy's features below the pin's
+EXPECTED = {"openblas_kernel": "Haswell", "numpy_features": "X86_V3", "torch_capability": "AVX2"}
+REQUIRED_FLAGS = ("avx2", "fma")  # what the Haswell kernel and NumPy's X86_V3 paths execute
+RECORDED = ("OPENBLAS_L2_SIZE", "MKL_CBWR", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")
+
+
+def cpu_flags(cpuinfo=Path("/proc/cpuinfo")):
+    """The CPU's feature flags from /proc/cpuinfo (None where there is no such file)."""
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    except OSError:
+        return None
+    return None
+
+
+def host_problem(machine=None, flags=None):
+    """Why this host cannot honour the pin, or None when it can."""
+    machine = (machine or platform.machine()).lower()
+    if machine not in ("x86_64", "amd64"):
+        return f"the CPU is {machine}, not x86-64: the pinned kernels do not exist there"
+    flags = cpu_flags() if flags is None else flags
+    if flags is None:
+        return "the CPU flags cannot be read before NumPy loads (no /proc/cpuinfo)"
+    missing = [f for f in REQUIRED_FLAGS if f not in flags]
+    if missing:
+        return f"the CPU lacks {' and '.join(missing)}: the pinned kernels would not run"
+    return None
+
+
+def apply(pin, environ=os.environ, machine=None, flags=None):
+    """Set the pinned variables in ``environ`` (before NumPy is imported) unless the pin is
+    ``native`` or the host cannot honour it; returns the state that :func:`check` completes."""
+    if pin not in PINS:
+        raise ValueError(f"numerics.pin must be one of {', '.join(PINS)}, got {pin!r}")
+    if pin == NATIVE:
+        return {"pin": pin, "applied": False, "reason": "numerics.pin is native: the host's own numerics"}
+    problem = host_problem(machine, flags)
+    if problem:
+        log.warning("numerics: cannot pin %s on this host (%s); running native, outputs marked "
+                    "non-canonical", pin, problem)
+        return {"pin": pin, "applied": False, "reason": f"pin {pin} not honoured: {problem}"}
+    numerics.apply(pin, environ)
+    for key in REMOVED:
+        environ.pop(key, None)
+    environ.update(TORCH)
+    return {"pin": pin, "applied": True, "reason": ""}
+
+
+def torch_capability():
+    """torch's CPU capability where the job imported torch, else None."""
+    torch = sys.modules.get("torch")
+    return torch.backends.cpu.get_cpu_capability() if torch is not None else None
+
+
+def mismatches(effective):
+    """The effective values (kernel, NumPy features, torch capability) that differ from the pin's."""
+    return [
+        f"{key} is {effective[key]!r}, not {wanted!r}"
+        for key, wanted in EXPECTED.items()
+        if effective.get(key) is not None and effective[key] != wanted
+    ]
+
+
+def check(state):
+    """The numerics record of this job, read back from the libraries (call once NumPy, and
+    torch where the job uses it, are loaded): what was asked, what runs, and ``canonical``."""
+    effective = {**numerics.effective(), "torch_capability": torch_capability()}
+    recorded = {key.lower(): os.environ.get(key, "") for key in RECORDED}
+    reason = state["reason"]
+    if state["applied"] and (wrong := mismatches(effective)):
+        reason = f"pin {state['pin']} did not take effect: {'; '.join(wrong)}"
+        log.warning("numerics: %s; outputs marked non-canonical", reason)
+    canonical = state["applied"] and not reason
+    return {"setting": state["pin"] if canonical else NATIVE, "pin": state["pin"],
+            "canonical": canonical, "reason": reason, **effective, **recorded}
