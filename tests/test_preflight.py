@@ -10,7 +10,7 @@ import tracemalloc
 import pytest
 
 from attnrepro import config as cfg
-from attnrepro import plan, preflight
+from attnrepro import estimates, plan, preflight
 
 from conftest import REPO, copy_repo, small_config, snakemake
 
@@ -91,7 +91,7 @@ def test_default_and_small_configs_fit_in_2_gib(default_config):
 
 
 def test_every_experiment_has_an_estimate_of_its_own():
-    assert set(preflight.ESTIMATES) == set(plan.EXPERIMENTS)
+    assert set(estimates.ESTIMATES) == set(plan.EXPERIMENTS)
 
 
 def test_the_default_limit_is_80_percent_of_this_machine():
@@ -143,7 +143,7 @@ def test_the_estimate_is_within_a_stated_factor_of_the_measured_peak(
     """estimate / measured peak lies in [low, high]: never below the peak, at most ``high`` above."""
     cases = plan.cases(experiment_id, default_config)
     params = {**cases[case or next(iter(cases))], **overrides}
-    ratio = preflight.estimate(experiment_id, params) / measured_peak(experiment_id, params)
+    ratio = estimates.estimate(experiment_id, params) / measured_peak(experiment_id, params)
     assert low <= ratio <= high, ratio
 
 
