@@ -15,6 +15,35 @@ sys.path.insert(0, str(REPO / "src"))
 from attnrepro import config as cfg  # noqa: E402
 from attnrepro import plan  # noqa: E402
 
+# --- tests that need something of the environment (a tool, a cluster, an OpenBLAS kernel) -------
+
+# Set (CI sets it for `make test`, .ci/run): a missing tool fails its tests instead of skipping them.
+REQUIRE_ALL = "ATTNREPRO_REQUIRE_ALL"
+
+
+def missing(reason):
+    """Skip the calling test because ``reason`` (what this environment lacks), or, with
+    ATTNREPRO_REQUIRE_ALL=1, fail it with the same reason. Every environment-dependent skip
+    goes through here: directly inside a test, or through the ``needs`` mark below."""
+    if os.environ.get(REQUIRE_ALL, "") not in ("", "0"):
+        pytest.fail(f"{reason} ({REQUIRE_ALL} is set: a missing requirement is a failure)", pytrace=False)
+    pytest.skip(reason)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "needs(reason): reason is None, or what this environment lacks: conftest.missing(reason)"
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """``pytest.mark.needs(reason)`` on a test or a module: ``missing(reason)`` unless reason is
+    None, before any fixture runs (as a skipif mark would)."""
+    for mark in item.iter_markers("needs"):
+        if mark.args and mark.args[0]:
+            missing(mark.args[0])
+
 
 @pytest.fixture(scope="session")
 def default_config():

@@ -54,10 +54,42 @@ def labelled(fig):
 
 def assert_table_complete(table, folder):
     """A built table has rows and a note, and its Markdown and CSV lose no value."""
-    import pandas as pd
-
     assert isinstance(table, render.Table) and len(table.data) and table.note
     render.write_table(table, folder / "t.md", folder / "t.csv")
     text = (folder / "t.md").read_text()
     assert "nan" not in text.lower().split() and "<NA>" not in text and "None" not in text, text
-    assert len(pd.read_csv(folder / "t.csv")) == len(table.data)
+    assert_csv_at_full_precision(table, folder / "t.csv")
+
+
+def float_columns(frame):
+    return [c for c in frame.columns if frame[c].dtype.kind == "f"]
+
+
+def assert_csv_at_full_precision(table, csv_path):
+    """The CSV holds every row and column of ``table.data``, each float bit for bit (it reads back
+    as the same double), and so more digits than the Markdown wherever its format rounds a value;
+    returns the columns where it does."""
+    import numpy as np
+    import pandas as pd
+
+    csv = pd.read_csv(csv_path)  # pandas 3 reads doubles back exactly
+    assert list(csv.columns) == [str(c) for c in table.data.columns] and len(csv) == len(table.data)
+    rounded = []
+    for column in float_columns(table.data):
+        stored = table.data[column].to_numpy(dtype=float)
+        read = csv[str(column)].to_numpy(dtype=float)
+        assert np.array_equal(read, stored, equal_nan=True), (column, read, stored)
+        printed = table.formatted()[column] if column in table.formats else None
+        if printed is not None and any(
+            _number(p) is not None and _number(p) != v for p, v in zip(printed, stored) if np.isfinite(v)
+        ):
+            rounded.append(column)
+    return rounded
+
+
+def _number(text):
+    """The float a Markdown cell prints ("0.4240", "3.33e-16", "3,152,384", "33.26%"), or None."""
+    try:
+        return float(str(text).replace(",", "").removesuffix("%"))
+    except ValueError:
+        return None

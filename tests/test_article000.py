@@ -43,9 +43,10 @@ def test_scale_sweep_regimes(sweep):
 def test_multihead_matches_torch_and_parameter_count(run_case):
     tables = run_case("multihead_vs_torch")
     main, params = tables["main"].iloc[0], tables["params"]
-    # published 1.11e-16 and 1.11e-16: round-off, asserted as round-off
-    assert main.max_abs_diff_output < ROUNDOFF
-    assert main.max_abs_diff_weights < ROUNDOFF
+    # published 1.11e-16 and 1.11e-16: round-off, asserted as round-off; not zero, which is what
+    # a hand-written result compared with itself (or torch with torch) would give
+    assert 0 < main.max_abs_diff_output < ROUNDOFF
+    assert 0 < main.max_abs_diff_weights < ROUNDOFF
     assert params["heads"].tolist() == [1, 4, 16]
     assert params["parameters"].tolist() == [1088, 1088, 1088]
     assert params["formula_parameters"].tolist() == [1088, 1088, 1088]
@@ -57,11 +58,29 @@ def test_permutation_and_rotation(run_case):
     assert table.allclose_with_position.dtype == bool
     main = table.iloc[0]
     assert main["allclose_without_position"]
-    assert main["error_without_position"] < ROUNDOFF  # published 1.1e-16
+    assert 0 < main["error_without_position"] < ROUNDOFF  # published 1.1e-16: round-off shows
     assert not main["allclose_with_position"]
     assert format(main["error_with_position"], ".1e") == "2.1e-01"
     assert (main["positions"], main["frequencies"], main["shift"]) == (30, 8, 5)
-    assert main["rotation_max_error"] < ROUNDOFF  # published 8.9e-16
+    assert 0 < main["rotation_max_error"] < ROUNDOFF  # published 8.9e-16
+
+
+def test_rotation_error_is_the_rotation_of_the_stored_table(run_case):
+    """The rotation's round-off recomputed here, vectorised, from the encoding table the job stored:
+    R_k (sin, cos) of PE(pos) against PE(pos + k), for the first ``positions`` positions."""
+    tables = run_case("permutation_position")
+    main = tables["main"].iloc[0]
+    d, k, n = int(main["d"]), int(main["shift"]), int(main["positions"])
+    pe = tables["encoding"].pivot(index="position", columns="dimension", values="value").to_numpy()
+    omega = np.array([1 / 10000 ** (2 * i / d) for i in range(d // 2)])
+    c, s = np.cos(omega * k), np.sin(omega * k)
+    sin, cos = pe[:n, 0::2], pe[:n, 1::2]
+    error = max(np.abs(c * sin + s * cos - pe[k:n + k, 0::2]).max(),
+                np.abs(c * cos - s * sin - pe[k:n + k, 1::2]).max())
+    assert 0 < error < ROUNDOFF
+    assert main["rotation_max_error"] == pytest.approx(error, rel=0.5, abs=0)  # the same round-off
+    shifted = np.abs(c * sin + s * cos - pe[k + 1:n + k + 1, 0::2]).max()  # against the wrong position
+    assert shifted > 0.01
 
 
 def test_permutation_position_keeps_its_encoding_table(run_case, default_config):

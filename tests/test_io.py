@@ -1,5 +1,7 @@
 """Parquet with provenance, written atomically."""
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -22,7 +24,7 @@ def test_round_trip_keeps_table_and_provenance(tmp_path):
 def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
     target = tmp_path / "out.parquet"
 
-    def explode(table, where):
+    def explode(table, where, **options):
         where.write(b"PAR1 half a file")
         raise KeyboardInterrupt  # as if the job were interrupted mid-write
 
@@ -34,7 +36,7 @@ def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
 
 def test_existing_file_survives_a_failed_rewrite(tmp_path, monkeypatch):
     target = io.write_parquet(pd.DataFrame({"a": [1]}), tmp_path / "out.parquet", {})
-    monkeypatch.setattr(io.pq, "write_table", lambda *a: (_ for _ in ()).throw(OSError("disk full")))
+    monkeypatch.setattr(io.pq, "write_table", lambda *a, **k: (_ for _ in ()).throw(OSError("disk full")))
     with pytest.raises(OSError):
         io.write_parquet(pd.DataFrame({"a": [2]}), target, {})
     assert io.read_parquet(target)["a"].tolist() == [1]
@@ -52,3 +54,197 @@ def test_results_get_the_mode_of_an_ordinary_file(tmp_path):
     finally:
         os.umask(old)
     assert oct(parquet.stat().st_mode & 0o777) == oct(0o644) == oct(text.stat().st_mode & 0o777)
+
+
+# --- integrity: page checksums, the content hash, errors that name the file (issue 12) -----------
+
+def _result(tmp_path, rows=300):
+    import numpy as np
+
+    df = pd.DataFrame({"step": np.arange(rows), "loss": np.random.default_rng(0).random(rows),
+                       "task": ["copy", "sort"] * (rows // 2)})
+    return df, io.write_parquet(df, tmp_path / "001" / "train" / "copy-L6-seed0.parquet", {"params": {"steps": 100}})
+
+
+def _flipped(path, position, bit=0, dest=None):
+    """A copy of ``path`` (or ``path`` itself) with one bit flipped, its mtime kept."""
+    import os
+
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    data[position] ^= 1 << bit
+    dest = dest or path
+    dest.write_bytes(bytes(data))
+    os.utime(dest, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    return dest
+
+
+def _outcome(path, df):
+    """'same' when the file reads back as written, 'corrupt' on CorruptResult; anything else fails."""
+    try:
+        back, meta = io.read_parquet(path), io.read_provenance(path)
+    except io.CorruptResult as error:
+        assert str(path) in str(error) and f"--forcerun {path}" in str(error), error
+        return "corrupt"
+    assert back.equals(df) and meta == {"params": {"steps": 100}}, "a flipped bit was read as data"
+    return "same"
+
+
+def test_no_flipped_bit_is_read_as_data(tmp_path):
+    df, path = _result(tmp_path)
+    size = len(path.read_bytes())
+    outcomes = [_outcome(_flipped(path, pos, pos % 8, tmp_path / "f.parquet"), df) for pos in range(0, size, 5)]
+    assert outcomes.count("corrupt") > 0.7 * len(outcomes)
+
+
+def test_a_flipped_bit_in_a_data_page_fails_its_page_checksum(tmp_path):
+    import pyarrow.parquet as pq
+
+    df, path = _result(tmp_path)
+    chunks = pq.ParquetFile(path).metadata.row_group(0)
+    for i in range(chunks.num_columns):
+        chunk = chunks.column(i)
+        start = chunk.dictionary_page_offset or chunk.data_page_offset
+        for position in (start + chunk.total_compressed_size // 2, start + chunk.total_compressed_size - 3):
+            flipped = _flipped(path, position, 3, tmp_path / "f.parquet")
+            with pytest.raises(io.CorruptResult, match="CRC checksum verification failed"):
+                io.read_parquet(flipped)
+
+
+def test_a_flipped_bit_in_the_footer_fails_the_content_hash(tmp_path):
+    # the footer (schema, column names, key-value metadata) has no page checksum
+    df, path = _result(tmp_path)
+    data = path.read_bytes()
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    for name in (b"step", b"loss", b"task"):  # a column's name in the Thrift schema
+        for bit in range(7):
+            flipped = _flipped(path, data.index(name, footer), bit, tmp_path / "f.parquet")
+            with pytest.raises(io.CorruptResult, match="content does not match the hash recorded at write"):
+                io.read_parquet(flipped)
+
+
+def test_an_altered_provenance_fails_its_digest(tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    df, path = _result(tmp_path)
+    table = pq.read_table(path)
+    meta = dict(table.schema.metadata)
+    meta[io.KEY] = json.dumps({"params": {"steps": 2500}}).encode()  # the integrity record kept
+    pq.write_table(table.replace_schema_metadata(meta), path)
+    for read in (io.read_provenance, io.read_parquet):
+        with pytest.raises(io.CorruptResult, match="its provenance does not match the digest recorded at write"):
+            read(path)
+
+
+def test_truncated_empty_or_foreign_files_stop_the_reader_naming_the_file(tmp_path):
+    df, path = _result(tmp_path)
+    data = path.read_bytes()
+    broken = {"truncated": data[: len(data) // 2], "tail cut": data[:-3], "empty": b""}
+    for name, content in broken.items():
+        bad = tmp_path / f"{name}.parquet"
+        bad.write_bytes(content)
+        for read in (io.read_parquet, io.read_provenance):
+            with pytest.raises(io.CorruptResult) as caught:
+                read(bad)
+            assert str(bad) in str(caught.value) and "corrupt result file" in str(caught.value)
+            assert f"`snakemake --cores N --forcerun {bad}`" in str(caught.value)
+    df.to_parquet(tmp_path / "plain.parquet")  # not written by attnrepro.io: no integrity record
+    with pytest.raises(io.CorruptResult, match="no integrity record"):
+        io.read_parquet(tmp_path / "plain.parquet")
+    assert io.read_parquet(tmp_path / "plain.parquet", require_integrity=False).equals(df)
+    with pytest.raises(FileNotFoundError):  # absent is not corrupt
+        io.read_parquet(tmp_path / "absent.parquet")
+
+
+def test_a_corrupt_result_is_never_a_missing_value_in_the_ledger(tmp_path):
+    # ArrowInvalid is a ValueError, which the ledger reads as "missing": CorruptResult is neither
+    from attnrepro.report import ledger
+    from attnrepro.report.results import Loader
+
+    path = io.write_parquet(pd.DataFrame({"mean_ratio": [0.5]}), tmp_path / "data/001/scale_table/default.parquet", {})
+    claim = ledger.Claim(id="c", article="001", section="s", claim="a ratio", published="0.5", cls="exact",
+                         source={"experiment": "scale_table", "column": "mean_ratio"})
+    assert ledger.evaluate([claim], Loader([path]))["verdict"].tolist() == ["reproduced"]
+    path.write_bytes(path.read_bytes()[:100])
+    assert not issubclass(io.CorruptResult, (ValueError, KeyError, OSError))
+    with pytest.raises(io.CorruptResult, match="default.parquet"):
+        ledger.evaluate([claim], Loader([path]))
+
+
+def test_a_result_written_with_other_parameters_is_stale(tmp_path):
+    planned = {"steps": 400, "seed": 0, "task": "copy"}
+    path = io.write_parquet(pd.DataFrame({"a": [1]}), tmp_path / "data/001/train/copy-L6-seed0.parquet",
+                            {"params": {**planned, "steps": 2500}})
+    with pytest.raises(io.StaleResult) as caught:
+        io.check_params(path, planned)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: written with steps = 2500, but this run's config plans steps = 400")
+    assert f"`snakemake --cores N --forcerun {path}`" in message
+    io.check_params(path, {**planned, "steps": 2500})
+    with pytest.raises(io.StaleResult, match="written with seed = \\(absent\\)"):
+        io.check_params(io.write_parquet(pd.DataFrame({"a": [1]}), tmp_path / "x.parquet",
+                                         {"params": {"steps": 400, "task": "copy"}}), planned)
+    # check_inputs: only the cases the plan names are compared
+    io.check_inputs([path], {"train": {"other-case": planned}})
+    with pytest.raises(io.StaleResult):
+        io.check_inputs([path], {"train": {"copy-L6-seed0": planned}})
+    assert not issubclass(io.StaleResult, (ValueError, KeyError, OSError))
+
+
+# --- a job's tables as one set; temporaries of a killed attempt -----------------------------------
+
+def test_a_jobs_tables_land_as_one_set_main_last(tmp_path, monkeypatch):
+    import os
+
+    paths = {t: tmp_path / f"case{'' if t == 'main' else '.' + t}.parquet" for t in ("main", "curve", "parameters")}
+    renamed = []
+    real_replace = os.replace
+    monkeypatch.setattr(io.os, "replace", lambda a, b: (renamed.append(os.path.basename(b)), real_replace(a, b)))
+    outputs = io.OutputSet(paths)
+    with outputs:
+        for name in paths:
+            outputs.stage(name, pd.DataFrame({"v": [name]}), {"table": name})
+            assert not any(p.exists() for p in paths.values())  # nothing visible before the commit
+        outputs.commit()
+    assert renamed == ["case.curve.parquet", "case.parameters.parquet", "case.parquet"]
+    assert [io.read_parquet(paths[t])["v"][0] for t in paths] == list(paths)
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_failure_between_two_table_writes_leaves_no_complete_looking_set(tmp_path, monkeypatch):
+    import os
+
+    paths = {t: tmp_path / f"case{'' if t == 'main' else '.' + t}.parquet" for t in ("main", "curve")}
+    for name, path in paths.items():  # an earlier, complete set
+        io.write_parquet(pd.DataFrame({"v": ["old"]}), path, {})
+    with pytest.raises(KeyboardInterrupt), io.OutputSet(paths) as outputs:  # killed while staging
+        outputs.stage("main", pd.DataFrame({"v": ["new"]}), {})
+        raise KeyboardInterrupt
+    assert [io.read_parquet(p)["v"][0] for p in paths.values()] == ["old", "old"]
+    assert not list(tmp_path.glob(".*.tmp"))
+    real_replace = os.replace
+
+    def second_rename_fails(a, b):
+        if b == str(paths["main"]) or Path(b) == paths["main"]:
+            raise KeyboardInterrupt  # killed between the renames: curve is new, main not yet
+        return real_replace(a, b)
+
+    monkeypatch.setattr(io.os, "replace", second_rename_fails)
+    with pytest.raises(KeyboardInterrupt), io.OutputSet(paths) as outputs:
+        for name in paths:
+            outputs.stage(name, pd.DataFrame({"v": ["new"]}), {})
+        outputs.commit()
+    assert not paths["main"].exists()  # no main table: the set does not look complete (old main with new curve)
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_job_removes_the_temporaries_of_a_killed_earlier_attempt(tmp_path):
+    own = [tmp_path / "eps-0.0001.parquet", tmp_path / "eps-0.0001.curve.parquet"]
+    left = [tmp_path / ".eps-0.0001.parquet.k2j3.tmp", tmp_path / ".eps-0.0001.curve.parquet.x9.tmp"]
+    other = [tmp_path / ".eps-0.001.parquet.k2j3.tmp", tmp_path / ".eps-0.0001.parquet.x9.tmp.keep"]
+    for path in left + other:
+        path.write_bytes(b"PAR1 half a file")
+    assert sorted(io.remove_leftovers(own)) == sorted(map(str, left))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in other)

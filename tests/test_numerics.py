@@ -1,7 +1,9 @@
 """Issue 7: numerics settings (OpenBLAS kernel x NumPy mask), the sweep's ledger, seed distributions."""
 
 import copy
+import functools
 import itertools
+import json
 import os
 import shutil
 import subprocess
@@ -18,7 +20,7 @@ from attnrepro.report import (
     catalog, evidence, ledger, ledger_numerics, numerics_grid, results, seed_distribution,
 )
 
-from conftest import REPO, copy_repo, planned_jobs, snakemake
+from conftest import REPO, copy_repo, missing, planned_jobs, snakemake
 
 # --- settings -> environment ---------------------------------------------------------------
 
@@ -160,10 +162,23 @@ def test_probe_finds_the_default_kernel(probed):
     assert [(r["kept"], r["duplicate_of"]) for r in kept] == [(True, ""), (False, "default"), (False, "")]
 
 
+def test_a_kernel_the_cpu_cannot_execute_is_refused_by_the_probe():
+    """OpenBLAS accepts OPENBLAS_CORETYPE=SkylakeX by name on any CPU; without AVX-512 its first
+    product dies with SIGILL, so the probe must refuse it (a sweep job would die the same way)."""
+    from attnrepro import canonical
+
+    row = numerics.probe_one("skylakex")
+    if "avx512f" in (canonical.cpu_flags() or set()):
+        assert row["accepted"] and row["openblas_kernel"] == "SkylakeX"
+    else:
+        assert not row["accepted"] and "illegal instruction" in row["error"]
+        assert not numerics.keep([row])[0]["kept"]
+
+
 def test_a_job_records_the_kernel_it_really_ran(probed, tmp_path):
     default, other = probed
     if other is None:
-        pytest.skip("OpenBLAS offers a single kernel on this CPU")
+        missing("OpenBLAS offers a single kernel on this CPU")
     kernels = {}
     for row in (default, other):
         out = tmp_path / row["setting"] / "m.parquet"
@@ -185,6 +200,76 @@ def test_cli_refuses_a_setting_the_config_does_not_name(tmp_path):
     proc = _run_multihead_shapes("core2-noavx2", tmp_path / "x.parquet", timeout=60)
     assert proc.returncode != 0 and "is not one of the config's" in proc.stderr
     assert not (tmp_path / "x.parquet").exists()
+
+
+EQUIVARIANCE = "001.multihead_shapes.permutation.equivariance-error"  # round-off, published 4.441e-16
+
+
+def _narrow_the_sweep(root, kernel):
+    """In the copy ``root``: the sweep of the small config cut down to one cheap case
+    (multihead_shapes default) under two settings, the default kernel and ``kernel``. Snakemake
+    merges config files key by key, so the cases of config.yaml are replaced in the copy itself."""
+    for name in ("config/config.yaml", "config/small.yaml"):
+        path = root / name
+        data = yaml.safe_load(path.read_text())
+        data["numerics"] = {**data.get("numerics", {}), "cases": {"multihead_shapes": ["default"]}}
+        if name == "config/config.yaml":
+            data["numerics"].update(kernels=[kernel], numpy_masks=["default"])
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_the_numerics_target_runs_end_to_end_on_a_tiny_sweep(probed, tmp_path):
+    """`snakemake numerics` for real (~12 s): the probe, one job per setting, the sweep's ledger."""
+    default, other = probed
+    if other is None:
+        missing("OpenBLAS offers a single kernel on this CPU: a sweep needs two")
+    root = copy_repo(tmp_path / "repo")
+    _narrow_the_sweep(root, other["kernel"])
+    proc = snakemake(root, "numerics")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    settings = [default["setting"], other["setting"]]
+
+    # the probe: both settings tried and kept, each with the kernel it really runs
+    probe = json.loads((root / numerics.SETTINGS_FILE).read_text())
+    rows = {r["setting"]: r for r in probe["settings"]}
+    assert list(rows) == settings and numerics.kept(root / numerics.SETTINGS_FILE) == settings
+    for expected in (default, other):
+        assert rows[expected["setting"]]["openblas_kernel"] == expected["openblas_kernel"]
+
+    # the sweep: exactly the one case's tables under each setting, each recording what ran
+    written = sorted(str(p.relative_to(root)) for p in (root / numerics.ROOT).rglob("*.parquet"))
+    tiny = {"numerics": {"cases": {"multihead_shapes": ["default"]}}}
+    assert written == sorted(numerics.outputs(tiny, settings))
+    assert len(written) == 2 * len(plan.EXPERIMENTS["multihead_shapes"].tables)
+    errors = {}
+    for expected in (default, other):
+        setting = expected["setting"]
+        path = functools.partial(numerics.output_path, setting, "multihead_shapes", "default")
+        for table in plan.EXPERIMENTS["multihead_shapes"].tables:
+            frame = io.read_parquet(root / path(table))
+            assert set(frame["numerics"]) == {setting}, (setting, table)
+            assert set(frame["numerics_openblas_kernel"]) == {expected["openblas_kernel"]}, table
+            assert set(frame["numerics_openblas_coretype"]) == {expected["openblas_coretype"]}, table
+        errors[setting] = float(io.read_parquet(root / path("permutation"))["max_equivariance_error"].iloc[0])
+        assert 0 < errors[setting] < 1e-14  # round-off shows, and stays round-off
+
+    # the sweep's ledger: the round-off claim once per setting, as the Parquet files give it
+    table = pd.read_csv(root / catalog.NUMERICS_PRODUCTS["csv"], dtype=str, keep_default_na=False)
+    assert set(table["setting"]) == set(settings)
+    claim = table[table["id"] == EQUIVARIANCE].set_index("setting")
+    assert sorted(claim.index) == sorted(settings)
+    for expected in (default, other):
+        row = claim.loc[expected["setting"]]
+        assert row["openblas_kernel"] == expected["openblas_kernel"] and row["published"] == "4.441e-16"
+        assert row["reproduced"] == ledger.format_like(errors[expected["setting"]], "4.441e-16")
+        assert row["published_digits"] == str(row["reproduced"] == "4.441e-16")
+    md = (root / catalog.NUMERICS_PRODUCTS["md"]).read_text()
+    header = md.splitlines()[2]
+    assert all(f" {s} " in header for s in settings), header
+    assert "max \\|attn(PX) - P attn(X)\\|" in md
+    assert all(f"{r['setting']}: OpenBLAS {r['openblas_kernel']}," in md for r in (default, other)), md
+    svg = (root / catalog.NUMERICS_PRODUCTS["svg"]).read_text()
+    assert svg.startswith("<?xml") and all(s in svg for s in settings)
 
 
 # --- the sweep judged by the ledger's rules ------------------------------------------------

@@ -132,35 +132,169 @@ def test_every_experiment_table_and_figure_is_a_target():
     assert {"all", "ledger", "archive", "index"} <= targets
 
 
-def test_killed_training_leaves_nothing_and_reruns_alone(tmp_path):
+# --- nothing silently wrong in a job's outputs (issue 12) ----------------------------------------
+
+PROFILE = ("--workflow-profile", "workflow/profiles/default")
+TRAINING = "results/data/001/train/copy-L6-seed0"
+
+
+def _training_tables(root):
+    return {t: root / plan.output_path("train", "copy-L6-seed0", t) for t in plan.EXPERIMENTS["train"].tables}
+
+
+def test_a_job_killed_between_two_table_writes_leaves_no_set_and_reruns_exactly(small_run, tmp_path, monkeypatch):
+    root = copy_repo(tmp_path / "repo")
+    # the test hook of attnrepro.jobs: after the temporary of `curve` (main's is written before it),
+    # SIGKILL Snakemake and the job, as a machine crash would: nobody cleans up
+    monkeypatch.setenv("ATTNREPRO_FAULT", "crash-after-table:curve")
+    crashed = snakemake(root, f"{TRAINING}.parquet", *PROFILE)
+    assert crashed.returncode == -9, crashed.stderr[-3000:]
+    folder = root / "results/data/001/train"
+    assert not list(folder.glob("*.parquet")), "a table of an unfinished set is visible"
+    left = sorted(p.name.split(".parquet.")[0] for p in folder.glob(".*.tmp"))
+    assert left == [".copy-L6-seed0", ".copy-L6-seed0.curve"]  # killed between two table writes
+
+    monkeypatch.delenv("ATTNREPRO_FAULT")
+    assert snakemake(root, "--unlock").returncode == 0
+    rerun = snakemake(root, f"{TRAINING}.parquet", *PROFILE)  # rerun-incomplete, keep-incomplete: false
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert planned_jobs(rerun) == {"train_case": 1}
+    assert not list(folder.glob(".*.tmp"))
+    assert "left by a killed earlier attempt of this job" in (root / "results/logs/001/train/copy-L6-seed0.log").read_text()
+    for table, path in _training_tables(root).items():  # the same tables as an uninterrupted run's
+        reference = small_run / plan.output_path("train", "copy-L6-seed0", table)
+        frames = [io.read_parquet(p) for p in (path, reference)]
+        frames = [f.drop(columns=plan.measured_columns("train", f.columns)) for f in frames]
+        pd.testing.assert_frame_equal(*frames, check_exact=True, obj=table)
+
+
+def _job_pid(log):
+    import re
+
+    match = re.search(r"job of the Snakemake run pid \d+ \(pid (\d+)\)", log.read_text() if log.is_file() else "")
+    return int(match.group(1)) if match else None
+
+
+def _ended(pid):
+    from attnrepro import jobs
+
+    stat = jobs._stat(pid)
+    return stat is None or stat[0] == "Z"
+
+
+def test_an_orphaned_job_never_replaces_the_outputs_of_a_newer_run(tmp_path):
     import os
     import signal
+    import sys
     import time
 
     root = copy_repo(tmp_path / "repo")
-    (root / "config/long.yaml").write_text("train:\n  steps: 20000\n")
-    target = "results/data/001/train/copy-L6-seed0.parquet"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    import sys
-
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "snakemake", "--cores", "1", target, "--configfile", "config/small.yaml", "config/long.yaml"],
-        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
+    steps = root / "config/steps.yaml"
+    steps.write_text("train:\n  steps: 2500\n")
+    configs = "config/small.yaml config/steps.yaml"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "ATTNREPRO_FAULT")}
+    first = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", f"{TRAINING}.parquet",
+                              "--configfile", *configs.split()], cwd=root, env=env, start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = root / "results/logs/001/train/copy-L6-seed0.log"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (log.is_file() and "step 100/" in log.read_text()):
-        time.sleep(0.2)
-    assert "step 100/" in log.read_text(), "training never reported progress"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    data = root / "results/data/001/train"
-    assert not any(p.suffix == ".parquet" for p in data.glob("*")) if data.exists() else True
+    while time.monotonic() < deadline and "step 100/2500" not in (log.read_text() if log.is_file() else ""):
+        time.sleep(0.1)
+    job = _job_pid(log)
+    assert job is not None and "step 100/2500" in log.read_text(), "the training never reported progress"
+    try:
+        os.kill(first.pid, signal.SIGKILL)  # Snakemake only: its job is re-parented and would run on
+        first.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not _ended(job):
+            time.sleep(0.1)
+        ended_at_once, orphan_log = _ended(job), log.read_text()
 
-    (root / "config/long.yaml").write_text("train:\n  steps: 150\n")
-    # what Snakemake asks for after a kill: release its lock, then redo what was incomplete
-    assert snakemake(root, "--unlock", configfile="config/small.yaml config/long.yaml").returncode == 0
-    rerun = snakemake(root, target, "--rerun-incomplete", configfile="config/small.yaml config/long.yaml")
-    assert rerun.returncode == 0, rerun.stderr[-3000:]
-    assert planned_jobs(rerun) == {"train_case": 1}
-    assert io.read_parquet(root / target)["steps"].tolist() == [150]
+        steps.write_text("train:\n  steps: 400\n")
+        assert snakemake(root, "--unlock", configfile=configs).returncode == 0
+        rerun = snakemake(root, f"{TRAINING}.parquet", *PROFILE, configfile=configs)
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        assert planned_jobs(rerun) == {"train_case": 1}
+        deadline = time.monotonic() + 240  # were the orphan alive, it would finish its training
+        while time.monotonic() < deadline and not _ended(job):
+            time.sleep(0.5)
+        assert _ended(job)
+    finally:
+        if not _ended(job):
+            os.kill(job, signal.SIGKILL)
+    for table, path in _training_tables(root).items():
+        assert io.read_provenance(path)["params"]["steps"] == 400, table
+    assert io.read_parquet(root / f"{TRAINING}.parquet")["steps"].tolist() == [400]
+    assert not list((root / "results/data/001/train").glob(".*.tmp"))
+    # ... and the orphan ended within a poll of its run, saying why
+    assert ended_at_once
+    assert (f"the Snakemake run that started this job (pid {first.pid}) has ended; this job's outputs are not "
+            "written") in orphan_log
+
+
+def _keep_mtime(path, write):
+    import os
+
+    stat = path.stat()
+    write(path)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_a_result_of_other_parameters_stops_its_readers_and_the_named_command_rebuilds_it(run_copy):
+    # what an orphan of an earlier run leaves: the file of another config, newer than nothing
+    path = run_copy / f"{TRAINING}.parquet"
+    meta = io.read_provenance(path)
+    meta["params"]["steps"] = 2500
+    _keep_mtime(path, lambda p: io.write_parquet(io.read_parquet(p), p, meta))
+    dry = snakemake(run_copy, "-n")
+    assert "Nothing to be done" in dry.stdout + dry.stderr  # Snakemake cannot see it
+
+    failed = snakemake(run_copy, "table_train_accuracy", "--forcerun", "table_train_accuracy")
+    assert failed.returncode != 0
+    message = (run_copy / "results/logs/report/train_accuracy.log").read_text()
+    assert (f"{TRAINING}.parquet: written with steps = 2500, but this run's config plans steps = 100") in message
+    command = f"snakemake --cores N --forcerun {TRAINING}.parquet"
+    assert f"`{command}`" in message and "Traceback" not in message
+
+    rebuilt = snakemake(run_copy, "table_train_accuracy", "--forcerun", f"{TRAINING}.parquet")
+    assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]
+    assert planned_jobs(rebuilt) == {"train_case": 1, "table_train_accuracy": 1}
+    assert io.read_provenance(path)["params"]["steps"] == 100
+
+
+def test_a_flipped_bit_or_a_truncated_file_stops_the_ledger_naming_the_file(run_copy):
+    import pyarrow.parquet as pq
+
+    # the ledger read a flipped bit as data ("differs"), and a truncated file as "missing"
+    def ledger_error():
+        ledger = snakemake(run_copy, "ledger", "--forcerun", "ledger")
+        assert ledger.returncode != 0
+        assert not (run_copy / "results/ledger.csv").exists()  # no ledger with "missing" or "differs" verdicts
+        message = (run_copy / "results/logs/report/ledger.log").read_text()
+        assert "Traceback" not in message
+        return message
+
+    flipped = run_copy / f"{TRAINING}.parquet"
+    original = flipped.read_bytes()
+    chunks = pq.ParquetFile(flipped).metadata.row_group(0)
+    (chunk,) = [chunks.column(i) for i in range(chunks.num_columns)
+                if chunks.column(i).path_in_schema == "sequence_accuracy"]
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    position = start + chunk.total_compressed_size - 2  # in its data page's values
+
+    def flip(p):
+        data = bytearray(p.read_bytes())
+        data[position] ^= 0x10
+        p.write_bytes(bytes(data))
+
+    _keep_mtime(flipped, flip)
+    message = ledger_error()
+    assert f"{TRAINING}.parquet: corrupt result file (unreadable: OSError: could not verify page integrity" in message
+    assert f"`snakemake --cores N --forcerun {TRAINING}.parquet`" in message
+
+    _keep_mtime(flipped, lambda p: p.write_bytes(original))
+    truncated = "results/data/001/scale_table/d_k-8_scaled-true.parquet"
+    _keep_mtime(run_copy / truncated, lambda p: p.write_bytes(p.read_bytes()[:-100]))
+    message = ledger_error()
+    assert f"{truncated}: corrupt result file (unreadable: " in message
+    assert f"`snakemake --cores N --forcerun {truncated}`" in message

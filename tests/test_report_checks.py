@@ -9,7 +9,7 @@ from attnrepro import plan
 from attnrepro.report import catalog, formats, render
 
 from conftest import REPO
-from report_helpers import build, labelled, loader, markdown, row
+from report_helpers import assert_csv_at_full_precision, build, labelled, loader, markdown, row
 
 MODULES = {f"attnrepro.report.{m}"
            for m in ("tables_000", "tables_001", "tables_003", "figures_checks")}
@@ -39,7 +39,26 @@ def test_every_table_builds_with_a_note_and_no_missing_value(name, load, tmp_pat
     render.write_table(table, tmp_path / "t.md", tmp_path / "t.csv")
     text = (tmp_path / "t.md").read_text()
     assert not re.search(r"\bnan\b|<NA>|None", text), text
-    assert len(pd.read_csv(tmp_path / "t.csv")) == len(table.data)
+    assert_csv_at_full_precision(table, tmp_path / "t.csv")
+
+
+def test_the_csv_keeps_the_digits_the_markdown_rounds(load, tmp_path):
+    """Markdown at the printed precision, CSV at full precision: a round-off figure and a printed
+    statistic read back from the CSV as the very doubles of the Parquet files, not as printed."""
+    for name, column, experiment, source in (
+        ("attention_check", "max |numpy - torch|", "attention_vs_sdpa", "max_abs_diff_torch"),  # 3.33e-16
+        ("scale_sweep", "|J| without", "scale_sweep", "jacobian_norm_unscaled"),  # 0.3221 for d_k = 4
+    ):
+        table = build(name, load)
+        render.write_table(table, tmp_path / f"{name}.md", tmp_path / f"{name}.csv")
+        assert column in assert_csv_at_full_precision(table, tmp_path / f"{name}.csv")
+        stored = load(experiment).sort_values("case" if "d_k" not in table.data else "d_k")[source].tolist()
+        csv = pd.read_csv(tmp_path / f"{name}.csv")[column].tolist()
+        assert csv == stored  # the Parquet's doubles, bit for bit
+        printed = [table.formats[column].format(v) for v in stored]
+        md = (tmp_path / f"{name}.md").read_text()
+        for text, value in zip(printed, csv):
+            assert f"| {text} " in md and float(text) != value, (text, value)  # the Markdown rounds
 
 
 def test_scale_sweep_prints_the_published_digits(load):

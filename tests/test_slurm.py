@@ -4,7 +4,8 @@ A cluster on 127.0.0.1 (tests/cluster/localslurm.py: munged, slurmctld, slurmd f
 `munge` and `slurm-wlm`) runs every `<experiment>_case` job as an sbatch job, submitted by the
 slurm environment's Snakemake (.venv-slurm, `make slurm-env`); a local run of the same config
 in another copy must give the same tables. Skipped where the daemons, root or the slurm
-environment are missing; CI installs them (.ci/run). Alone: `pytest -m slurm`.
+environment are missing; CI installs them (.ci/run) and sets ATTNREPRO_REQUIRE_ALL=1, under which
+a missing one fails the tests instead (conftest.missing). Alone: `pytest -m slurm`.
 """
 
 import os
@@ -54,7 +55,7 @@ def _skip_reason():
 
 
 SKIP = _skip_reason()
-pytestmark = [pytest.mark.slurm, pytest.mark.skipif(SKIP is not None, reason=str(SKIP))]
+pytestmark = [pytest.mark.slurm, pytest.mark.needs(SKIP)]  # conftest.missing: skip, or fail in CI
 
 
 def run(argv, cwd, env, timeout):

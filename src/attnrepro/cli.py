@@ -9,6 +9,14 @@ Thread limits (and ``--numerics SETTING``: an OpenBLAS kernel and a NumPy CPU-fe
 mask, see :mod:`attnrepro.numerics`) are applied before NumPy is imported; parameters come from the
 config file (validated), then ``--set`` overrides, or verbatim from
 ``--params-json`` (what Snakemake passes).
+
+What a job guarantees about its outputs (see :mod:`attnrepro.jobs` and :mod:`attnrepro.io`):
+it records the Snakemake run that started it and writes nothing once that run has ended; it
+removes temporaries that a killed earlier attempt of itself left; its upstream files
+(``--input``) are verified (checksums, content hash) and, given ``--expected-params``, their
+provenance parameters are compared with what this run's config plans for them; its tables land
+as one set (every table to a temporary first, then renamed, the main table last). A corrupt or
+stale input, or an ended run, stops it with status 1 and a message naming the file (or the run).
 """
 
 import argparse
@@ -17,7 +25,7 @@ import json
 import logging
 import sys
 
-from attnrepro import canonical, threads
+from attnrepro import canonical, jobs, threads
 
 log = logging.getLogger("attnrepro")
 
@@ -41,6 +49,9 @@ def _parser():
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="override one key of the experiment's config section (VALUE read as YAML)")
     run.add_argument("--params-json", help="the case's parameters, verbatim, as JSON")
+    run.add_argument("--expected-params", metavar="JSON",
+                     help="{experiment: {case: params}} that this run plans for the --input files: "
+                          "a file written with other parameters stops the job")
     run.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default 1)")
     run.add_argument("--pin", choices=canonical.PINS,
                      help="canonical numerics (attnrepro.canonical): haswell-noavx512, or native to "
@@ -102,6 +113,7 @@ def _table_paths(args, names):
 
 
 def run(args):
+    jobs.start()  # the Snakemake run this job belongs to (none by hand)
     threads.limit(args.threads)  # before anything imports numpy
     if args.numerics:
         _apply_numerics(args.numerics)  # before numpy, too
@@ -118,12 +130,15 @@ def run(args):
     if args.numerics:
         _check_numerics(args.numerics, config)
 
+    for leftover in io.remove_leftovers(_table_paths(args, set(exp.tables)).values()):
+        log.info("removed %s, left by a killed earlier attempt of this job", leftover)
     module = importlib.import_module(exp.module)
     if not args.numerics:
         _log_numerics(canonical.check(pinned))  # numpy is loaded: did the pin take effect?
     log.info("%s (article %s, %s) with %s", exp.id, exp.article, exp.listing, json.dumps(params))
     started = provenance.now()
     inputs = _inputs(args, exp, config)
+    io.check_inputs(inputs.values(), json.loads(args.expected_params or "{}"))
     tables = module.run(params, inputs) if inputs else module.run(params)
     finished = provenance.now()
     meta = provenance.record(exp.id, exp.article, exp.listing, params, started, finished)
@@ -131,10 +146,12 @@ def run(args):
         tables, meta = _numerics_recorded(args.numerics, tables, meta)
     else:
         meta["numerics"] = _pin_recorded(pinned)
-    paths = _table_paths(args, set(tables))
-    for name, df in tables.items():
-        io.write_parquet(df, paths[name], {**meta, "table": name})
-        log.info("wrote %s (%d rows)", paths[name], len(df))
+    outputs = io.OutputSet(_table_paths(args, set(tables)))
+    with outputs:  # every table to its temporary, then all renamed, main last
+        for name, df in tables.items():
+            outputs.stage(name, df, {**meta, "table": name})
+        for name in outputs.commit():
+            log.info("wrote %s (%d rows)", outputs.paths[name], len(tables[name]))
     return 0
 
 
@@ -234,3 +251,9 @@ def main(argv=None):
     except ConfigError as error:
         print(f"attnrepro: {error}", file=sys.stderr)
         return 2
+    except Exception as error:  # attnrepro.io is not imported here: it loads NumPy before the pin
+        io = sys.modules.get("attnrepro.io")
+        if isinstance(error, jobs.RunEnded) or (io is not None and isinstance(error, io.ResultError)):
+            print(f"attnrepro: {error}", file=sys.stderr)
+            return 1
+        raise

@@ -206,7 +206,10 @@ def columns(setting, info):
     }
 
 
-_PROBE = "import json; from attnrepro import numerics; print(json.dumps(numerics.effective()))"
+# one product through the kernel first: a kernel the CPU cannot execute (SkylakeX's AVX-512 on an
+# AVX2 CPU, which OpenBLAS accepts by name) dies here, with SIGILL, and the setting is refused
+_PROBE = ("import json; import numpy as np; a = np.ones((256, 256)); a @ a; "
+          "from attnrepro import numerics; print(json.dumps(numerics.effective()))")
 
 
 def probe_one(setting, python=sys.executable, timeout=120):
@@ -230,6 +233,8 @@ def probe_one(setting, python=sys.executable, timeout=120):
     }
     if proc.returncode != 0:
         error = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        if proc.returncode in (-4, 132):  # SIGILL, as a signal or through a shell
+            error = "illegal instruction: this CPU cannot execute the kernel's code"
         return {**row, "accepted": False, "openblas_kernel": "", "numpy_features": "", "error": error}
     info = json.loads(proc.stdout.strip().splitlines()[-1])
     not_found = "Core not found" in proc.stderr

@@ -168,6 +168,32 @@ def output_path(experiment_id, case, table="main"):
     return f"{RESULTS}/data/{exp.article}/{exp.id}/{case}{suffix}.parquet"
 
 
+def parse_output(path):
+    """(experiment, table, case) of a results path ``.../<experiment>/<case>[.<table>].parquet``
+    (under ``results/data/<article>/`` or a numerics setting's ``data/<article>/``)."""
+    parts = str(path).replace("\\", "/").split("/")
+    name, experiment = parts[-1].removesuffix(".parquet"), parts[-2] if len(parts) > 1 else ""
+    if experiment not in EXPERIMENTS:
+        raise ValueError(f"not a results file of a known experiment: {path}")
+    case, dot, table = name.rpartition(".")  # a case name may hold dots itself: eps-0.0001
+    if dot and table != "main" and table in EXPERIMENTS[experiment].tables:
+        return experiment, table, case
+    return experiment, "main", name
+
+
+def expected_params(paths, config):
+    """{experiment: {case: params}}: what ``config`` plans for the jobs that write ``paths`` (the
+    parameters each of them records in its provenance; readers compare, see attnrepro.io)."""
+    out, planned = {}, {}
+    for path in paths:
+        experiment, _, case = parse_output(path)
+        if experiment not in planned:
+            planned[experiment] = runnable_cases(experiment, config)
+        if case in planned[experiment]:
+            out.setdefault(experiment, {})[case] = planned[experiment][case]
+    return out
+
+
 def enabled(config):
     """The experiments that the config switches on (all by default)."""
     off = set(config.get("skip", []))

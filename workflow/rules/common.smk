@@ -96,13 +96,23 @@ def extra_tables(wildcards, output):
 
 
 def upstream_inputs(experiment_id):
-    """A params function: `--input NAME=FILE` for each upstream results file."""
-    names = list(plan.input_paths(experiment_id, config))
+    """A params function: `--input NAME=FILE` for each upstream results file, and
+    `--expected-params` (what the config plans for them: a stale file stops the job)."""
+    import shlex
+
+    paths = plan.input_paths(experiment_id, config)
+    expected = f" --expected-params {shlex.quote(expected_params(paths.values()))}" if paths else ""
 
     def inputs(wildcards, input):
-        return " ".join(f"--input {n}={input[n]}" for n in names)
+        return " ".join(f"--input {n}={input[n]}" for n in paths) + expected
 
     return inputs
+
+
+def expected_params(paths):
+    """The JSON of `--expected-params` for a job reading ``paths``: {experiment: {case: params}}
+    that this config plans for the jobs writing them (only those: attnrepro.plan.expected_params)."""
+    return json.dumps(plan.expected_params(paths, config), sort_keys=True, separators=(",", ":"))
 
 
 def case_pattern(experiment_id):

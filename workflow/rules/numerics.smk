@@ -96,8 +96,10 @@ rule numerics_ledger:
     threads: 1
     params:
         pin=NUMERICS["pin"],
+        expected=lambda wildcards: expected_params(numerics_data(wildcards)),
     shell:
-        "python -m attnrepro.report --pin {params.pin} numerics --published {input.published}"
+        "python -m attnrepro.report --pin {params.pin} --expected-params {params.expected:q}"
+        " numerics --published {input.published}"
         " --settings {input.settings} --csv {output.csv} --md {output.md}"
         " --svg {output.svg} --inputs {input.data} 2> {log}"
 
@@ -135,8 +137,10 @@ rule seed_distribution:
     threads: 1
     params:
         pin=NUMERICS["pin"],
+        expected=expected_params(seed_trainings()),
     shell:
-        "python -m attnrepro.report --pin {params.pin} seeds --published {input.published}"
+        "python -m attnrepro.report --pin {params.pin} --expected-params {params.expected:q}"
+        " seeds --published {input.published}"
         " --csv {output.csv} --md {output.md} --svg {output.svg}"
         " --inputs {input.data} 2> {log}"
 

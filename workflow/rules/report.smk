@@ -1,6 +1,9 @@
 # The report: the articles' tables (Markdown + CSV) and figures (SVG), each built by
 # `python -m attnrepro.report` from the Parquet files of the experiments it reads, and the
 # ledger of every published number. Targets: `table_<name>`, `figure_<name>`, `ledger`.
+# Each reading job gets `--expected-params`: the parameters this config plans for the cases it
+# reads (only those: a value reruns the jobs it feeds and no other); a file written with other
+# ones (an orphaned job of an earlier run) stops it, naming the file (attnrepro.io).
 
 
 for product in catalog.PRODUCTS.values():
@@ -35,8 +38,10 @@ for product in catalog.PRODUCTS.values():
                 f"--{key} {path}" for key, path in output.items()
             ),
             pin=NUMERICS["pin"],
+            expected=expected_params(catalog.input_files(product, config)),
         shell:
-            "python -m attnrepro.report --pin {params.pin} {params.kind} {params.name}"
+            "python -m attnrepro.report --pin {params.pin} --expected-params {params.expected:q}"
+            " {params.kind} {params.name}"
             " {params.outputs} --inputs {input.data} 2> {log}"
 
 
@@ -62,8 +67,10 @@ rule ledger:
     params:
         evidence=evidence_options,
         pin=NUMERICS["pin"],
+        expected=expected_params(all_outputs()),
     shell:
-        "python -m attnrepro.report --pin {params.pin} ledger --published {input.published}"
+        "python -m attnrepro.report --pin {params.pin} --expected-params {params.expected:q}"
+        " ledger --published {input.published}"
         " --csv {output.csv} --md {output.md} {params.evidence}"
         " --inputs {input.data} 2> {log}"
 

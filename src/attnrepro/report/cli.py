@@ -10,14 +10,23 @@
 
 Kept apart from :mod:`attnrepro.cli` so that editing a plotting module reruns its
 figures and nothing else.
+
+As an experiment job does (:mod:`attnrepro.jobs`, :mod:`attnrepro.io`), a report job writes
+nothing once the Snakemake run that started it has ended, removes the temporaries of its outputs
+that a killed earlier attempt left, reads every result through ``io.read_parquet`` (checksums and
+content hash verified) and, given ``--expected-params JSON`` ({experiment: {case: params}}: what
+the run's config plans for its ``--inputs``; Snakemake passes it), first compares each input's
+provenance parameters with them. A corrupt or stale input stops it with status 1 and a message
+naming the file and the command that rebuilds it, never a "missing" or "differs" verdict.
 """
 
 import argparse
 import importlib
+import json
 import logging
 import sys
 
-from attnrepro import canonical
+from attnrepro import canonical, jobs
 
 log = logging.getLogger("attnrepro.report")
 
@@ -26,6 +35,9 @@ def _parser():
     parser = argparse.ArgumentParser(prog="attnrepro.report", description=__doc__.split("\n")[0])
     parser.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING,
                         help="canonical numerics of the summary statistics (attnrepro.canonical)")
+    parser.add_argument("--expected-params", metavar="JSON",
+                        help="{experiment: {case: params}} this run plans for the --inputs: a file "
+                             "written with other parameters stops the job")
     sub = parser.add_subparsers(dest="command", required=True)
     table = sub.add_parser("table")
     table.add_argument("name")
@@ -186,6 +198,27 @@ def main(argv=None):
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if "numpy" not in sys.modules:  # a job: pin before numpy loads (in-process callers keep theirs)
         canonical.apply(args.pin)
+    jobs.start()  # the Snakemake run this job belongs to (none by hand)
+    from attnrepro import io
+
+    try:
+        return _dispatch(args)
+    except (io.ResultError, jobs.RunEnded) as error:
+        print(f"attnrepro.report: {error}", file=sys.stderr)
+        return 1
+
+
+OUTPUT_OPTIONS = ("md", "csv", "svg")
+
+
+def _dispatch(args):
+    from attnrepro import io
+
+    if args.command not in ("gate", "golden"):  # (their --out is a folder of committed files)
+        outputs = [getattr(args, k) for k in (*OUTPUT_OPTIONS, "out") if getattr(args, k, None)]
+        for leftover in io.remove_leftovers(outputs):
+            log.info("removed %s, left by a killed earlier attempt of this job", leftover)
+    io.check_inputs(getattr(args, "inputs", []), json.loads(args.expected_params or "{}"))
     standalone = {
         "index": write_index,
         "archive": write_archive,

@@ -17,7 +17,6 @@ in review:
     python -m attnrepro.report golden --ledger results/ledger.csv --data results/data --out tests/golden
 """
 
-import hashlib
 from pathlib import Path
 
 import pandas as pd
@@ -30,21 +29,12 @@ TABLES_FILE = "tables.csv"
 KEPT = ["id", "class", "reproduced"]
 
 
-def content_hash(frame):
-    """SHA-256 of a table's content: column names, dtypes, then every value (row order kept)."""
-    digest = hashlib.sha256()
-    digest.update(repr([(str(c), str(t)) for c, t in frame.dtypes.items()]).encode())
-    values = frame.apply(lambda col: col.map(repr) if col.dtype == object else col)
-    digest.update(pd.util.hash_pandas_object(values, index=False).to_numpy().tobytes())
-    return digest.hexdigest()
-
-
 def table_hash(path):
     """(rows, content hash) of one result file, its measured columns dropped."""
     experiment, _, _ = results.parse(path)
     frame = io.read_parquet(path)
     frame = frame.drop(columns=plan.measured_columns(experiment, frame.columns))
-    return len(frame), content_hash(frame)
+    return len(frame), io.content_hash(frame)  # the hash io records at write, over fewer columns
 
 
 def hashed_files(data_root):

@@ -14,15 +14,7 @@ from attnrepro import io, plan
 
 def parse(path):
     """(experiment, table, case) of a results path ``.../data/<article>/<experiment>/<case>[.<table>].parquet``."""
-    path = Path(path)
-    name = path.name.removesuffix(".parquet")
-    experiment = path.parent.name
-    if experiment not in plan.EXPERIMENTS:
-        raise ValueError(f"not a results file of a known experiment: {path}")
-    case, dot, table = name.rpartition(".")  # a case name may hold dots itself: eps-0.0001
-    if dot and table != "main" and table in plan.EXPERIMENTS[experiment].tables:
-        return experiment, table, case
-    return experiment, "main", name
+    return plan.parse_output(path)
 
 
 class Loader:
