@@ -101,7 +101,11 @@ def upstream_inputs(experiment_id):
     import shlex
 
     paths = plan.input_paths(experiment_id, config)
-    expected = f" --expected-params {shlex.quote(expected_params(paths.values()))}" if paths else ""
+    expected = (
+        f" --expected-params {shlex.quote(expected_params(paths.values()))}"
+        if paths
+        else ""
+    )
 
     def inputs(wildcards, input):
         return " ".join(f"--input {n}={input[n]}" for n in paths) + expected
@@ -111,8 +115,11 @@ def upstream_inputs(experiment_id):
 
 def expected_params(paths):
     """The JSON of `--expected-params` for a job reading ``paths``: {experiment: {case: params}}
-    that this config plans for the jobs writing them (only those: attnrepro.plan.expected_params)."""
-    return json.dumps(plan.expected_params(paths, config), sort_keys=True, separators=(",", ":"))
+    that this config plans for the jobs writing them (only those: attnrepro.plan.expected_params).
+    """
+    return json.dumps(
+        plan.expected_params(paths, config), sort_keys=True, separators=(",", ":")
+    )
 
 
 def case_pattern(experiment_id):
