@@ -38,5 +38,6 @@ test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q tests
 
 lint: $(VENV)/.installed
+	$(BIN)/ruff check src tests bench
 	$(BIN)/snakemake --lint
 	$(BIN)/snakefmt --check Snakefile workflow

@@ -8,10 +8,14 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/experiments.smk"
+include: "workflow/rules/evidence.smk"
 include: "workflow/rules/report.smk"
-include: "workflow/rules/numerics.smk"
+include: "workflow/rules/articles.smk"
 
 
 rule all:
@@ -20,3 +24,4 @@ rule all:
         all_outputs(),
         report_outputs(),
         evidence_all(),
+        article_outputs(),

@@ -89,7 +89,8 @@ def single(args):
     for repeat in range(args.repeats):
         runs = [(f"attnrepro, {n}", n, time_ours) for n in variants]
         if args.reference:
-            runs += [(f"article code, {n}", n, lambda *a: time_reference(args.reference, *a)) for n in variants]
+            runs += [(f"article code, {n}", n, lambda *a: time_reference(args.reference, *a))
+                     for n in variants]
         for who, numerics, fn in (runs if repeat % 2 == 0 else runs[::-1]):
             load = _load()
             seconds = fn(args.task, args.L, args.seed, args.steps, numerics)
@@ -152,7 +153,8 @@ def write(rows, out):
                       "versions": provenance.package_versions(), "finished": provenance.now()})
     summary = df.groupby("what")["seconds"].agg(["count", "min", "median"]).reset_index()
     lines = ["# Training speed, article 001 (one BLAS thread per training)", "",
-             f"Machine: {machine['cpu']}, {machine['cores']} cores; numerics: {', '.join(df['numerics'].unique())}; "
+             f"Machine: {machine['cpu']}, {machine['cores']} cores; "
+             f"numerics: {', '.join(df['numerics'].unique())}; "
              f"{provenance.now()}.", "",
              "| what | runs | min (s) | median (s) |", "|---|---|---|---|"]
     lines += [f"| {r.what} | {r['count']} | {r['min']:.2f} | {r['median']:.2f} |"

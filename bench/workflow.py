@@ -75,7 +75,8 @@ def main():
         jobs = job_seconds(root, args.cores)
         noop = snakemake(root, args.cores, args.configfile)
         trivial = snakemake(root, 1, args.configfile, "exercises", "--forcerun", "exercises_case")
-        trivial_job = pd.read_csv(root / "results/benchmarks/001/exercises/default.tsv", sep="\t")["s"].iloc[0]
+        trivial_job = pd.read_csv(root / "results/benchmarks/001/exercises/default.tsv",
+                                  sep="\t")["s"].iloc[0]
         grid_root = copy_repo(Path(tmp) / "grid")
         grid_wall = snakemake(grid_root, args.cores, args.configfile, "train")
         grid = job_seconds(grid_root, args.cores)
@@ -86,7 +87,8 @@ def main():
         "wall_seconds": wall, "sum_job_seconds": jobs["s"].sum(), "core_seconds": core_seconds,
         "ideal_seconds": core_seconds / args.cores,
         "parallel_efficiency": core_seconds / (args.cores * wall),
-        "timing_jobs_seconds": jobs.loc[jobs["cores_held"] == args.cores, "s"].sum() if args.cores > 1 else 0.0,
+        "timing_jobs_seconds": (jobs.loc[jobs["cores_held"] == args.cores, "s"].sum()
+                                if args.cores > 1 else 0.0),
         "noop_rerun_seconds": noop, "trivial_job_seconds": trivial_job, "trivial_run_seconds": trivial,
         "longest_job": jobs.sort_values("s").iloc[-1]["job"], "longest_job_seconds": jobs["s"].max(),
         "grid_jobs": len(grid), "grid_wall_seconds": grid_wall, "grid_ideal_seconds": grid_ideal,

@@ -86,7 +86,19 @@ def copy_repo(dest):
             shutil.copytree(src, dest / name, ignore=ignore)
         else:
             shutil.copy(src, dest / name)
+    link_articles(dest)
     return dest
+
+
+def link_articles(dest):
+    """The articles where a run in ``dest`` reads them, ``../shared/seeds`` (a link to this
+    checkout's, when they are there): the copy then builds the annotated editions as the checkout
+    does (workflow/rules/articles.smk; without them it leaves the editions out)."""
+    seeds = REPO.parent / "shared" / "seeds"
+    beside = Path(dest).resolve().parent / "shared" / "seeds"
+    if seeds.is_dir() and not beside.exists():
+        beside.parent.mkdir(parents=True, exist_ok=True)
+        beside.symlink_to(seeds, target_is_directory=True)
 
 
 def snakemake(workdir, *args, configfile="config/small.yaml", timeout=900, cores=2):

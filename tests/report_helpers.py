@@ -22,8 +22,7 @@ def loader(root, results):
 def build(name, load):
     """The product ``name`` (a render.Table or a Figure) built from ``load``."""
     product = catalog.PRODUCTS[name]
-    prefix = "build" if product.kind == "table" else "draw"
-    return getattr(importlib.import_module(product.module), f"{prefix}_{name}")(load)
+    return getattr(importlib.import_module(product.module), product.function)(load)
 
 
 def markdown(name, load):

@@ -12,7 +12,8 @@ from attnrepro import plan
 
 ROUNDOFF = 1e-14
 
-OURS = ["batched_attention", "sdpa_causal", "scale_table", "mask_before_after", "multihead_shapes", "exercises"]
+OURS = ["batched_attention", "sdpa_causal", "scale_table", "mask_before_after", "multihead_shapes",
+        "exercises"]
 
 # the published sqrt(d_k) table: d_k, divided, Var(q.k), sd scores, max weight, entropy, sensitivity
 SCALE_TABLE = [
@@ -55,7 +56,8 @@ def test_tables_match_the_plan(run_case, experiment):
 def test_batched_attention_shapes_and_row_sums(run_case):
     tables = run_case("batched_attention")
     main, sums = tables["main"].iloc[0], tables["row_sums"]
-    assert (main.scores_shape, main.weights_shape, main.output_shape) == ("(2, 5, 5)", "(2, 5, 5)", "(2, 5, 8)")
+    assert (main.scores_shape, main.weights_shape, main.output_shape) == (
+        "(2, 5, 5)", "(2, 5, 5)", "(2, 5, 8)")
     assert len(sums) == 2 * 5
     first_five = sums.sort_values(["batch", "query"])["row_sum"].to_numpy()[:5]
     np.testing.assert_array_equal(np.round(first_five, 12), [1.0] * 5)

@@ -100,11 +100,13 @@ ENVIRONMENTS = {  # what a host's environment may say; the pin overrides all of 
 def test_a_sort_training_gives_the_same_bits_whatever_the_environment(tmp_path):
     """Sort, L = 6, seed 0, default config: four environments, one set of tables, bit for bit;
     the control (native numerics, the Sandybridge kernel) shows that the environment can matter."""
-    runs = {name: (tmp_path / name / "train" / "sort-L6-seed0.parquet", env) for name, env in ENVIRONMENTS.items()}
+    runs = {name: (tmp_path / name / "train" / "sort-L6-seed0.parquet", env)
+            for name, env in ENVIRONMENTS.items()}
     control = tmp_path / "control" / "train" / "sort-L6-seed0.parquet"
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(_run, out, env) for name, (out, env) in runs.items()}
-        futures["control"] = pool.submit(_run, control, {"OPENBLAS_CORETYPE": "Sandybridge"}, "--pin", "native")
+        futures["control"] = pool.submit(_run, control, {"OPENBLAS_CORETYPE": "Sandybridge"},
+                                         "--pin", "native")
         records = {name: f.result()[0] for name, f in futures.items()}
     hashes = {name: _hashes(out) for name, (out, _) in runs.items()}
     assert len(hashes["unset"]) == 4  # main, curve, sequences, parameters
@@ -137,16 +139,19 @@ def test_the_ledger_marks_each_claim_computed_from_a_non_canonical_file():
             return "canonical" if experiment == "scale_table" else f"non-canonical: {experiment}.parquet: why"
 
     def claim(id, source):
-        return ledger.Claim(id=id, article="001", section="s", claim="c", published="1", cls="exact", source=source)
+        return ledger.Claim(id=id, article="001", section="s", claim="c", published="1", cls="exact",
+                            source=source)
 
     claims = [claim("a", {"experiment": "scale_table", "column": "x"}),
               claim("b", {"experiment": "train", "column": "x"}),
-              claim("c", {"experiment": "scale_table", "column": "x", "over": {"experiment": "train", "column": "y"}})]
+              claim("c", {"experiment": "scale_table", "column": "x",
+                          "over": {"experiment": "train", "column": "y"}})]
     column = ledger_io.numerics_column(claims, Load())
     assert column == ["canonical", "non-canonical: train.parquet: why", "non-canonical: train.parquet: why"]
     table = pd.DataFrame({"id": ["a", "b", "c"], "numerics": column})
     assert ledger_io.numerics_line(table).startswith("Numerics: **2 of 3 claims computed with non-canonical")
-    assert ledger_io.numerics_line(table.iloc[:1]).startswith("Numerics: all 1 claims computed with the canonical")
+    assert ledger_io.numerics_line(table.iloc[:1]).startswith(
+        "Numerics: all 1 claims computed with the canonical")
 
 
 def test_a_table_and_a_figure_from_a_native_file_say_so(tmp_path):
@@ -155,9 +160,11 @@ def test_a_table_and_a_figure_from_a_native_file_say_so(tmp_path):
     data = tmp_path / "results/data/003/saturation/default.parquet"
     _run(data, {}, "--pin", "native", experiment="saturation", case="default")
     md, csv = tmp_path / "saturation.md", tmp_path / "saturation.csv"
-    assert report_cli.main(["table", "saturation", "--md", str(md), "--csv", str(csv), "--inputs", str(data)]) == 0
+    assert report_cli.main(["table", "saturation", "--md", str(md), "--csv", str(csv),
+                            "--inputs", str(data)]) == 0
     assert "Numerics: non-canonical: default.parquet: numerics.pin is native" in md.read_text()
     pinned = tmp_path / "pinned/results/data/003/saturation/default.parquet"
     _run(pinned, {}, experiment="saturation", case="default")
-    assert report_cli.main(["table", "saturation", "--md", str(md), "--csv", str(csv), "--inputs", str(pinned)]) == 0
+    assert report_cli.main(["table", "saturation", "--md", str(md), "--csv", str(csv),
+                            "--inputs", str(pinned)]) == 0
     assert "Numerics" not in md.read_text()

@@ -28,7 +28,8 @@ def test_default_config_is_valid(default_config):
         ("scale_sweep", "trials", 2.5, "scale_sweep.trials: 2.5 is not of type 'integer'"),
         ("scale_table", "d_k", [], "scale_table.d_k"),
         ("attention_vs_sdpa", "seed", "zero", "attention_vs_sdpa.seed: 'zero' is not of type 'integer'"),
-        ("multihead_vs_torch", "h", 5, "multihead_vs_torch.d: 16 is not divisible by multihead_vs_torch.h = 5"),
+        ("multihead_vs_torch", "h", 5,
+         "multihead_vs_torch.d: 16 is not divisible by multihead_vs_torch.h = 5"),
         ("permutation_position", "d", 15, "permutation_position.d"),
     ],
 )
@@ -60,5 +61,6 @@ def test_snakemake_refuses_bad_config_before_any_job(tmp_path):
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode != 0
-    assert "multihead_vs_torch.d: 16 is not divisible by multihead_vs_torch.h = 3" in proc.stdout + proc.stderr
+    assert ("multihead_vs_torch.d: 16 is not divisible by multihead_vs_torch.h = 3"
+            in proc.stdout + proc.stderr)
     assert "Job stats" not in proc.stdout + proc.stderr

@@ -12,6 +12,7 @@ from attnrepro import canonical
 from attnrepro.model import params as model_params
 from attnrepro.model import tasks
 from attnrepro.model.decoder import Arch, forward, loss_and_grads
+from attnrepro.report import formats
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -151,7 +152,7 @@ def test_distinct_split_and_expected_share():
     assert tasks.expected_distinct_share(3, 4) == 0.0
     s = np.array([[1, 2, 3], [1, 1, 2], [4, 5, 6], [7, 7, 7]])
     np.testing.assert_array_equal(tasks.all_distinct(s), [True, False, True, False])
-    split = tasks.distinct_split([True, True, False, False], tasks.all_distinct(s))
+    split = formats.distinct_split([True, True, False, False], tasks.all_distinct(s))
     assert split == {"n_distinct": 2, "n_repeated": 2, "accuracy_distinct": 0.5,
                      "accuracy_repeated": 0.5, "share_distinct": 0.5}
 

@@ -21,7 +21,8 @@ def _claim(id, reproduced, cls="exact", verdict="reproduced", published=None, nu
 def run(tmp_path):
     """A finished run in miniature: a ledger, two data files (one of a timing experiment), and its
     golden files written by the update command."""
-    rows = [_claim("001.a", "0.367"), _claim("001.b", "4.441e-16", "round-off", "within tolerance", "4.2e-16"),
+    rows = [_claim("001.a", "0.367"),
+            _claim("001.b", "4.441e-16", "round-off", "within tolerance", "4.2e-16"),
             _claim("001.c", "0.985", "stochastic", "within tolerance", "0.981"),
             _claim("001.t", "35 s", "machine-bound", "differs", "20 s")]
     ledger_csv = tmp_path / "results" / "ledger.csv"

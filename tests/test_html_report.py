@@ -16,9 +16,10 @@ import subprocess
 
 import pytest
 
-from attnrepro.report import catalog
+from attnrepro import evidence
+from attnrepro.report import catalog, index
 
-from conftest import REPO, small_config, snakemake
+from conftest import small_config, snakemake
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # conftest.missing: skipped without chromium, a failure where ATTNREPRO_REQUIRE_ALL=1 (CI)
@@ -27,11 +28,13 @@ pytestmark = pytest.mark.needs(None if CHROMIUM else "Debian's chromium is not i
 # results of the report that are not catalog products: path -> caption (workflow/rules/*.smk)
 OTHER_CAPTIONS = {
     "results/LEDGER.md": "ledger",
-    catalog.SEED_PRODUCTS["md"]: "seed_distribution",
-    catalog.SEED_PRODUCTS["svg"]: "seed_distribution_points",
-    catalog.NUMERICS_PRODUCTS["md"]: "ledger_numerics",
-    catalog.NUMERICS_PRODUCTS["svg"]: "ledger_numerics_grid",
+    **{p.paths[key]: p.captions[key] for p in evidence.PRODUCTS.values() for key in ("md", "svg")},
+    # the annotated editions and the ledger's overview (workflow/rules/articles.smk)
+    **{f"results/articles/{article}.html": f"edition_{article}" for article in ("000", "001", "003")},
+    "results/figures/ledger_overview.svg": "ledger_overview",
 }
+ARTICLE_RESULTS = [path for path in OTHER_CAPTIONS
+                   if path.startswith(("results/articles/", "results/figures/ledger_overview"))]
 
 PROBE = """<script id="attnrepro-probe">
 window.attnreproErrors = [];
@@ -148,7 +151,8 @@ def test_the_app_replaces_the_loading_placeholder(rendered):
     assert state["rendered"], state["errors"]  # after them: the app rendered ...
     assert '<div id="loading-screen" style="display: none;">' in dom and not re.search(EMPTY_APP, dom)
     assert "Loading Snakemake Report" not in state["visible"]  # ... and the placeholder is hidden
-    for category in ("Results", "Article 000", "Article 001", "Article 003", "Ledger", "Evidence"):
+    for category in ("Results", "Article 000", "Article 001", "Article 003", "Ledger", "Evidence",
+                     "Articles, annotated"):
         assert category.lower() in state["visible"].lower(), category  # the menu: CSS upper-cases headings
 
 
@@ -158,12 +162,12 @@ def test_every_product_shows_its_caption(rendered):
     assert state["rendered"], state["errors"]
     config = small_config()
     expected = {path: p.name for p in catalog.enabled(config) for path in p.outputs.values()}
-    evidence = [path for paths in catalog.evidence(config).values() for path in paths.values()]
-    expected.update({path: OTHER_CAPTIONS[path] for path in ["results/LEDGER.md", *evidence]
-                     if path.endswith((".md", ".svg"))})
+    switched_on = [path for p in evidence.enabled(config).values() for path in p.paths.values()]
+    expected.update({path: OTHER_CAPTIONS[path]
+                     for path in ["results/LEDGER.md", *switched_on, *ARTICLE_RESULTS]
+                     if path.endswith((".md", ".svg", ".html"))})
     assert len(expected) > 80 and set(state["captions"]) == set(expected)
-    caption = {name: words((REPO / "workflow" / "report" / f"{name}.rst").read_text())
-               for name in expected.values()}
+    caption = {name: words(index.render_caption(name, config)) for name in expected.values()}
     wrong = {path: state["captions"][path] for path, name in expected.items()
              if words(state["captions"][path] or "") != caption[name]}
     assert not wrong, wrong

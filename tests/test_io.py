@@ -56,14 +56,15 @@ def test_results_get_the_mode_of_an_ordinary_file(tmp_path):
     assert oct(parquet.stat().st_mode & 0o777) == oct(0o644) == oct(text.stat().st_mode & 0o777)
 
 
-# --- integrity: page checksums, the content hash, errors that name the file (issue 12) -----------
+# --- integrity: page checksums, the content hash, errors that name the file ---------------------
 
 def _result(tmp_path, rows=300):
     import numpy as np
 
     df = pd.DataFrame({"step": np.arange(rows), "loss": np.random.default_rng(0).random(rows),
                        "task": ["copy", "sort"] * (rows // 2)})
-    return df, io.write_parquet(df, tmp_path / "001" / "train" / "copy-L6-seed0.parquet", {"params": {"steps": 100}})
+    return df, io.write_parquet(df, tmp_path / "001" / "train" / "copy-L6-seed0.parquet",
+                                {"params": {"steps": 100}})
 
 
 def _flipped(path, position, bit=0, dest=None):
@@ -93,7 +94,8 @@ def _outcome(path, df):
 def test_no_flipped_bit_is_read_as_data(tmp_path):
     df, path = _result(tmp_path)
     size = len(path.read_bytes())
-    outcomes = [_outcome(_flipped(path, pos, pos % 8, tmp_path / "f.parquet"), df) for pos in range(0, size, 5)]
+    outcomes = [_outcome(_flipped(path, pos, pos % 8, tmp_path / "f.parquet"), df)
+                for pos in range(0, size, 5)]
     assert outcomes.count("corrupt") > 0.7 * len(outcomes)
 
 
@@ -134,7 +136,8 @@ def test_an_altered_provenance_fails_its_digest(tmp_path):
     meta[io.KEY] = json.dumps({"params": {"steps": 2500}}).encode()  # the integrity record kept
     pq.write_table(table.replace_schema_metadata(meta), path)
     for read in (io.read_provenance, io.read_parquet):
-        with pytest.raises(io.CorruptResult, match="its provenance does not match the digest recorded at write"):
+        with pytest.raises(io.CorruptResult,
+                           match="its provenance does not match the digest recorded at write"):
             read(path)
 
 
@@ -163,7 +166,8 @@ def test_a_corrupt_result_is_never_a_missing_value_in_the_ledger(tmp_path):
     from attnrepro.report import ledger
     from attnrepro.report.results import Loader
 
-    path = io.write_parquet(pd.DataFrame({"mean_ratio": [0.5]}), tmp_path / "data/001/scale_table/default.parquet", {})
+    path = io.write_parquet(pd.DataFrame({"mean_ratio": [0.5]}),
+                            tmp_path / "data/001/scale_table/default.parquet", {})
     claim = ledger.Claim(id="c", article="001", section="s", claim="a ratio", published="0.5", cls="exact",
                          source={"experiment": "scale_table", "column": "mean_ratio"})
     assert ledger.evaluate([claim], Loader([path]))["verdict"].tolist() == ["reproduced"]
@@ -198,10 +202,12 @@ def test_a_result_written_with_other_parameters_is_stale(tmp_path):
 def test_a_jobs_tables_land_as_one_set_main_last(tmp_path, monkeypatch):
     import os
 
-    paths = {t: tmp_path / f"case{'' if t == 'main' else '.' + t}.parquet" for t in ("main", "curve", "parameters")}
+    paths = {t: tmp_path / f"case{'' if t == 'main' else '.' + t}.parquet"
+             for t in ("main", "curve", "parameters")}
     renamed = []
     real_replace = os.replace
-    monkeypatch.setattr(io.os, "replace", lambda a, b: (renamed.append(os.path.basename(b)), real_replace(a, b)))
+    monkeypatch.setattr(io.os, "replace",
+                        lambda a, b: (renamed.append(os.path.basename(b)), real_replace(a, b)))
     outputs = io.OutputSet(paths)
     with outputs:
         for name in paths:
@@ -236,7 +242,8 @@ def test_a_failure_between_two_table_writes_leaves_no_complete_looking_set(tmp_p
         for name in paths:
             outputs.stage(name, pd.DataFrame({"v": ["new"]}), {})
         outputs.commit()
-    assert not paths["main"].exists()  # no main table: the set does not look complete (old main with new curve)
+    # no main table: the set does not look complete (old main with new curve)
+    assert not paths["main"].exists()
     assert not list(tmp_path.glob(".*.tmp"))
 
 

@@ -1,4 +1,4 @@
-"""A job belongs to its Snakemake run: it finds it, and writes nothing once it has ended (issue 12)."""
+"""A job belongs to its Snakemake run: it finds it, and writes nothing once it has ended."""
 
 import os
 import subprocess
@@ -39,7 +39,8 @@ def test_a_job_finds_the_snakemake_run_it_belongs_to(fake_run):
     parent.kill()
     parent.wait()
     assert not jobs.alive(run)
-    with pytest.raises(jobs.RunEnded, match=f"the Snakemake run that started this job \\(pid {parent.pid}\\) has ended"):
+    with pytest.raises(jobs.RunEnded,
+                       match=f"the Snakemake run that started this job \\(pid {parent.pid}\\) has ended"):
         jobs.check(run)
 
 
@@ -69,7 +70,8 @@ def test_an_orphaned_job_does_not_replace_newer_outputs(tmp_path, monkeypatch):
         outputs.stage(name, pd.DataFrame({"steps": [2500]}), {})
     ended = jobs.Run(os.getpid(), jobs._stat(os.getpid())[2] - 1)
     monkeypatch.setitem(jobs._state, "run", ended)  # ... which ends before the renames
-    with pytest.raises(jobs.RunEnded, match=f"\\(pid {os.getpid()}\\) has ended; this job's outputs are not written"):
+    with pytest.raises(jobs.RunEnded,
+                       match=f"\\(pid {os.getpid()}\\) has ended; this job's outputs are not written"):
         with outputs:
             outputs.commit()
     assert [io.read_parquet(p)["steps"][0] for p in paths.values()] == [400, 400]
@@ -91,7 +93,8 @@ def test_the_watchdog_ends_an_orphaned_job(tmp_path):
     )
     env = {**os.environ, "PYTHONPATH": str(Path(io.__file__).parents[1])}
     (tmp_path / "job.py").write_text(script)
-    command = f"exec -a snakemake bash -c '{sys.executable} {tmp_path / 'job.py'} {tmp_path / 'x.parquet'}; true'"
+    command = (f"exec -a snakemake bash -c '{sys.executable} {tmp_path / 'job.py'} "
+               f"{tmp_path / 'x.parquet'}; true'")
     parent = subprocess.Popen(["bash", "-c", command], env=env)
     job = None
     try:

@@ -4,10 +4,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnrepro.report import evidence, ledger, seed_distribution
+from attnrepro.evidence import citations, seeds_evaluate
+from attnrepro.report import ledger
 
 RESULTS = {
-    ("sweep", "main"): pd.DataFrame({"d_k": [4, 1024], "std": [1.98612, 31.92704], "diff": [3.2e-16, 4.1e-16]}),
+    ("sweep", "main"): pd.DataFrame({"d_k": [4, 1024], "std": [1.98612, 31.92704],
+                                     "diff": [3.2e-16, 4.1e-16]}),
     ("train", "main"): pd.DataFrame({
         "task": ["sort"] * 3 + ["copy"] * 3, "seed": [0, 1, 2] * 2,
         "acc": [0.990, 0.960, 0.950, 1.0, 1.0, 1.0],
@@ -89,11 +91,11 @@ def seed_frame(values, **cell):
 
 def spread_of(claims, frame, tmp_path=None):
     """The seed distribution that places ``claims`` (through its CSV when ``tmp_path`` is given)."""
-    table = seed_distribution.evaluate(claims, lambda experiment: frame)
+    table = seeds_evaluate.evaluate(claims, lambda experiment: frame)
     if tmp_path is None:
-        return seed_distribution.Spread(table)
+        return seeds_evaluate.Spread(table)
     table.to_csv(tmp_path / "seeds.csv", index=False)
-    return evidence.spread(tmp_path / "seeds.csv")
+    return citations.spread(tmp_path / "seeds.csv")
 
 
 def test_a_published_mean_is_judged_by_the_interval_of_3_seed_means_not_by_the_runs_seeds():
@@ -110,7 +112,7 @@ def test_a_published_mean_is_judged_by_the_interval_of_3_seed_means_not_by_the_r
 
 
 def test_a_claim_the_distribution_does_not_place_falls_back_and_says_so():
-    spread = seed_distribution.Spread(pd.DataFrame(columns=seed_distribution.COLUMNS))
+    spread = seeds_evaluate.Spread(pd.DataFrame(columns=seeds_evaluate.COLUMNS))
     row = ledger.evaluate([sort_mean("0.955")], load, spread).iloc[0]
     assert row.verdict == "within tolerance"
     assert "the seed distribution does not place this claim: judged against the run's own seeds" in row.reason
@@ -161,7 +163,8 @@ def test_a_row_outside_the_range_says_whether_its_3_seed_interval_meets_it(tmp_p
     spread = spread_of([placed], seed_frame(seeds, L=8), tmp_path)
     row = ledger.evaluate([sort_range("0.96-0.995")], rows_load, spread).iloc[0]
     assert row.verdict == "differs"
-    assert "L = 8 outside the published range (its 95% interval of the 1140 means of 3 of 20 seeds" in row.reason
+    assert ("L = 8 outside the published range (its 95% interval of the 1140 means of 3 of 20 seeds"
+            in row.reason)
     assert f"{meets} the range)" in row.reason and "no seed distribution" not in row.reason
 
 
@@ -182,8 +185,10 @@ def test_only_a_stochastic_claim_is_judged_row_by_row():
 
 
 def test_timing_band_and_missing_results():
-    assert verdict_of(claim("2.04", "machine-bound", "slope", experiment="timing", band=[1.8, 2.3])).verdict == "within tolerance"
-    assert verdict_of(claim("2.04", "machine-bound", "slope", experiment="timing", band=[1.9, 2.0])).verdict == "differs"
+    assert verdict_of(claim("2.04", "machine-bound", "slope", experiment="timing",
+                            band=[1.8, 2.3])).verdict == "within tolerance"
+    assert verdict_of(claim("2.04", "machine-bound", "slope", experiment="timing",
+                            band=[1.9, 2.0])).verdict == "differs"
     assert verdict_of(claim("1", "exact", "x", experiment="absent")).verdict == "missing"
 
 
@@ -233,12 +238,12 @@ def test_published_range(published, expected):
 
 def test_numpy_printed_values_compare_at_their_rounding():
     # "0.54" printed by NumPy from x.round(3): 0.5403 shows as 0.54, 0.5449 would show as 0.545
-    ok = ledger.Claim.from_dict({"id": "a", "article": "003", "section": "s", "claim": "c", "published": "0.54",
-                                 "class": "exact", "decimals": 3, "source": {}})
+    ok = ledger.Claim.from_dict({"id": "a", "article": "003", "section": "s", "claim": "c",
+                                 "published": "0.54", "class": "exact", "decimals": 3, "source": {}})
     assert ledger.judge(ok, 0.5403)[:2] == ("reproduced", "0.54")
     assert ledger.judge(ok, 0.5449)[:2] == ("differs", "0.545")
-    one = ledger.Claim.from_dict({"id": "b", "article": "003", "section": "s", "claim": "c", "published": "1.",
-                                  "class": "exact", "decimals": 12, "source": {}})
+    one = ledger.Claim.from_dict({"id": "b", "article": "003", "section": "s", "claim": "c",
+                                  "published": "1.", "class": "exact", "decimals": 12, "source": {}})
     assert ledger.judge(one, 1 - 1e-15)[0] == "reproduced" and ledger.judge(one, 0.9999)[0] == "differs"
 
 
@@ -290,6 +295,7 @@ def test_markdown_opens_with_one_summary_line_and_escapes_pipes():
 def test_markdown_keeps_the_printed_digits():
     from attnrepro.report import ledger_io
 
-    rows = ledger.evaluate([claim("1.000", "exact", "std", {"d_k": 4}, source={"over": {"where": {"d_k": 4}, "column": "std"}})],
+    rows = ledger.evaluate([claim("1.000", "exact", "std", {"d_k": 4},
+                                  source={"over": {"where": {"d_k": 4}, "column": "std"}})],
                            load)
     assert "| 1.000 " in ledger_io.markdown(rows)

@@ -1,4 +1,4 @@
-"""Issue 7: numerics settings (OpenBLAS kernel x NumPy mask), the sweep's ledger, seed distributions."""
+"""Numerics settings (OpenBLAS kernel x NumPy mask), the sweep's ledger, seed distributions."""
 
 import copy
 import functools
@@ -14,11 +14,17 @@ import pandas as pd
 import pytest
 import yaml
 
+from attnrepro import canonical, evidence, io, plan
 from attnrepro import config as cfg
-from attnrepro import io, numerics, plan
-from attnrepro.report import (
-    catalog, evidence, ledger, ledger_numerics, numerics_grid, results, seed_distribution,
+from attnrepro.evidence import (
+    citations,
+    numerics_evaluate,
+    numerics_render,
+    seeds_evaluate,
+    sweep,
+    sweep_plan,
 )
+from attnrepro.report import ledger, results
 
 from conftest import REPO, copy_repo, missing, planned_jobs, snakemake
 
@@ -26,23 +32,23 @@ from conftest import REPO, copy_repo, missing, planned_jobs, snakemake
 
 
 def test_setting_names_map_to_the_environment():
-    assert numerics.environment("default") == {"OPENBLAS_CORETYPE": None, "NPY_DISABLE_CPU_FEATURES": None}
-    assert numerics.environment("sandybridge-noavx512") == {
+    assert canonical.environment("default") == {"OPENBLAS_CORETYPE": None, "NPY_DISABLE_CPU_FEATURES": None}
+    assert canonical.environment("sandybridge-noavx512") == {
         "OPENBLAS_CORETYPE": "Sandybridge",
         "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
     }
-    assert numerics.environment("skylakex") == {
+    assert canonical.environment("skylakex") == {
         "OPENBLAS_CORETYPE": "SkylakeX",
         "NPY_DISABLE_CPU_FEATURES": None,
     }
-    for kernel, mask in itertools.product(["default", "Zen", "Opteron_SSE3"], numerics.MASKS):
-        assert numerics.parse(numerics.name(kernel, mask)) == (kernel, mask)
+    for kernel, mask in itertools.product(["default", "Zen", "Opteron_SSE3"], canonical.MASKS):
+        assert canonical.parse_setting(canonical.setting_name(kernel, mask)) == (kernel, mask)
 
 
 def test_apply_sets_and_removes_inherited_variables():
     env = {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "AVX512_ICL", "OTHER": "x"}
-    assert numerics.apply("default", dict(env)) == {"OTHER": "x"}
-    assert numerics.apply("nehalem-noavx2", dict(env)) == {
+    assert canonical.apply_setting("default", dict(env)) == {"OTHER": "x"}
+    assert canonical.apply_setting("nehalem-noavx2", dict(env)) == {
         "OPENBLAS_CORETYPE": "Nehalem",
         "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",
         "OTHER": "x",
@@ -52,20 +58,20 @@ def test_apply_sets_and_removes_inherited_variables():
 @pytest.mark.parametrize("bad", ["bogus", "haswell-fast", "default-default", "Haswell-", "-noavx512"])
 def test_unknown_setting_names_are_refused(bad):
     with pytest.raises(ValueError, match="unknown"):
-        numerics.parse(bad)
+        canonical.parse_setting(bad)
 
 
 def test_candidates_and_sweep_layout(default_config):
-    names = numerics.candidates(default_config["numerics"])
+    names = sweep.candidates(default_config["numerics"])
     assert names[0] == "default" and "sandybridge-noavx512" in names and len(names) == len(set(names))
-    path = numerics.output_path("haswell-noavx512", "grad_check", "post_ln-true_eps-0.0001", "tensors")
+    path = sweep_plan.output_path("haswell-noavx512", "grad_check", "post_ln-true_eps-0.0001", "tensors")
     assert (
         path
         == "results/numerics/haswell-noavx512/data/001/grad_check/post_ln-true_eps-0.0001.tensors.parquet"
     )
     assert results.parse(path) == ("grad_check", "tensors", "post_ln-true_eps-0.0001")
-    assert ledger_numerics.setting_of(path) == "haswell-noavx512"
-    outputs = numerics.outputs(default_config, ["default", "zen"])
+    assert numerics_evaluate.setting_of(path) == "haswell-noavx512"
+    outputs = sweep_plan.outputs(default_config, ["default", "zen"])
     assert len(outputs) == len(set(outputs)) and all(p.startswith("results/numerics/") for p in outputs)
     assert sum("/train/sort-L8-seed2.parquet" in p for p in outputs) == 2
 
@@ -73,8 +79,8 @@ def test_candidates_and_sweep_layout(default_config):
 def test_schema_lists_exactly_the_known_kernels_and_masks():
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
     section = schema["properties"]["numerics"]["properties"]
-    assert tuple(section["kernels"]["items"]["enum"]) == numerics.KERNELS
-    assert section["numpy_masks"]["items"]["enum"] == list(numerics.MASKS)
+    assert tuple(section["kernels"]["items"]["enum"]) == canonical.KERNELS
+    assert section["numpy_masks"]["items"]["enum"] == list(canonical.MASKS)
 
 
 def _errors(config):
@@ -109,9 +115,9 @@ def test_evidence_config_switches_both_products_on_and_stays_valid(default_confi
     for section, values in switches.items():
         config[section] = {**config[section], **values}
     cfg.validate(config)
-    assert sorted(catalog.evidence(config)) == ["numerics", "seeds"]
+    assert sorted(evidence.enabled(config)) == ["numerics", "seeds"]
     # the default run builds the seed distribution: the ledger judges the stochastic claims by it
-    assert catalog.evidence(default_config) == {"seeds": catalog.SEED_PRODUCTS}
+    assert evidence.enabled(default_config) == {"seeds": evidence.SEEDS}
     spread = plan.seed_distribution_cases(config)
     assert all(p["task"] == "sort" and p["ablation"] == "full" for p in spread.values())
     assert all(sum(f"-L{L}-" in c for c in spread) >= 20 for L in (4, 6, 8))
@@ -142,10 +148,10 @@ def _run_multihead_shapes(setting, out, timeout=120):
 @pytest.fixture(scope="module")
 def probed():
     """The default setting and, when this machine has one, a setting with another kernel."""
-    default = numerics.probe_one("default")
+    default = sweep.probe_one("default")
     other = None
     for name in ("sandybridge", "haswell", "nehalem", "prescott"):
-        row = numerics.probe_one(name)
+        row = sweep.probe_one(name)
         if row["openblas_kernel"] and row["openblas_kernel"] != default["openblas_kernel"]:
             other = row
             break
@@ -156,7 +162,7 @@ def test_probe_finds_the_default_kernel(probed):
     default, _ = probed
     assert default["accepted"] and default["openblas_kernel"] not in ("", "?")
     assert default["openblas_coretype"] == "" and default["numpy_features"] is not None
-    kept = numerics.keep(
+    kept = sweep.keep(
         [default, {**default, "setting": "x"}, {**default, "setting": "y", "openblas_kernel": ""}]
     )
     assert [(r["kept"], r["duplicate_of"]) for r in kept] == [(True, ""), (False, "default"), (False, "")]
@@ -167,12 +173,12 @@ def test_a_kernel_the_cpu_cannot_execute_is_refused_by_the_probe():
     product dies with SIGILL, so the probe must refuse it (a sweep job would die the same way)."""
     from attnrepro import canonical
 
-    row = numerics.probe_one("skylakex")
+    row = sweep.probe_one("skylakex")
     if "avx512f" in (canonical.cpu_flags() or set()):
         assert row["accepted"] and row["openblas_kernel"] == "SkylakeX"
     else:
         assert not row["accepted"] and "illegal instruction" in row["error"]
-        assert not numerics.keep([row])[0]["kept"]
+        assert not sweep.keep([row])[0]["kept"]
 
 
 def test_a_job_records_the_kernel_it_really_ran(probed, tmp_path):
@@ -230,21 +236,21 @@ def test_the_numerics_target_runs_end_to_end_on_a_tiny_sweep(probed, tmp_path):
     settings = [default["setting"], other["setting"]]
 
     # the probe: both settings tried and kept, each with the kernel it really runs
-    probe = json.loads((root / numerics.SETTINGS_FILE).read_text())
+    probe = json.loads((root / evidence.SETTINGS_FILE).read_text())
     rows = {r["setting"]: r for r in probe["settings"]}
-    assert list(rows) == settings and numerics.kept(root / numerics.SETTINGS_FILE) == settings
+    assert list(rows) == settings and sweep.kept(root / evidence.SETTINGS_FILE) == settings
     for expected in (default, other):
         assert rows[expected["setting"]]["openblas_kernel"] == expected["openblas_kernel"]
 
     # the sweep: exactly the one case's tables under each setting, each recording what ran
-    written = sorted(str(p.relative_to(root)) for p in (root / numerics.ROOT).rglob("*.parquet"))
+    written = sorted(str(p.relative_to(root)) for p in (root / evidence.SWEEP_ROOT).rglob("*.parquet"))
     tiny = {"numerics": {"cases": {"multihead_shapes": ["default"]}}}
-    assert written == sorted(numerics.outputs(tiny, settings))
+    assert written == sorted(sweep_plan.outputs(tiny, settings))
     assert len(written) == 2 * len(plan.EXPERIMENTS["multihead_shapes"].tables)
     errors = {}
     for expected in (default, other):
         setting = expected["setting"]
-        path = functools.partial(numerics.output_path, setting, "multihead_shapes", "default")
+        path = functools.partial(sweep_plan.output_path, setting, "multihead_shapes", "default")
         for table in plan.EXPERIMENTS["multihead_shapes"].tables:
             frame = io.read_parquet(root / path(table))
             assert set(frame["numerics"]) == {setting}, (setting, table)
@@ -254,7 +260,7 @@ def test_the_numerics_target_runs_end_to_end_on_a_tiny_sweep(probed, tmp_path):
         assert 0 < errors[setting] < 1e-14  # round-off shows, and stays round-off
 
     # the sweep's ledger: the round-off claim once per setting, as the Parquet files give it
-    table = pd.read_csv(root / catalog.NUMERICS_PRODUCTS["csv"], dtype=str, keep_default_na=False)
+    table = pd.read_csv(root / evidence.NUMERICS.paths["csv"], dtype=str, keep_default_na=False)
     assert set(table["setting"]) == set(settings)
     claim = table[table["id"] == EQUIVARIANCE].set_index("setting")
     assert sorted(claim.index) == sorted(settings)
@@ -263,12 +269,12 @@ def test_the_numerics_target_runs_end_to_end_on_a_tiny_sweep(probed, tmp_path):
         assert row["openblas_kernel"] == expected["openblas_kernel"] and row["published"] == "4.441e-16"
         assert row["reproduced"] == ledger.format_like(errors[expected["setting"]], "4.441e-16")
         assert row["published_digits"] == str(row["reproduced"] == "4.441e-16")
-    md = (root / catalog.NUMERICS_PRODUCTS["md"]).read_text()
+    md = (root / evidence.NUMERICS.paths["md"]).read_text()
     header = md.splitlines()[2]
     assert all(f" {s} " in header for s in settings), header
     assert "max \\|attn(PX) - P attn(X)\\|" in md
     assert all(f"{r['setting']}: OpenBLAS {r['openblas_kernel']}," in md for r in (default, other)), md
-    svg = (root / catalog.NUMERICS_PRODUCTS["svg"]).read_text()
+    svg = (root / evidence.NUMERICS.paths["svg"]).read_text()
     assert svg.startswith("<?xml") and all(s in svg for s in settings)
 
 
@@ -326,20 +332,20 @@ def test_the_sweep_ledger_names_the_settings_that_give_each_published_digit():
         _claim("shape", "7", "shape", cls="exact"),
         _claim("absent", "1", "nope", cls="exact"),
     ]
-    swept = ledger_numerics.swept_claims(claims, by_setting)
+    swept = numerics_evaluate.swept_claims(claims, by_setting)
     assert [c.id for c in swept] == ["grad", "shape"]  # "absent" reads no swept column
-    long = ledger_numerics.evaluate(
+    long = numerics_evaluate.evaluate(
         swept, by_setting, order=["default", "sandybridge-noavx512", "haswell-noavx512"]
     )
     assert list(long["id"].unique()) == ["grad"]  # an exact claim reproduced everywhere is not listed
-    assert ledger_numerics.giving(long, "grad") == ["sandybridge-noavx512"]
-    assert ledger_numerics.giving(long, "grad", "here_digits") == ["haswell-noavx512"]
-    reason = ledger_numerics.reason_for("grad", long)
+    assert numerics_evaluate.giving(long, "grad") == ["sandybridge-noavx512"]
+    assert numerics_evaluate.giving(long, "grad", "here_digits") == ["haswell-noavx512"]
+    reason = numerics_evaluate.reason_for("grad", long)
     assert "published digits 4.90e-05 given by sandybridge-noavx512;" in reason
     assert "the README's 6.78e-05 by haswell-noavx512" in reason
     assert "this machine's default (OpenBLAS SkylakeX, NumPy AVX2) gives 1.85e-04" in reason
-    assert ledger_numerics.reason_for("shape", long) is None
-    wide = numerics_grid.wide(long)
+    assert numerics_evaluate.reason_for("shape", long) is None
+    wide = numerics_render.wide(long)
     assert (
         wide.loc[0, "sandybridge-noavx512"] == "4.90e-05 P"
         and wide.loc[0, "haswell-noavx512"] == "6.78e-05 H"
@@ -351,13 +357,13 @@ def test_evidence_reads_the_products_back(tmp_path):
     claims = [
         _claim("grad", "4.90e-05", "worst_relative_deviation", here="6.78e-05", where={"post_ln": True})
     ]
-    long = ledger_numerics.evaluate(claims, by_setting)
+    long = numerics_evaluate.evaluate(claims, by_setting)
     long.to_csv(tmp_path / "n.csv", index=False)
-    found = evidence.reasons(numerics_csv=tmp_path / "n.csv")
-    assert found == {"grad": ledger_numerics.reason_for("grad", long)}
+    found = citations.reasons(numerics_csv=tmp_path / "n.csv")
+    assert found == {"grad": numerics_evaluate.reason_for("grad", long)}
     with pytest.raises(FileNotFoundError, match="absent.csv"):  # a declared product must exist
-        evidence.spread(tmp_path / "absent.csv")
-    assert evidence.spread(None) is None
+        citations.spread(tmp_path / "absent.csv")
+    assert citations.spread(None) is None
     assert (
         "given by zen (OpenBLAS Haswell);" in found["grad"]
         and "none gives the README's 6.78e-05" in found["grad"]
@@ -373,36 +379,36 @@ def test_evidence_reads_the_products_back(tmp_path):
             "source": {"experiment": "train", "column": "x"},
         }
     )
-    uncited = evidence.reason_for(stochastic, found)  # the seed distribution judges; it is not appended
+    uncited = citations.reason_for(stochastic, found)  # the seed distribution judges; it is not appended
     assert "numerics` writes" in uncited and "seeds` writes" not in uncited
     assert "--configfile config/evidence.yaml" in uncited
-    assert evidence.reason_for(stochastic, found, cited={"numerics"}) == "no row in the numerics evidence"
+    assert citations.reason_for(stochastic, found, cited={"numerics"}) == "no row in the numerics evidence"
 
 
 # --- seed distributions --------------------------------------------------------------------
 
 
 def test_percentile_is_mid_rank():
-    assert seed_distribution.percentile([1, 2, 3, 4], 2.5) == 50
-    assert seed_distribution.percentile([1, 2, 2, 4], 2) == 50  # 1 below, 2 equal: (1 + 1) / 4
+    assert seeds_evaluate.percentile([1, 2, 3, 4], 2.5) == 50
+    assert seeds_evaluate.percentile([1, 2, 2, 4], 2) == 50  # 1 below, 2 equal: (1 + 1) / 4
     assert (
-        seed_distribution.percentile([1, 2, 3], 0) == 0 and seed_distribution.percentile([1, 2, 3], 9) == 100
+        seeds_evaluate.percentile([1, 2, 3], 0) == 0 and seeds_evaluate.percentile([1, 2, 3], 9) == 100
     )
 
 
 def test_subset_statistics_enumerate_every_set_or_sample_with_a_fixed_seed():
     values = [0.90, 0.95, 0.97, 0.99, 1.00]
-    means, method = seed_distribution.subset_statistics(values, 3, "mean")
+    means, method = seeds_evaluate.subset_statistics(values, 3, "mean")
     assert len(means) == 10 and method == "all 10 sets of 3 of the 5 seeds"
     assert np.isclose(sorted(means)[0], (0.90 + 0.95 + 0.97) / 3) and np.isclose(
         sorted(means)[-1], (0.97 + 0.99 + 1.00) / 3
     )
-    mins, _ = seed_distribution.subset_statistics(values, 3, "min")
+    mins, _ = seeds_evaluate.subset_statistics(values, 3, "min")
     assert sorted(mins) == sorted([0.90] * 6 + [0.95] * 3 + [0.97])
-    sampled, method = seed_distribution.subset_statistics(np.arange(30.0), 3, "mean", limit=50)
-    again, _ = seed_distribution.subset_statistics(np.arange(30.0), 3, "mean", limit=50)
+    sampled, method = seeds_evaluate.subset_statistics(np.arange(30.0), 3, "mean", limit=50)
+    again, _ = seeds_evaluate.subset_statistics(np.arange(30.0), 3, "mean", limit=50)
     assert len(sampled) == 50 and "random" in method and np.array_equal(sampled, again)
-    assert seed_distribution.interval(np.arange(101.0)) == pytest.approx((2.5, 97.5))
+    assert seeds_evaluate.interval(np.arange(101.0)) == pytest.approx((2.5, 97.5))
 
 
 def _train(values):
@@ -430,21 +436,21 @@ def test_a_published_mean_is_placed_among_the_seeds():
             },
         }
     )
-    row = seed_distribution.place(claim, _train(values))
+    row = seeds_evaluate.place(claim, _train(values))
     assert row["n_seeds"] == 10  # the seed restriction is dropped: every seed of the grid
     assert row["seed_percentile"] == 80  # 8 of 10 below 0.981
     assert row["subsets"] == 120 and row["first_seeds_value"] == pytest.approx(0.97)
-    means, _ = seed_distribution.subset_statistics(values, 3, "mean")
-    assert row["subset_percentile"] == pytest.approx(seed_distribution.percentile(means, 0.981))
-    assert (row["interval_low"], row["interval_high"]) == pytest.approx(seed_distribution.interval(means))
+    means, _ = seeds_evaluate.subset_statistics(values, 3, "mean")
+    assert row["subset_percentile"] == pytest.approx(seeds_evaluate.percentile(means, 0.981))
+    assert (row["interval_low"], row["interval_high"]) == pytest.approx(seeds_evaluate.interval(means))
     assert row["inside_interval"] == (row["interval_low"] <= 0.981 <= row["interval_high"])
-    out_of_reach = seed_distribution.place(
+    out_of_reach = seeds_evaluate.place(
         ledger.Claim.from_dict({**_as_dict(claim), "published": "0.999"}), _train(values)
     )
     assert out_of_reach["inside_interval"] is False and out_of_reach["seed_percentile"] == 100
-    table = pd.DataFrame([row, out_of_reach], columns=seed_distribution.COLUMNS)
-    assert "outside their 95% interval" in seed_distribution.reason_for("m", table.iloc[[1]])
-    assert "percentile 80)" in seed_distribution.reason_for("m", table.iloc[[0]])
+    table = pd.DataFrame([row, out_of_reach], columns=seeds_evaluate.COLUMNS)
+    assert "outside their 95% interval" in seeds_evaluate.reason_for("m", table.iloc[[1]])
+    assert "percentile 80)" in seeds_evaluate.reason_for("m", table.iloc[[0]])
 
 
 def _as_dict(claim):
@@ -467,7 +473,7 @@ def test_rule_all_builds_the_evidence_only_when_switched_on_and_the_ledger_cites
     default = snakemake(root, "-n", "-p", configfile=None)  # the seed distribution is on by default
     assert default.returncode == 0, default.stderr[-3000:]
     jobs = planned_jobs(default)
-    assert "numerics_settings" not in jobs and jobs.get("seed_distribution") == 1
+    assert "numerics_settings" not in jobs and jobs.get("seeds") == 1
     assert jobs["train_case"] == 23 + 60 - 9  # 9 shared
     assert "--numerics-evidence" not in default.stdout
     assert "--seed-evidence results/seeds/seed_distribution.csv --inputs" in default.stdout
@@ -475,19 +481,19 @@ def test_rule_all_builds_the_evidence_only_when_switched_on_and_the_ledger_cites
     off = snakemake(root, "-n", "-p", configfile="off.yaml")
     assert off.returncode == 0, off.stderr[-3000:]
     jobs = planned_jobs(off)
-    assert "numerics_settings" not in jobs and "seed_distribution" not in jobs and jobs["train_case"] == 23
+    assert "numerics_settings" not in jobs and "seeds" not in jobs and jobs["train_case"] == 23
     assert "--numerics-evidence" not in off.stdout and "--seed-evidence" not in off.stdout
     (root / "on.yaml").write_text("numerics:\n  sweep: true\nseed_distribution:\n  build: false\n")
     on = snakemake(root, "-n", "-p", configfile="on.yaml")
     assert on.returncode == 0, on.stderr[-3000:]
     jobs = planned_jobs(on)
-    assert jobs.get("numerics_settings") == 1 and jobs.get("numerics_ledger") == 1
-    assert "seed_distribution" not in jobs
+    assert jobs.get("numerics_settings") == 1 and jobs.get("numerics") == 1
+    assert "seeds" not in jobs
     assert "--numerics-evidence results/numerics/ledger_numerics.csv --inputs" in on.stdout
     both = snakemake(root, "-n", "-p", configfile="config/evidence.yaml")
     assert both.returncode == 0, both.stderr[-3000:]
     jobs = planned_jobs(both)
-    assert jobs.get("seed_distribution") == 1 and jobs["train_case"] == 23 + 60 - 9  # 9 shared
+    assert jobs.get("seeds") == 1 and jobs["train_case"] == 23 + 60 - 9  # 9 shared
     assert (
         "--numerics-evidence results/numerics/ledger_numerics.csv"
         " --seed-evidence results/seeds/seed_distribution.csv --inputs" in both.stdout
@@ -505,7 +511,7 @@ def test_the_ledger_cites_the_evidence_it_is_given(small_run, tmp_path):
             ("default", "SkylakeX", 1.847e-4), ("sandybridge", "Sandybridge", 4.898e-5)
         )
     }
-    ledger_numerics.evaluate([grad], by_setting).to_csv(tmp_path / "sweep.csv", index=False)
+    numerics_evaluate.evaluate([grad], by_setting).to_csv(tmp_path / "sweep.csv", index=False)
     inputs = sorted(str(p) for p in (small_run / "results/data").rglob("*.parquet"))
 
     def ledger_table(*evidence_options):
@@ -532,8 +538,8 @@ def test_a_published_interval_is_given_by_a_value_inside_it_and_not_placed_among
         "sandybridge-noavx512": _setting("Sandybridge", 4.898e-5, 7),
     }
     claims = [_claim("range", "4e-05 to 6e-05", "worst_relative_deviation", where={"post_ln": True})]
-    long = ledger_numerics.evaluate(claims, by_setting)
-    assert ledger_numerics.giving(long, "range") == ["sandybridge-noavx512"]
+    long = numerics_evaluate.evaluate(claims, by_setting)
+    assert numerics_evaluate.giving(long, "range") == ["sandybridge-noavx512"]
     prose = ledger.Claim.from_dict(
         {
             "id": "p",
@@ -546,7 +552,7 @@ def test_a_published_interval_is_given_by_a_value_inside_it_and_not_placed_among
         }
     )
     single = ledger.Claim.from_dict({**_as_dict(prose), "id": "q", "published": "0.990"})
-    assert [c.id for c in seed_distribution.placed_claims([prose, single])] == ["q"]
+    assert [c.id for c in seeds_evaluate.placed_claims([prose, single])] == ["q"]
 
 
 def test_evidence_is_appended_to_roundoff_and_stochastic_deviations_only():
@@ -573,7 +579,7 @@ def test_evidence_is_appended_to_roundoff_and_stochastic_deviations_only():
         }
     )
     found = {"r": "published digits 1 given by sandybridge [t.md]"}
-    out = evidence.annotate(table, claims, found, cited={"numerics", "seeds"})
+    out = citations.annotate(table, claims, found, cited={"numerics", "seeds"})
     assert out["reason"].tolist() == [
         "below 1e-14; published digits 1 given by sandybridge [t.md]",
         "no row in the numerics evidence",  # the seed distribution judges: ledger.judge says so
@@ -592,7 +598,8 @@ def test_the_run_judges_by_its_seed_distribution_and_switched_off_says_it_falls_
         return ledger_table[ledger_table["id"].isin(table["id"]) & (ledger_table["verdict"] != "reproduced")]
 
     placed = stochastic(small_run)
-    assert len(placed) and placed["reason"].str.contains("results/seeds/seed_distribution.md", regex=False).all()
+    assert len(placed) and placed["reason"].str.contains("results/seeds/seed_distribution.md",
+                                                         regex=False).all()
     assert not placed["reason"].str.contains("weaker judgement").any()
     assert "`seeds/seed_distribution.csv`" in (small_run / "results/README.md").read_text()
     root = tmp_path / "run"
@@ -600,7 +607,8 @@ def test_the_run_judges_by_its_seed_distribution_and_switched_off_says_it_falls_
     (root / "off.yaml").write_text("seed_distribution:\n  build: false\n")
     off = snakemake(root, configfile="config/small.yaml off.yaml")
     assert off.returncode == 0, off.stderr[-3000:]
-    assert set(planned_jobs(off)) <= {"ledger", "index", "config_resolved", "all"}
+    assert set(planned_jobs(off)) <= {"ledger", "index", "config_resolved", "all", "ledger_overview",
+                                      "edition_000", "edition_001", "edition_003"}
     assert "ledger" in planned_jobs(off)
     fallen = stochastic(root)
     assert len(fallen) and fallen["reason"].str.contains("a weaker judgement").all()

@@ -24,13 +24,15 @@ def test_archive_verifies_and_detects_tampering(small_run, tmp_path):
             "results/ledger.csv", "results/README.md"} <= names
     assert any(n.startswith("results/data/001/scale_table/") for n in names)
     assert any(n.startswith("results/figures/") or n.startswith("results/tables/") for n in names)
-    check = subprocess.run(["sha256sum", "--quiet", "-c", "MANIFEST.sha256"], cwd=top, capture_output=True, text=True)
+    check = subprocess.run(["sha256sum", "--quiet", "-c", "MANIFEST.sha256"], cwd=top,
+                           capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
     manifest = (top / "MANIFEST.sha256").read_text().splitlines()
     assert len(manifest) == len(names) - 1  # every file but the manifest itself
     ledger = top / "results/ledger.csv"
     ledger.write_text(ledger.read_text() + "tampered\n")
-    check = subprocess.run(["sha256sum", "--quiet", "-c", "MANIFEST.sha256"], cwd=top, capture_output=True, text=True)
+    check = subprocess.run(["sha256sum", "--quiet", "-c", "MANIFEST.sha256"], cwd=top,
+                           capture_output=True, text=True)
     assert check.returncode != 0 and "results/ledger.csv: FAILED" in check.stdout
 
 
@@ -72,7 +74,7 @@ def test_two_clean_runs_give_identical_tables(small_run, tmp_path):
     from attnrepro.report import catalog
 
     for product in catalog.enabled(small_config()):
-        if product.kind == "figure" and not any(plan.EXPERIMENTS[e].timing for e in product.needs):
+        if product.kind == "figure" and not any(plan.EXPERIMENTS[e].timing for e in product.experiments):
             path = product.outputs["svg"]  # figures of measured times differ with the times
             assert (small_run / path).read_bytes() == (second / path).read_bytes(), path
 
@@ -132,7 +134,7 @@ def test_every_experiment_table_and_figure_is_a_target():
     assert {"all", "ledger", "archive", "index"} <= targets
 
 
-# --- nothing silently wrong in a job's outputs (issue 12) ----------------------------------------
+# --- nothing silently wrong in a job's outputs --------------------------------------------------
 
 PROFILE = ("--workflow-profile", "workflow/profiles/default")
 TRAINING = "results/data/001/train/copy-L6-seed0"
@@ -142,7 +144,8 @@ def _training_tables(root):
     return {t: root / plan.output_path("train", "copy-L6-seed0", t) for t in plan.EXPERIMENTS["train"].tables}
 
 
-def test_a_job_killed_between_two_table_writes_leaves_no_set_and_reruns_exactly(small_run, tmp_path, monkeypatch):
+def test_a_job_killed_between_two_table_writes_leaves_no_set_and_reruns_exactly(
+        small_run, tmp_path, monkeypatch):
     root = copy_repo(tmp_path / "repo")
     # the test hook of attnrepro.jobs: after the temporary of `curve` (main's is written before it),
     # SIGKILL Snakemake and the job, as a machine crash would: nobody cleans up
@@ -160,7 +163,8 @@ def test_a_job_killed_between_two_table_writes_leaves_no_set_and_reruns_exactly(
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert planned_jobs(rerun) == {"train_case": 1}
     assert not list(folder.glob(".*.tmp"))
-    assert "left by a killed earlier attempt of this job" in (root / "results/logs/001/train/copy-L6-seed0.log").read_text()
+    assert ("left by a killed earlier attempt of this job"
+            in (root / "results/logs/001/train/copy-L6-seed0.log").read_text())
     for table, path in _training_tables(root).items():  # the same tables as an uninterrupted run's
         reference = small_run / plan.output_path("train", "copy-L6-seed0", table)
         frames = [io.read_parquet(p) for p in (path, reference)]
@@ -171,7 +175,8 @@ def test_a_job_killed_between_two_table_writes_leaves_no_set_and_reruns_exactly(
 def _job_pid(log):
     import re
 
-    match = re.search(r"job of the Snakemake run pid \d+ \(pid (\d+)\)", log.read_text() if log.is_file() else "")
+    match = re.search(r"job of the Snakemake run pid \d+ \(pid (\d+)\)",
+                      log.read_text() if log.is_file() else "")
     return int(match.group(1)) if match else None
 
 
@@ -228,8 +233,8 @@ def test_an_orphaned_job_never_replaces_the_outputs_of_a_newer_run(tmp_path):
     assert not list((root / "results/data/001/train").glob(".*.tmp"))
     # ... and the orphan ended within a poll of its run, saying why
     assert ended_at_once
-    assert (f"the Snakemake run that started this job (pid {first.pid}) has ended; this job's outputs are not "
-            "written") in orphan_log
+    assert (f"the Snakemake run that started this job (pid {first.pid}) has ended; "
+            "this job's outputs are not written") in orphan_log
 
 
 def _keep_mtime(path, write):
@@ -252,7 +257,8 @@ def test_a_result_of_other_parameters_stops_its_readers_and_the_named_command_re
     failed = snakemake(run_copy, "table_train_accuracy", "--forcerun", "table_train_accuracy")
     assert failed.returncode != 0
     message = (run_copy / "results/logs/report/train_accuracy.log").read_text()
-    assert (f"{TRAINING}.parquet: written with steps = 2500, but this run's config plans steps = 100") in message
+    assert (f"{TRAINING}.parquet: written with steps = 2500, "
+            "but this run's config plans steps = 100") in message
     command = f"snakemake --cores N --forcerun {TRAINING}.parquet"
     assert f"`{command}`" in message and "Traceback" not in message
 
@@ -269,7 +275,8 @@ def test_a_flipped_bit_or_a_truncated_file_stops_the_ledger_naming_the_file(run_
     def ledger_error():
         ledger = snakemake(run_copy, "ledger", "--forcerun", "ledger")
         assert ledger.returncode != 0
-        assert not (run_copy / "results/ledger.csv").exists()  # no ledger with "missing" or "differs" verdicts
+        # no ledger with "missing" or "differs" verdicts
+        assert not (run_copy / "results/ledger.csv").exists()
         message = (run_copy / "results/logs/report/ledger.log").read_text()
         assert "Traceback" not in message
         return message
@@ -289,7 +296,8 @@ def test_a_flipped_bit_or_a_truncated_file_stops_the_ledger_naming_the_file(run_
 
     _keep_mtime(flipped, flip)
     message = ledger_error()
-    assert f"{TRAINING}.parquet: corrupt result file (unreadable: OSError: could not verify page integrity" in message
+    assert (f"{TRAINING}.parquet: corrupt result file "
+            "(unreadable: OSError: could not verify page integrity") in message
     assert f"`snakemake --cores N --forcerun {TRAINING}.parquet`" in message
 
     _keep_mtime(flipped, lambda p: p.write_bytes(original))

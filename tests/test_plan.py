@@ -5,7 +5,8 @@ from attnrepro import deps, plan
 
 def test_grid_cases_fan_out_over_the_grid_keys():
     cases = plan.grid_cases({"d_k": [8, 64], "scaled": [False, True], "T": 64}, ("d_k", "scaled"))
-    assert list(cases) == ["d_k-8_scaled-false", "d_k-8_scaled-true", "d_k-64_scaled-false", "d_k-64_scaled-true"]
+    assert list(cases) == ["d_k-8_scaled-false", "d_k-8_scaled-true",
+                           "d_k-64_scaled-false", "d_k-64_scaled-true"]
     assert cases["d_k-64_scaled-true"] == {"d_k": 64, "scaled": True, "T": 64}
 
 
@@ -26,7 +27,7 @@ def test_skip_leaves_an_experiment_out(default_config):
 
 
 def test_sources_follow_imports_and_nothing_else():
-    files = deps.source_files("attnrepro.cli", "attnrepro.experiments.attention_vs_sdpa")
+    files = deps.source_files("attnrepro.job", "attnrepro.experiments.attention_vs_sdpa")
     assert "src/attnrepro/core/attention.py" in files
     assert "src/attnrepro/experiments/_torch.py" in files
     assert "src/attnrepro/io.py" in files and "src/attnrepro/__init__.py" in files

@@ -1,4 +1,4 @@
-"""Impossible sizes stop Snakemake before any job (issue 12): schema bounds and the memory pre-flight."""
+"""Impossible sizes stop Snakemake before any job: schema bounds and the memory pre-flight."""
 
 import copy
 import importlib

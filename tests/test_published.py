@@ -67,7 +67,8 @@ def test_class_fields_are_consistent(claims):
 def test_the_published_numbers_are_the_printed_ones(claims):
     by_id = {c.id: c for c in claims}
     assert len([c for c in claims if c.id.startswith("000.scale_sweep.d_k-")]) == 30
-    assert len([c for c in claims if c.id.startswith("001.train.copy-") or c.id.startswith("001.train.sort-")]) == 24
+    assert len([c for c in claims
+                if c.id.startswith("001.train.copy-") or c.id.startswith("001.train.sort-")]) == 24
     assert by_id["001.scale_table.d_k-512.divided-no.sensitivity"].published == "0.0998"
     assert by_id["001.grad_check.post-ln.eps-1e-06"].here == "6.78e-05"
     assert by_id["001.prose.causal_timing.slope"].band == [1.99, 2.04]

@@ -6,16 +6,20 @@ import re
 import pandas as pd
 import pytest
 
+from attnrepro import evidence as evidence_products
 from attnrepro import io, plan
+from attnrepro.plan import parse_output as parse
 from attnrepro.report import catalog, index, render
-from attnrepro.report.results import Loader, parse
+from attnrepro.report.results import Loader
 
 from conftest import copy_repo, planned_jobs, small_config, snakemake
 
 
 def test_parse_results_paths():
-    assert parse("results/data/001/scale_table/d_k-8_scaled-true.parquet") == ("scale_table", "main", "d_k-8_scaled-true")
-    assert parse("x/data/000/attention_vs_sdpa/default.weights.parquet") == ("attention_vs_sdpa", "weights", "default")
+    assert parse("results/data/001/scale_table/d_k-8_scaled-true.parquet") == (
+        "scale_table", "main", "d_k-8_scaled-true")
+    assert parse("x/data/000/attention_vs_sdpa/default.weights.parquet") == (
+        "attention_vs_sdpa", "weights", "default")
     with pytest.raises(ValueError):
         parse("results/data/000/not_an_experiment/default.parquet")
 
@@ -51,7 +55,7 @@ def test_markdown_keeps_the_printed_digits(tmp_path):
 def test_every_product_reads_registered_experiments(default_config):
     for product in catalog.PRODUCTS.values():
         assert product.kind in ("table", "figure")
-        assert set(product.needs) <= set(plan.EXPERIMENTS), product.name
+        assert set(product.experiments) <= set(plan.EXPERIMENTS), product.name
         assert catalog.input_files(product, default_config)
     names = [p.name for p in catalog.PRODUCTS.values()]
     assert len(names) == len(set(names))
@@ -153,6 +157,6 @@ def test_index_lists_the_evidence_under_each_switch(sweep, build):
     else:
         off = row("- Seed distributions (")
         assert "`snakemake --cores 2 seeds`" in off and "`seed_distribution.build: true`" in off
-    for paths in catalog.evidence(config).values():  # every switched-on file, relative to results/
-        for path in paths.values():
+    for product in evidence_products.enabled(config).values():  # every switched-on file, under results/
+        for path in product.paths.values():
             assert f"`{path.removeprefix('results/')}`" in evidence

@@ -12,7 +12,7 @@ from conftest import REPO
 from report_helpers import assert_csv_at_full_precision, build, labelled, loader, markdown, row
 
 MODULES = {f"attnrepro.report.{m}"
-           for m in ("tables_000", "tables_001", "tables_003", "figures_checks")}
+           for m in ("tables_checks", "figures_checks")}
 PRODUCTS = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULES)
 FIGURES = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULES and p.kind == "figure")
 
@@ -20,7 +20,7 @@ FIGURES = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULE
 @pytest.fixture(scope="session")
 def load(tmp_path_factory, run_case, default_config):
     """A Loader over the Parquet of every experiment these products read, all cases, default config."""
-    needed = sorted({e for name in PRODUCTS for e in catalog.PRODUCTS[name].needs})
+    needed = sorted({e for name in PRODUCTS for e in catalog.PRODUCTS[name].experiments})
     return loader(tmp_path_factory.mktemp("report_checks"), {
         (experiment, case): run_case(experiment, case)
         for experiment in needed for case in plan.cases(experiment, default_config)})
@@ -113,9 +113,9 @@ def test_scale_table_note_reads_the_stored_maxima(load):
     assert "= 9.8765" in note and "= 0.1235" in note  # the stored columns, not ln(T) and 1 - 1/T again
 
 
-def test_position_encoding_heatmap_draws_the_rotation_table(load, default_config):
+def test_position_check_heatmap_draws_the_rotation_table(load, default_config):
     section = default_config["permutation_position"]
-    image = build("position_encoding_heatmap", load).axes[0].get_images()[0].get_array()
+    image = build("position_check_heatmap", load).axes[0].get_images()[0].get_array()
     assert image.shape == (section["table_length"], section["d"])
     stored = load("permutation_position", "encoding").set_index(["position", "dimension"])["value"]
     last = (section["table_length"] - 1, section["d"] - 1)

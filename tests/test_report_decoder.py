@@ -177,11 +177,11 @@ def test_small_multiples_show_every_head(decoder):
 
 
 def test_training_figure_shows_every_seed_and_the_means(decoder):
-    ax = build("training_accuracy", decoder).axes[0]
+    ax = build("train_accuracy_points", decoder).axes[0]
     runs = decoder("train").query("ablation == 'full'")
-    seeds = [l for l in ax.get_lines() if l.get_label().endswith("one seed")]
-    assert sorted(np.concatenate([l.get_ydata() for l in seeds])) == sorted(runs["sequence_accuracy"])
-    copy_mean = next(l for l in ax.get_lines() if l.get_label() == "copy: mean over seeds")
+    seeds = [line for line in ax.get_lines() if line.get_label().endswith("one seed")]
+    assert sorted(np.concatenate([line.get_ydata() for line in seeds])) == sorted(runs["sequence_accuracy"])
+    copy_mean = next(line for line in ax.get_lines() if line.get_label() == "copy: mean over seeds")
     copy = runs[runs["task"] == "copy"]
     assert list(copy_mean.get_ydata()) == list(copy.groupby("L")["sequence_accuracy"].mean())
 

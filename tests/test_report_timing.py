@@ -35,7 +35,7 @@ def timing(tmp_path_factory, run_case):
 
 def test_products_are_registered_with_captions():
     assert len(TABLES) == 7 and len(FIGURES) == 3
-    needs = {e for name in PRODUCTS for e in catalog.PRODUCTS[name].needs}
+    needs = {e for name in PRODUCTS for e in catalog.PRODUCTS[name].experiments}
     assert needs == set(SMALL)
     for name in PRODUCTS:
         assert (REPO / "workflow" / "report" / f"{name}.rst").is_file(), name

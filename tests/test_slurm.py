@@ -163,7 +163,8 @@ def _compared(path, frame):
 
 
 def test_parquet_tables_equal_those_of_a_local_run(runs, small_run):
-    paths = sorted(str(p.relative_to(runs.slurm_dir)) for p in (runs.slurm_dir / "results/data").rglob("*.parquet"))
+    paths = sorted(str(p.relative_to(runs.slurm_dir))
+                   for p in (runs.slurm_dir / "results/data").rglob("*.parquet"))
     assert len(paths) >= sum(len(plan.experiment_outputs(e, small_config())) for e in EXPERIMENTS)
     for path in paths:
         slurm, local = runs.slurm_dir / path, small_run / path

@@ -77,7 +77,7 @@ def test_attention_map_of_a_trained_model(short_run, default_config, tmp_path):
         write_parquet(short_run[table], inputs[table], {})
     tables = attention_map.run(default_config["attention_map"], inputs)
     main, weights = tables["main"], tables["weights"]
-    assert list(zip(main["layer"], main["head"])) == [(l, h) for l in (1, 2) for h in range(4)]
+    assert list(zip(main["layer"], main["head"])) == [(layer, h) for layer in (1, 2) for h in range(4)]
     assert len(weights) == 2 * 4 * 12 * 12
     sums = weights.groupby(["layer", "head", "query"])["weight"].sum()
     np.testing.assert_allclose(sums, 1.0, atol=1e-12)

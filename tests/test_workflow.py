@@ -1,5 +1,7 @@
 """The workflow end to end, on the small config, in a temporary copy of the repository."""
 
+import ast
+import re
 import time
 
 import yaml
@@ -42,6 +44,28 @@ def test_results_index_lists_every_output(small_run):
     index = (small_run / "results/README.md").read_text()
     for path in plan.all_outputs(small_config()) + catalog.all_outputs(small_config()):
         assert f"`{path.removeprefix('results/')}`" in index
+
+
+def test_results_index_chains_reach_existing_files_and_functions(small_run):
+    """From results/README.md alone: each product's config section, experiment module, data files,
+    builder function and caption exist (the data files in this run)."""
+    index = (small_run / "results/README.md").read_text()
+    resolved = yaml.safe_load((small_run / "results/config.resolved.yaml").read_text())
+    chains = [line for line in index.splitlines() if line.startswith("  config `")]
+    assert len(chains) == len(catalog.enabled(small_config()))
+    for chain in chains:
+        for section in re.findall(r"config `(\w+)`", chain):
+            assert section in resolved, chain
+        for module, function in re.findall(r"`(src/[\w/]+\.py)::(\w+)`", chain):
+            tree = ast.parse((small_run / module).read_text())
+            assert function in {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}, chain
+        experiments = re.findall(r"`(src/attnrepro/experiments/\w+\.py)`", chain)
+        assert experiments and all((small_run / m).is_file() for m in experiments), chain
+        for pattern, count in re.findall(r"`(data/[\w/]+/\*\.parquet)` \((\d+) files?\)", chain):
+            # the seed distribution's extra trainings share train's folder
+            assert len(list((small_run / "results").glob(pattern))) >= int(count) > 0, chain
+        caption = re.findall(r"caption `(workflow/report/\w+\.rst)`", chain)
+        assert len(caption) == 1 and (small_run / caption[0]).is_file(), chain
 
 
 def test_second_run_has_nothing_to_do_and_is_fast(small_run):

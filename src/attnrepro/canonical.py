@@ -37,6 +37,13 @@ honour the pin (not x86-64, no AVX2/FMA, or CPU flags that cannot be read before
 runs native: the job says so in its log and its record says ``canonical: false`` with the
 reason, as does every ledger claim computed from it. Config key ``numerics.pin``:
 ``haswell-noavx512`` (the default) or ``native`` (opt out).
+
+The pin is one *numerics setting*: an OpenBLAS kernel and a NumPy CPU-feature mask, named
+``<kernel>`` or ``<kernel>-<mask>`` (``default``, ``sandybridge``, ``haswell-noavx512``; kernel
+``default`` leaves OpenBLAS its own choice for this CPU, mask ``default`` leaves NumPy all of its
+features). The settings are defined here (:func:`environment`, :func:`apply_setting`,
+:func:`effective`), because every job applies one; the numerics sweep (:mod:`attnrepro.evidence.sweep`)
+runs the cases of the ledger's evidence under many of them.
 """
 
 import logging
@@ -45,11 +52,25 @@ import platform
 import sys
 from pathlib import Path
 
-from attnrepro import numerics
-
 log = logging.getLogger("attnrepro")
 
-SETTING = "haswell-noavx512"  # OpenBLAS Haswell kernel, NumPy without AVX-512: numerics.MASKS
+# OpenBLAS core names on x86-64 (driver/others/dynamic.c), spelled as OPENBLAS_CORETYPE takes them
+KERNELS = (
+    "Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Atom", "Core2", "Penryn",
+    "Dunnington", "Nehalem", "Athlon", "Opteron", "Opteron_SSE3", "Barcelona", "Nano",
+    "Sandybridge", "Bobcat", "Bulldozer", "Piledriver", "Haswell", "Steamroller", "Excavator",
+    "Zen", "SkylakeX", "Cooperlake", "SapphireRapids",
+)
+# NumPy CPU-feature masks: name -> the NPY_DISABLE_CPU_FEATURES value (NumPy 2.x feature groups)
+MASKS = {
+    "default": "",
+    "noavx512": "X86_V4 AVX512_ICL AVX512_SPR",  # no AVX-512 exp/log/...: AVX2 code paths (X86_V3)
+    "noavx2": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",  # the baseline only (SSE4.2, X86_V2)
+}
+DEFAULT = "default"
+_BY_LOWER = {k.lower(): k for k in KERNELS}
+
+SETTING = "haswell-noavx512"  # OpenBLAS Haswell kernel, NumPy without AVX-512: MASKS
 NATIVE = "native"
 PINS = (SETTING, NATIVE)
 TORCH = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"}
@@ -57,6 +78,67 @@ REMOVED = ("NPY_ENABLE_CPU_FEATURES",)  # would narrow NumPy's features below th
 EXPECTED = {"openblas_kernel": "Haswell", "numpy_features": "X86_V3", "torch_capability": "AVX2"}
 REQUIRED_FLAGS = ("avx2", "fma")  # what the Haswell kernel and NumPy's X86_V3 paths execute
 RECORDED = ("OPENBLAS_L2_SIZE", "MKL_CBWR", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")
+
+
+def setting_name(kernel, mask=DEFAULT):
+    """The setting name of an OpenBLAS kernel ("default" or a core name) and a mask name."""
+    base = DEFAULT if kernel == DEFAULT else kernel.lower()
+    return base if mask == DEFAULT else f"{base}-{mask}"
+
+
+def parse_setting(setting):
+    """(kernel, mask) of a setting name; ValueError when either part is unknown."""
+    base, _, mask = setting.partition("-")
+    mask = mask or DEFAULT
+    if base != DEFAULT and base not in _BY_LOWER:
+        raise ValueError(
+            f"unknown OpenBLAS kernel {base!r} in numerics setting {setting!r}; "
+            f"known: default, {', '.join(sorted(_BY_LOWER))}"
+        )
+    if mask not in MASKS or (mask == DEFAULT and "-" in setting):
+        raise ValueError(
+            f"unknown NumPy mask {mask!r} in numerics setting {setting!r}; "
+            f"known: {', '.join(m for m in MASKS if m != DEFAULT)}"
+        )
+    return (DEFAULT if base == DEFAULT else _BY_LOWER[base]), mask
+
+
+def environment(setting):
+    """{variable: value or None}: what the setting sets (None: removed from the environment)."""
+    kernel, mask = parse_setting(setting)
+    return {
+        "OPENBLAS_CORETYPE": None if kernel == DEFAULT else kernel,
+        "NPY_DISABLE_CPU_FEATURES": MASKS[mask] or None,
+    }
+
+
+def apply_setting(setting, environ=os.environ):
+    """Set (or remove) the variables of ``setting`` in ``environ``: call before NumPy is imported."""
+    if "numpy" in sys.modules and environ is os.environ:
+        raise RuntimeError("a numerics setting must be applied before numpy is imported")
+    for key, value in environment(setting).items():
+        if value is None:
+            environ.pop(key, None)
+        else:
+            environ[key] = value
+    return environ
+
+
+def effective():
+    """The numerics of this process, once NumPy is imported: requested and effective kernel,
+    the NumPy mask and the NumPy dispatch features enabled."""
+    import numpy  # noqa: F401  (loads OpenBLAS, so that threadpoolctl sees it)
+    from numpy._core import _multiarray_umath as umath
+    from threadpoolctl import threadpool_info
+
+    kernels = [i.get("architecture") for i in threadpool_info() if i.get("internal_api") == "openblas"]
+    features = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
+    return {
+        "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", ""),
+        "openblas_kernel": ",".join(k or "?" for k in kernels),
+        "numpy_disabled": os.environ.get("NPY_DISABLE_CPU_FEATURES", ""),
+        "numpy_features": " ".join(features),
+    }
 
 
 def cpu_flags(cpuinfo=Path("/proc/cpuinfo")):
@@ -96,7 +178,7 @@ def apply(pin, environ=os.environ, machine=None, flags=None):
         log.warning("numerics: cannot pin %s on this host (%s); running native, outputs marked "
                     "non-canonical", pin, problem)
         return {"pin": pin, "applied": False, "reason": f"pin {pin} not honoured: {problem}"}
-    numerics.apply(pin, environ)
+    apply_setting(pin, environ)
     for key in REMOVED:
         environ.pop(key, None)
     environ.update(TORCH)
@@ -121,12 +203,12 @@ def mismatches(effective):
 def check(state):
     """The numerics record of this job, read back from the libraries (call once NumPy, and
     torch where the job uses it, are loaded): what was asked, what runs, and ``canonical``."""
-    effective = {**numerics.effective(), "torch_capability": torch_capability()}
+    running = {**effective(), "torch_capability": torch_capability()}
     recorded = {key.lower(): os.environ.get(key, "") for key in RECORDED}
     reason = state["reason"]
-    if state["applied"] and (wrong := mismatches(effective)):
+    if state["applied"] and (wrong := mismatches(running)):
         reason = f"pin {state['pin']} did not take effect: {'; '.join(wrong)}"
         log.warning("numerics: %s; outputs marked non-canonical", reason)
     canonical = state["applied"] and not reason
     return {"setting": state["pin"] if canonical else NATIVE, "pin": state["pin"],
-            "canonical": canonical, "reason": reason, **effective, **recorded}
+            "canonical": canonical, "reason": reason, **running, **recorded}

@@ -1,15 +1,22 @@
-"""Command line: run one experiment case outside (or inside) Snakemake.
+"""Command line: list the experiments, run one experiment case by hand, verify an archive.
 
     python -m attnrepro list
+    python -m attnrepro list --config config/small.yaml
     python -m attnrepro run scale_table --case d_k-64_scaled-true --out /tmp/x.parquet
-    python -m attnrepro run train --set steps=200 --set seed=3 --out /tmp/t.parquet
+    python -m attnrepro run scale_table --set d_k=16 --set scaled=true --out /tmp/s.parquet
+    python -m attnrepro run train --set tasks=sort --set lengths=5 --set seeds=7 --out /tmp/t.parquet
+    python -m attnrepro run train --config config/small.yaml --set steps=200 --out /tmp/t.parquet
     python -m attnrepro verify ARCHIVE.tar.gz [--results DIR]   (see attnrepro.verify)
 
 Thread limits (and ``--numerics SETTING``: an OpenBLAS kernel and a NumPy CPU-feature
-mask, see :mod:`attnrepro.numerics`) are applied before NumPy is imported; parameters come from the
-config file (validated), then ``--set`` overrides, or verbatim from
-``--params-json`` (what Snakemake passes).
+mask, see :mod:`attnrepro.evidence.sweep`) are applied before NumPy is imported; parameters come from the
+config (config/config.yaml, with the keys of ``--config FILE`` over it as ``snakemake --configfile``
+merges them), then the ``--set`` overrides (see ``run --help``: a single value for a list key is a
+list of one), then ``--case``; the result is validated for the experiment run (attnrepro.config);
+or they come verbatim from ``--params-json`` (what Snakemake passes).
 
+``run`` resolves the config, the case and the paths, then runs the case through the same
+functions as the rules' jobs (:mod:`attnrepro.job`, which reads neither the config nor the plan).
 What a job guarantees about its outputs (see :mod:`attnrepro.jobs` and :mod:`attnrepro.io`):
 it records the Snakemake run that started it and writes nothing once that run has ended; it
 removes temporaries that a killed earlier attempt of itself left; its upstream files
@@ -23,31 +30,52 @@ import argparse
 import importlib
 import json
 import logging
+import re
 import sys
 
-from attnrepro import canonical, jobs, threads
+from attnrepro import canonical, job, jobs
 
 log = logging.getLogger("attnrepro")
+
+
+SET_HELP = """\
+--config FILE: the keys of FILE over config/config.yaml (merged as snakemake --configfile FILE
+  merges them: a mapping key by key, any other value replaced), before or after the subcommand.
+--set KEY=VALUE overrides one key of the experiment's section of that config; VALUE is read as
+  YAML (5, true, sort, [4, 6], {d: 64}; 1e-3 is a number). Then --case picks a case (default:
+  the first), and the config is validated for this experiment only: what other experiments read
+  (attention_map.run, numerics.cases name cases of train) is not checked against it.
+  A single value for a key whose value is a list is a list of one value, so a fan-out key gives
+  one case: --set d_k=16 --set scaled=true (scale_table) is the case d_k-16_scaled-true, and
+  --set tasks=sort --set lengths=5 --set seeds=7 (train) is sort-L5-seed7, then the ablations.
+  A dotted KEY goes into a mapping: --set ablation_base.L=5, --set ablations.no_scaling.lr=0.01,
+  --set realistic.T=1024 (kv_cache); a name not there yet is added (--set ablations.wide.d=64
+  adds an ablation); a whole mapping replaces: --set 'ablations={}' leaves out every ablation.
+"""
 
 
 def _parser():
     parser = argparse.ArgumentParser(prog="attnrepro", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list experiments and their cases under the config")
+    listing = sub.add_parser("list",
+                             help="list experiments, their cases and the tables and figures built from them")
     # every word after `verify` (options included) goes to attnrepro.verify's own parser
     verify = sub.add_parser("verify", add_help=False, prefix_chars="\0",
                             help="compare an archive of a run with a run here (verify ARCHIVE -h)")
     verify.add_argument("args", nargs="*")
-    run = sub.add_parser("run", help="run one case of one experiment and write Parquet")
+    run = sub.add_parser("run", help="run one case of one experiment and write Parquet", epilog=SET_HELP,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("experiment")
     run.add_argument("--out", required=True, help="Parquet file of the main table")
     run.add_argument("--table", action="append", default=[], metavar="NAME=FILE",
                      help="where to write an extra table (default: beside --out)")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                      help="an upstream result file (default: its path under results/)")
-    run.add_argument("--case", help="which case of the config grid (default: the first)")
+    run.add_argument("--case", help="which case (default: the first; `list` names them; train also takes "
+                                    "the seed distribution's, e.g. sort-L6-seed13)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                     help="override one key of the experiment's config section (VALUE read as YAML)")
+                     help="override one key of the experiment's config section (VALUE read as YAML; "
+                          "a single value for a list key, a dotted key: see below)")
     run.add_argument("--params-json", help="the case's parameters, verbatim, as JSON")
     run.add_argument("--expected-params", metavar="JSON",
                      help="{experiment: {case: params}} that this run plans for the --input files: "
@@ -58,44 +86,62 @@ def _parser():
                           "opt out (default: numerics.pin of --config; haswell-noavx512 with --params-json)")
     run.add_argument("--numerics", metavar="SETTING",
                      help="a numerics-sweep setting instead of the pin: OpenBLAS kernel and NumPy mask, "
-                          "e.g. sandybridge-noavx512; recorded in numerics_* columns (see attnrepro.numerics)")
-    for p in (parser, run):
-        p.add_argument("--config", default="config/config.yaml", help="config file (YAML)")
+                          "e.g. sandybridge-noavx512; recorded in numerics_* columns (see "
+                          "attnrepro.evidence.sweep)")
+    for p in (parser, listing, run):  # before or after the subcommand (after it wins)
+        p.add_argument("--config", default=None if p is parser else argparse.SUPPRESS, metavar="FILE",
+                       help="a config file whose keys override config/config.yaml's, as "
+                            "snakemake --configfile FILE does (default: config/config.yaml alone)")
     return parser
 
 
-def _with_overrides(args, config, exp):
-    """The config with each ``--set KEY=VALUE`` applied to the experiment's section, validated.
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")  # 1e-3: a string to YAML 1.1
 
-    A scalar given for a grid key becomes a one-value grid.
-    """
+
+def _with_overrides(args, config, exp):
+    """The config with each ``--set KEY=VALUE`` applied to the experiment's section (see
+    SET_HELP), validated for this experiment alone (``config.validate(experiments=[id])``)."""
+    import copy
+
     import yaml
 
     from attnrepro import config as cfg
 
-    section = dict(config.get(exp.id, {}))
+    section = copy.deepcopy(config.get(exp.id) or {})
     for item in args.set:
-        key, sep, value = item.partition("=")
-        if not sep:
+        key, sep, text = item.partition("=")
+        path = key.split(".")
+        if not sep or not all(path):
             raise SystemExit(f"--set takes KEY=VALUE, got {item!r}")
-        if key not in section:
-            raise SystemExit(f"unknown parameter {key!r} of {exp.id}; known: {', '.join(section)}")
-        value = yaml.safe_load(value)
-        section[key] = [value] if key in exp.grid and not isinstance(value, list) else value
-    return cfg.validate({**config, exp.id: section})
+        if path[0] not in section:
+            raise SystemExit(f"unknown parameter {path[0]!r} of {exp.id}; known: {', '.join(section)}")
+        parent = section
+        for i, part in enumerate(path[:-1]):
+            parent = parent.setdefault(part, {})  # a new name: --set ablations.wide.d=64
+            if not isinstance(parent, dict):
+                raise SystemExit(f"--set {key}: {exp.id}.{'.'.join(path[:i + 1])} is {parent!r}, "
+                                 "not a mapping")
+        value = float(text) if _NUMBER.fullmatch(text.strip()) else yaml.safe_load(text)
+        if isinstance(parent.get(path[-1]), list) and not isinstance(value, list):
+            value = [value]  # a list of one: one case of a fan-out key (tasks=sort, d_k=16)
+        parent[path[-1]] = value
+    return cfg.validate({**config, exp.id: section}, experiments=[exp.id])
 
 
 def _params(args, config, exp):
-    """The parameters of the requested case."""
+    """The parameters of the requested case (``--case``, default the first of the run's)."""
     from attnrepro import plan
 
     if args.params_json is not None:
+        if args.set or args.case:
+            raise SystemExit("--set and --case resolve the config; --params-json gives the parameters")
         return json.loads(args.params_json)
     all_cases = plan.cases(exp.id, config)
     case = args.case or next(iter(all_cases))
-    if case not in all_cases:
+    known = plan.runnable_cases(exp.id, config)  # train: also the seed distribution's cases
+    if case not in known:
         raise SystemExit(f"unknown case {case!r} of {exp.id}; known: {', '.join(all_cases)}")
-    return dict(all_cases[case])
+    return dict(known[case])
 
 
 def _table_paths(args, names):
@@ -113,46 +159,21 @@ def _table_paths(args, names):
 
 
 def run(args):
-    jobs.start()  # the Snakemake run this job belongs to (none by hand)
-    threads.limit(args.threads)  # before anything imports numpy
-    if args.numerics:
-        _apply_numerics(args.numerics)  # before numpy, too
-    else:
-        pinned = canonical.apply(_pin(args))  # before numpy, too
+    """Resolve the config, the case and the paths, then run the case as its job does (attnrepro.job)."""
+    pinned = job.prepare(args.threads, None if args.numerics else _pin(args), args.numerics)  # before numpy
     from attnrepro import config as cfg
-    from attnrepro import io, plan, provenance
+    from attnrepro import plan
 
     if args.experiment not in plan.EXPERIMENTS:
         raise SystemExit(f"unknown experiment {args.experiment!r}; known: {', '.join(plan.EXPERIMENTS)}")
     exp = plan.EXPERIMENTS[args.experiment]
-    config = {} if args.params_json is not None else _with_overrides(args, cfg.load(args.config), exp)
+    config = {} if args.params_json is not None else _with_overrides(args, cfg.resolve(args.config), exp)
     params = _params(args, config, exp)
     if args.numerics:
         _check_numerics(args.numerics, config)
-
-    for leftover in io.remove_leftovers(_table_paths(args, set(exp.tables)).values()):
-        log.info("removed %s, left by a killed earlier attempt of this job", leftover)
-    module = importlib.import_module(exp.module)
-    if not args.numerics:
-        _log_numerics(canonical.check(pinned))  # numpy is loaded: did the pin take effect?
-    log.info("%s (article %s, %s) with %s", exp.id, exp.article, exp.listing, json.dumps(params))
-    started = provenance.now()
-    inputs = _inputs(args, exp, config)
-    io.check_inputs(inputs.values(), json.loads(args.expected_params or "{}"))
-    tables = module.run(params, inputs) if inputs else module.run(params)
-    finished = provenance.now()
-    meta = provenance.record(exp.id, exp.article, exp.listing, params, started, finished)
-    if args.numerics:
-        tables, meta = _numerics_recorded(args.numerics, tables, meta)
-    else:
-        meta["numerics"] = _pin_recorded(pinned)
-    outputs = io.OutputSet(_table_paths(args, set(tables)))
-    with outputs:  # every table to its temporary, then all renamed, main last
-        for name, df in tables.items():
-            outputs.stage(name, df, {**meta, "table": name})
-        for name in outputs.commit():
-            log.info("wrote %s (%d rows)", outputs.paths[name], len(tables[name]))
-    return 0
+    return job.execute(exp.id, exp.article, exp.section, params, _table_paths(args, set(exp.tables)),
+                       _inputs(args, exp, config), json.loads(args.expected_params or "{}"), pinned,
+                       args.numerics)
 
 
 def _pin(args):
@@ -162,54 +183,17 @@ def _pin(args):
         return args.pin or canonical.SETTING
     from attnrepro import config as cfg
 
-    return (cfg.load(args.config).get("numerics") or {}).get("pin", canonical.SETTING)
-
-
-def _log_numerics(record):
-    """One log line: canonical or not (and why), and what the libraries run."""
-    state = "canonical" if record["canonical"] else f"NOT canonical ({record['reason']})"
-    log.info("numerics %s: OpenBLAS %s, NumPy features %s, torch %s", state, record["openblas_kernel"],
-             record["numpy_features"], record["torch_capability"] or "not loaded")
-
-
-def _pin_recorded(pinned):
-    """What the job ran with, read again after the run (torch, where the experiment loaded it)."""
-    record = canonical.check(pinned)
-    if record["torch_capability"] is not None:
-        _log_numerics(record)
-    return record
-
-
-def _apply_numerics(setting):
-    from attnrepro import numerics
-
-    try:
-        numerics.apply(setting)
-    except ValueError as error:
-        raise SystemExit(str(error)) from None
+    return (cfg.resolve(args.config).get("numerics") or {}).get("pin", canonical.SETTING)
 
 
 def _check_numerics(setting, config):
     """Refuse a setting that the config's ``numerics`` section does not name (with
     ``--params-json`` there is no config: the name was checked against the known kernels)."""
-    from attnrepro import numerics
+    from attnrepro.evidence import sweep
 
-    named = numerics.candidates(config.get("numerics") or {}) if config else [setting]
+    named = sweep.candidates(config.get("numerics") or {}) if config else [setting]
     if setting not in named:
         raise SystemExit(f"numerics setting {setting!r} is not one of the config's: {', '.join(named)}")
-
-
-def _numerics_recorded(setting, tables, meta):
-    """What really ran (kernel, NumPy features), added to every table and to the provenance."""
-    from attnrepro import numerics
-
-    info = numerics.effective()
-    columns = numerics.columns(setting, info)
-    log.info("numerics %s: OpenBLAS %s, NumPy features %s", setting, info["openblas_kernel"],
-             info["numpy_features"])
-    return ({name: df.assign(**columns) for name, df in tables.items()},
-            {**meta, "numerics": {"setting": setting, "canonical": False,
-                                  "reason": f"numerics-sweep setting {setting}", **info}})
 
 
 def _inputs(args, exp, config):
@@ -229,12 +213,19 @@ def list_experiments(args):
     from attnrepro import config as cfg
     from attnrepro import plan
 
-    config = cfg.load(args.config)
+    from attnrepro.report import catalog
+
+    config = cfg.resolve(args.config)
+    products = {p.name for p in catalog.enabled(config)}
     for exp_id in plan.enabled(config):
         exp = plan.EXPERIMENTS[exp_id]
         names = list(plan.cases(exp_id, config))
         print(f"{exp.article}  {exp_id:<24} {len(names):3d} case(s): {', '.join(names[:4])}"
               + (" ..." if len(names) > 4 else ""))
+        for kind in ("table", "figure"):
+            built = [p.name for p in catalog.of_experiment(exp_id) if p.kind == kind and p.name in products]
+            if built:
+                print(f"     {kind + 's:':<8} {', '.join(built)}")
     return 0
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+DEFAULT = REPO / "config" / "config.yaml"  # what --configfile / --config FILE overrides
 
 
 class ConfigError(ValueError):
@@ -24,6 +25,27 @@ def load(path):
         raise ConfigError(f"config file not found: {path}")
     with open(path) as fh:
         return yaml.safe_load(fh) or {}
+
+
+def merge(base, overlay):
+    """``overlay``'s keys over ``base``, as Snakemake merges ``--configfile`` over the Snakefile's
+    ``configfile:``: a mapping merges key by key (recursively), any other value replaces."""
+    out = dict(base)
+    for key, value in overlay.items():
+        if isinstance(value, dict):
+            out[key] = merge(out[key] if isinstance(out.get(key), dict) else {}, value)
+        else:
+            out[key] = value
+    return out
+
+
+def resolve(path=None):
+    """The config of a run: config/config.yaml, with the keys of the file ``path`` (if given)
+    over it, merged as Snakemake merges ``snakemake --configfile path``. Not validated."""
+    config = load(DEFAULT)
+    if path is None or Path(path).resolve() == DEFAULT.resolve():
+        return config
+    return merge(config, load(path))
 
 
 def _key(path):
@@ -98,18 +120,19 @@ def _paired(config, section, lengths_key, per_key):
             f"{section}.{lengths_key} (one per length)"]
 
 
-def _decoder_errors(config):
-    """Article 001's decoder: ablation widths, the map run and its sequence, check sizes."""
+def _decoder_errors(config, planned):
+    """Article 001's decoder: ablation widths, the map run and its sequence, check sizes; each
+    rule when the experiment that reads it is ``planned`` (attention_map.run: attention_map)."""
     from attnrepro import plan
 
     errors = []
     train = config.get("train") or {}
-    for name, overrides in (train.get("ablations") or {}).items():
+    for name, overrides in (train.get("ablations") or {}).items() if "train" in planned else ():
         d, h = overrides.get("d", train.get("d")), overrides.get("heads", train.get("heads"))
         if isinstance(d, int) and isinstance(h, int) and h > 0 and d % h:
             errors.append(f"train.ablations.{name}: d = {d} is not divisible by heads = {h}")
     amap = config.get("attention_map") or {}
-    if "run" in amap and train:
+    if "run" in amap and train and "attention_map" in planned:
         runs = plan.train_cases(train)
         run = runs.get(amap["run"])
         if run is None:
@@ -126,10 +149,13 @@ def _decoder_errors(config):
                        f"(0..{run['alphabet'] - 1})" for i, s in enumerate(seq)
                        if isinstance(s, int) and s >= run["alphabet"]]
     bp = config.get("block_params") or {}
-    if "breakdown_width" in bp and bp["breakdown_width"] not in bp.get("widths", []):
+    breakdown = bp.get("breakdown_width")
+    if "block_params" in planned and breakdown is not None and breakdown not in bp.get("widths", []):
         errors.append(f"block_params.breakdown_width: {bp['breakdown_width']} "
                       "is not one of block_params.widths")
     for section in ("grad_check", "autograd_check"):
+        if section not in planned:
+            continue
         sec = config.get(section) or {}
         if sec.get("length", 0) > sec.get("t_max", float("inf")):
             errors.append(f"{section}.length: {sec['length']} tokens need t_max >= {sec['length']}, "
@@ -140,50 +166,77 @@ def _decoder_errors(config):
     return errors
 
 
-def semantic_errors(config):
-    """Rules across keys: head counts divide widths, even widths for sinusoids, ..."""
+def planned(experiments=None):
+    """The set of experiment ids whose rules apply: ``experiments``, or every one (None)."""
     from attnrepro import plan
 
-    errors = [
+    if experiments is None:
+        return set(plan.EXPERIMENTS)
+    unknown = [e for e in experiments if e not in plan.EXPERIMENTS]
+    if unknown:
+        raise ValueError(f"unknown experiment(s) {', '.join(map(repr, unknown))}")
+    return set(experiments)
+
+
+def semantic_errors(config, experiments=None):
+    """Rules across keys: head counts divide widths, even widths for sinusoids, ..., and the
+    references of one section to another (``attention_map.run`` names a case of ``train``).
+
+    Each rule is checked when what reads it is planned: with ``experiments`` (ids), only the
+    rules of those experiments (their own sections, and the keys of others that they read);
+    with None, the whole run that Snakemake plans: every experiment (each has a target), the
+    ``skip`` list and the numerics sweep's ``numerics.cases`` (target ``numerics``)."""
+    from attnrepro import plan
+
+    scope = planned(experiments)
+    errors = [] if experiments is not None else [
         f"skip[{i}]: unknown experiment {name!r}"
         for i, name in enumerate(config.get("skip", []))
         if name not in plan.EXPERIMENTS
     ]
     for section, d_key, h_key in DIVISIBLE:
-        errors += _divisible(config, section, d_key, h_key)
+        errors += _divisible(config, section, d_key, h_key) if section in scope else []
     for section, lengths_key, per_key in PAIRED:
-        errors += _paired(config, section, lengths_key, per_key)
+        errors += _paired(config, section, lengths_key, per_key) if section in scope else []
     for section in ("permutation_position", "order_blindness"):
-        d = (config.get(section) or {}).get("d")
+        d = (config.get(section) or {}).get("d") if section in scope else None
         if isinstance(d, int) and d % 2:
             errors.append(f"{section}.d: the sinusoidal encoding needs an even width, got {d}")
-    errors += _decoder_errors(config)
-    errors += _evidence_errors(config)
-    errors += _memory_errors(config)
+    errors += _decoder_errors(config, scope)
+    errors += _evidence_errors(config) if experiments is None else []
+    errors += _memory_errors(config, scope)
     return errors
 
 
 def _evidence_errors(config):
     """The numerics sweep names known cases of known experiments."""
-    from attnrepro import numerics
+    from attnrepro.evidence import sweep_plan
 
-    return numerics.config_errors(config)
+    return sweep_plan.config_errors(config)
 
 
-def _memory_errors(config):
-    """Every job fits in memory: its estimated peak against memory.limit_gib (default: 80%
-    of this machine's memory), see attnrepro.preflight."""
+def _memory_errors(config, scope):
+    """Every job of the experiments in ``scope`` fits in memory: its estimated peak against
+    memory.limit_gib (default: 80% of this machine's memory), see attnrepro.preflight."""
+    from attnrepro import plan
+
     # by name, like `verify` in cli.main: the pre-flight refuses configs and never changes a
     # result, so deps leaves it out of the jobs' code inputs (editing it reruns no job)
     preflight = importlib.import_module("attnrepro.preflight")
-    return preflight.errors(config)
+    return preflight.errors({k: v for k, v in config.items() if k in scope or k not in plan.EXPERIMENTS})
 
 
-def validate(config, schema_path=SCHEMA):
-    """Raise :class:`ConfigError` listing every problem; return the config when it is valid."""
+def validate(config, schema_path=SCHEMA, *, experiments=None):
+    """Raise :class:`ConfigError` listing every problem; return the config when it is valid.
+
+    The schema is checked over the whole config; the rules across keys (:func:`semantic_errors`)
+    where they are read: ``experiments=None`` (Snakemake, ``workflow/rules/common.smk``) checks
+    every rule of the run; ``experiments=["train"]`` (``python -m attnrepro run train``) leaves
+    out what only other experiments read, such as ``attention_map.run`` or ``numerics.cases``
+    naming a case of train that a ``--set`` removed."""
     errors = schema_errors(config, schema_path)
     if not errors:
-        errors = semantic_errors(config)
+        errors = semantic_errors(config, experiments)
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
     return config

@@ -9,7 +9,7 @@ at most a ``.tmp`` file, never a complete-looking Parquet file. Every data page 
 bytes. Before a rename, :func:`attnrepro.jobs.publishing` checks that the Snakemake run that
 started the job still lives.
 
-A job's tables as one set (:class:`OutputSet`, ``python -m attnrepro run``): every table is
+A job's tables as one set (:class:`OutputSet`, ``python -m attnrepro.job``): every table is
 written to its temporary first; then the old main table is removed, the other tables are renamed
 into place and the main table last. A kill at any point leaves no main table, so no
 complete-looking set (Snakemake reruns the job: its main output is missing). At start the set
@@ -301,10 +301,11 @@ def check_params(path, expected):
 
 def check_inputs(paths, expected):
     """check_params for each of ``paths`` that ``expected`` ({experiment: {case: params}}, what the
-    run's config plans, attnrepro.plan.expected_params) names."""
-    from attnrepro import plan
+    run's config plans, attnrepro.plan.expected_params) names. The path alone says which case a
+    file is (attnrepro.layout): a job reads no plan."""
+    from attnrepro import layout
 
     for path in paths:
-        experiment, _, case = plan.parse_output(path)
+        experiment, _, case = layout.parse_output(path)
         if case in expected.get(experiment, {}):
             check_params(path, expected[experiment][case])

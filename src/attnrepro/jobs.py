@@ -6,8 +6,9 @@ re-parented to PID 1 and run on. A rerun started meanwhile (``--unlock``, a chan
 writes the new results, and the orphan, when it finishes, would rename its old ones over them
 with nothing to notice. So:
 
-- At start (:func:`start`, called by ``python -m attnrepro run`` and ``python -m
-  attnrepro.report``) a job walks its parent chain in ``/proc`` up to the first process whose
+- At start (:func:`start`, called by ``python -m attnrepro.job`` and ``python -m
+  attnrepro.report.job``, and by the command lines that run the same code by hand) a job walks its
+  parent chain in ``/proc`` up to the first process whose
   command line runs Snakemake (``snakemake ...``, ``python .../bin/snakemake ...``, ``python -m
   snakemake ...``; on a SLURM node that is the job's own Snakemake) and records its identity,
   :class:`Run`: the pid and the start time of ``/proc/<pid>/stat`` (field 22), so that a

@@ -27,12 +27,12 @@ _MEASURED_IN_TIMING = re.compile(
 class Experiment:
     id: str
     article: str  # file prefix of the article in shared/seeds: "000", "001", "003"
-    listing: str  # the section of the article that holds the listing
+    section: str  # the section of the article that holds the listing
     tables: tuple = ("main",)  # named tables each job writes; "main" first
     grid: tuple = ()  # config keys that fan out into one job per value
     threads: int = 1
     timing: bool = False  # measures time: runs alone on the machine
-    expand: object = field(default=None, compare=False)  # section -> {case: params}
+    case_builder: object = field(default=None, compare=False)  # section -> {case: params}
     # config -> {name: path}: result files of other experiments this one reads; they
     # reach run(params, inputs) as paths and become the rule's inputs
     inputs: object = field(default=None, compare=False)
@@ -58,13 +58,13 @@ def grid_cases(section, grid):
 
 
 # train: the keys of the section that are not shared by every run
-_TRAIN_FAN_OUT = ("tasks", "lengths", "seeds", "ablation_base", "ablations")
+TRAIN_FAN_OUT = ("tasks", "lengths", "seeds", "ablation_base", "ablations")
 
 
 def train_cases(section):
     """001 trainings: tasks x lengths x seeds ("copy-L6-seed0"), then each named ablation
     ("ablation-no_position"): its base run (``ablation_base``) with its overrides."""
-    shared = {k: v for k, v in section.items() if k not in _TRAIN_FAN_OUT}
+    shared = {k: v for k, v in section.items() if k not in TRAIN_FAN_OUT}
     cases = {}
     for task, L, seed in itertools.product(section.get("tasks", []), section.get("lengths", []),
                                            section.get("seeds", [])):
@@ -83,40 +83,71 @@ def _attention_map_inputs(config):
     return {table: output_path("train", run, table) for table in ("main", "parameters")}
 
 
+_BLOCK = "The complete block, and the count of its parameters"  # a heading of 001
+
 EXPERIMENTS = {
     e.id: e
     for e in [
         # article 000: "01 - Transformer Architecture"
-        Experiment("attention_vs_sdpa", "000", "Attention as a soft lookup in a dictionary", tables=("main", "weights")),
+        Experiment("attention_vs_sdpa", "000",
+                   "Attention as a soft lookup in a dictionary", tables=("main", "weights")),
         Experiment("scale_sweep", "000", "Why we divide by sqrt(d_k)"),
         Experiment("multihead_vs_torch", "000", "Multiple heads", tables=("main", "params")),
-        Experiment("permutation_position", "000", "Position: attention does not know the order", tables=("main", "encoding")),
+        Experiment("permutation_position", "000",
+                   "Position: attention does not know the order", tables=("main", "encoding")),
         Experiment("causal_change", "000", "Encoder, decoder and the causal mask"),
-        Experiment("quadratic_cost", "000", "What the n² term costs", tables=("main", "repeats", "machine"), timing=True),
-        Experiment("score_memory", "000", "What the n² term costs (peak memory, beyond the article)", tables=("main", "machine"), timing=True),
+        Experiment("quadratic_cost", "000",
+                   "What the n² term costs", tables=("main", "repeats", "machine"), timing=True),
+        Experiment("score_memory", "000",
+                   "What the n² term costs (peak memory, beyond the article)",
+                   tables=("main", "machine"), timing=True),
         # article 001: "95 - Attention, Derived in Full"
-        Experiment("batched_attention", "001", "Scaled dot-product attention, derived", tables=("main", "row_sums")),
+        Experiment("batched_attention", "001",
+                   "Scaled dot-product attention, derived", tables=("main", "row_sums")),
         Experiment("sdpa_causal", "001", "Scaled dot-product attention, derived (PyTorch check)"),
-        Experiment("scale_table", "001", "Why you divide by the square root of d_k, measured", grid=("d_k", "scaled")),
-        Experiment("mask_before_after", "001", "The causal mask: minus infinity before the softmax", tables=("main", "weights", "row_sums", "padding", "combined")),
-        Experiment("multihead_shapes", "001", "Multiple heads: why h heads of d/h", tables=("main", "permutation")),
-        Experiment("block_params", "001", "The complete block, and the count of its parameters", tables=("main", "breakdown")),
-        Experiment("grad_check", "001", "The complete block, and the count of its parameters (finite-difference gradient check)", tables=("main", "tensors"), grid=("post_ln", "eps")),
-        Experiment("autograd_check", "001", "The complete block, and the count of its parameters (PyTorch autograd check, beyond the article)", tables=("main", "tensors"), grid=("post_ln", "scale", "position")),
-        Experiment("train", "001", "The experiment: copying and sorting sequences", tables=("main", "curve", "sequences", "parameters"), expand=train_cases),
-        Experiment("attention_map", "001", "The attention map, and why it is not an explanation", tables=("main", "weights"), inputs=_attention_map_inputs),
+        Experiment("scale_table", "001",
+                   "Why you divide by the square root of d_k, measured", grid=("d_k", "scaled")),
+        Experiment("mask_before_after", "001",
+                   "The causal mask: minus infinity before the softmax",
+                   tables=("main", "weights", "row_sums", "padding", "combined")),
+        Experiment("multihead_shapes", "001",
+                   "Multiple heads: why h heads of d/h", tables=("main", "permutation")),
+        Experiment("block_params", "001", _BLOCK, tables=("main", "breakdown")),
+        Experiment("grad_check", "001",
+                   f"{_BLOCK} (finite-difference gradient check)",
+                   tables=("main", "tensors"), grid=("post_ln", "eps")),
+        Experiment("autograd_check", "001",
+                   f"{_BLOCK} (PyTorch autograd check, beyond the article)",
+                   tables=("main", "tensors"), grid=("post_ln", "scale", "position")),
+        Experiment("train", "001",
+                   "The experiment: copying and sorting sequences",
+                   tables=("main", "curve", "sequences", "parameters"), case_builder=train_cases),
+        Experiment("attention_map", "001",
+                   "The attention map, and why it is not an explanation",
+                   tables=("main", "weights"), inputs=_attention_map_inputs),
         Experiment("exercises", "001", "Exercises 1 and 2 (solutions)"),
-        Experiment("causal_timing", "001", "The count that decides everything: O(T²)", tables=("main", "repeats", "machine"), timing=True),
-        Experiment("timing_exponent", "001", "The count that decides everything: O(T²) (log grid, beyond the article)", tables=("main", "points", "repeats", "machine"), timing=True),
-        Experiment("kv_cache", "001", "The key-value cache: what is kept, and how much it weighs", tables=("main", "memory", "repeats", "machine"), timing=True),
-        Experiment("kv_speedup", "001", "The key-value cache (speed-up against length, beyond the article)", tables=("main", "repeats", "machine"), timing=True),
+        Experiment("causal_timing", "001",
+                   "The count that decides everything: O(T²)",
+                   tables=("main", "repeats", "machine"), timing=True),
+        Experiment("timing_exponent", "001",
+                   "The count that decides everything: O(T²) (log grid, beyond the article)",
+                   tables=("main", "points", "repeats", "machine"), timing=True),
+        Experiment("kv_cache", "001",
+                   "The key-value cache: what is kept, and how much it weighs",
+                   tables=("main", "memory", "repeats", "machine"), timing=True),
+        Experiment("kv_speedup", "001",
+                   "The key-value cache (speed-up against length, beyond the article)",
+                   tables=("main", "repeats", "machine"), timing=True),
         # article 003: "Attention & Transformers" (lesson)
-        Experiment("self_attention_tokens", "003", "Step 1: self-attention on a five-token sentence", tables=("main", "weights")),
+        Experiment("self_attention_tokens", "003",
+                   "Step 1: self-attention on a five-token sentence", tables=("main", "weights")),
         Experiment("saturation", "003", "Step 2: see softmax saturate without scaling"),
         Experiment("causal_weights", "003", "Step 3: add a causal mask", tables=("main", "weights")),
-        Experiment("order_blindness", "003", "Step 4: order-blindness and the sinusoidal fix", tables=("main", "encoding")),
+        Experiment("order_blindness", "003",
+                   "Step 4: order-blindness and the sinusoidal fix", tables=("main", "encoding")),
         Experiment("torch_modules", "003", "Attention and transformers in PyTorch"),
-        Experiment("two_heads", "003", "Multi-head attention: two heads concatenated", tables=("main", "weights")),
+        Experiment("two_heads", "003",
+                   "Multi-head attention: two heads concatenated", tables=("main", "weights")),
     ]
 }
 
@@ -131,8 +162,8 @@ def cases(experiment_id, config):
     """{case name: params} for one experiment under ``config``."""
     exp = EXPERIMENTS[experiment_id]
     section = config.get(experiment_id, {})
-    if exp.expand is not None:
-        return exp.expand(section)
+    if exp.case_builder is not None:
+        return exp.case_builder(section)
     return grid_cases(section, exp.grid)
 
 

@@ -78,17 +78,17 @@ def machine():
         "system": platform.platform(),
         "load_average": load,
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-        "numpy_disabled_features": os.environ.get("NPY_DISABLE_CPU_FEATURES"),  # see attnrepro.numerics
+        "numpy_disabled_features": os.environ.get("NPY_DISABLE_CPU_FEATURES"),  # see attnrepro.canonical
     }
 
 
-def record(experiment, article, listing, params, started, finished):
+def record(experiment, article, section, params, started, finished):
     """The provenance dictionary stored in every Parquet file's metadata."""
     seeds = {k: v for k, v in params.items() if "seed" in k}
     return {
         "experiment": experiment,
         "article": article,
-        "listing": listing,
+        "section": section,
         "params": params,
         "seeds": seeds,
         "versions": package_versions(),

@@ -123,10 +123,10 @@ def first_difference(archive, here):
 
 def _experiment(rel):
     """(experiment, table) of a Parquet path, or (None, None) outside the plan's experiments."""
-    from attnrepro.report.results import parse
+    from attnrepro.plan import parse_output
 
     try:
-        experiment, table, _ = parse(rel)
+        experiment, table, _ = parse_output(rel)
     except ValueError:
         return None, None
     return experiment, table
@@ -154,7 +154,7 @@ def _timing_table(name):
     from attnrepro.report import catalog
 
     product = catalog.PRODUCTS.get(name)
-    return product is not None and any(plan.EXPERIMENTS[e].timing for e in product.needs)
+    return product is not None and any(plan.EXPERIMENTS[e].timing for e in product.experiments)
 
 
 def _read_csv(path):

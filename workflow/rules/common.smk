@@ -21,6 +21,7 @@ envvars:
 from attnrepro import config as attnrepro_config  # noqa: E402
 from attnrepro import deps, plan  # noqa: E402
 from attnrepro.report import catalog  # noqa: E402
+from attnrepro.report import job as report_job  # noqa: E402
 
 try:
     attnrepro_config.validate(config)
@@ -28,7 +29,7 @@ except attnrepro_config.ConfigError as error:
     raise WorkflowError(str(error))
 
 CONDA_ENV = "../../envs/attnrepro.yaml"
-CLI = "attnrepro.cli"
+NUMERICS = config.get("numerics") or {}
 
 
 def all_outputs():
@@ -36,14 +37,44 @@ def all_outputs():
     return plan.all_outputs(config)
 
 
+# Code inputs: the files under src/ that a job imports, from its entry module (which imports
+# neither the plan, the catalog nor the config: Snakemake reads those to build the DAG) and the
+# modules it runs by name. Editing a module reruns exactly the jobs that run it.
 def sources(*modules):
-    """The files under src/ that a job running ``modules`` through the CLI imports."""
-    return deps.source_files(CLI, *modules)
+    """The files under src/ that an experiment job (attnrepro.job) running ``modules`` imports."""
+    return deps.source_files("attnrepro.job", *modules)
+
+
+def report_code(command, *modules):
+    """The files under src/ that a report job (attnrepro.report.job) of ``command`` imports, with
+    ``modules`` (a builder's, the evidence the ledger reads)."""
+    return deps.source_files(
+        "attnrepro.report.job", *report_job.RUNS[command], *modules
+    )
 
 
 def report_sources(*modules):
-    """The files under src/ that a report job running ``modules`` imports."""
+    """The files under src/ that `python -m attnrepro.report` running ``modules`` imports
+    (the command line for people; a rule runs attnrepro.report.job instead)."""
     return deps.source_files("attnrepro.report.cli", *modules)
+
+
+def figure_sections(product):
+    """`--sections JSON` of a figure's job: the article and section of its experiments
+    and its own, which its title names (report.style); "" for a table."""
+    import shlex
+
+    if product.kind != "figure":
+        return ""
+    experiments = {
+        e: [plan.EXPERIMENTS[e].article, plan.EXPERIMENTS[e].section]
+        for e in product.experiments
+    }
+    sections = {
+        "experiments": experiments,
+        "products": {product.name: [product.article, product.section]},
+    }
+    return f"--sections {shlex.quote(json.dumps(sections, sort_keys=True))}"
 
 
 def report_outputs():
@@ -140,68 +171,29 @@ def whole_node(exp):
     return {"slurm_extra": "--exclusive"} if exp.timing else {}
 
 
-# --- evidence for the ledger (workflow/rules/numerics.smk) ---------------------------------
-from attnrepro import numerics  # noqa: E402
-
-NUMERICS = config.get("numerics") or {}
-NUMERICS_PRODUCTS = catalog.NUMERICS_PRODUCTS
-SEED_PRODUCTS = catalog.SEED_PRODUCTS
-
-
-def evidence_all():
-    """The evidence products the config switches on, for the default target: numerics.sweep,
-    seed_distribution.build."""
-    return [
-        path
-        for products in catalog.evidence(config).values()
-        for path in products.values()
-    ]
-
-
-def ledger_evidence():
-    """The ledger's evidence inputs: the CSV of each product the config switches on."""
-    return {
-        name: products["csv"] for name, products in catalog.evidence(config).items()
-    }
-
-
-def evidence_options(wildcards, input):
-    """`--numerics-evidence FILE --seed-evidence FILE` for the ledger's evidence inputs."""
-    flags = {"numerics": "--numerics-evidence", "seeds": "--seed-evidence"}
-    return " ".join(f"{flags[name]} {input[name]}" for name in ledger_evidence())
-
-
-def numerics_data(wildcards):
-    """Every Parquet file of the sweep, over the settings the probe kept (a checkpoint)."""
-    probe = checkpoints.numerics_settings.get().output[0]
-    return numerics.outputs(config, numerics.kept(probe))
-
-
-def seed_trainings():
-    """The main table of every training of the seed distribution (plan.seed_distribution_cases)."""
-    return [
-        plan.output_path("train", case) for case in plan.seed_distribution_cases(config)
-    ]
-
-
-def archive_files(wildcards):
-    """Every output of the run and, when switched on, the evidence with the data it reads."""
-    on = catalog.evidence(config)
-    files = all_outputs() + report_outputs() + evidence_all()
-    if "seeds" in on:
-        # every table of those trainings: `attnrepro verify` compares every Parquet file
-        files += [
-            plan.output_path("train", case, table)
-            for case in plan.seed_distribution_cases(config)
-            for table in plan.EXPERIMENTS["train"].tables
-        ]
-    if "numerics" in on:
-        files += [numerics.SETTINGS_FILE, *numerics_data(wildcards)]
-    return sorted(set(files))
-
-
 def alternatives(names):
     """A wildcard constraint matching exactly ``names``."""
     import re
 
     return "|".join(re.escape(n) for n in sorted(names)) or "__none__"
+
+
+# --- the annotated articles (workflow/rules/articles.smk) ----------------------------------
+from snakemake.logging import logger  # noqa: E402
+
+from attnrepro.report import editions_text  # noqa: E402
+
+ARTICLES_CATEGORY = "Articles, annotated"
+
+
+def article_outputs():
+    """The editions (when the articles are found) and the ledger's overview figure, for `all`."""
+    missing = editions_text.missing_articles()
+    if missing:
+        logger.warning(
+            f"articles not found ({', '.join(missing)}): the annotated editions are not built"
+        )
+    editions = (
+        [] if missing else list(map(editions_text.edition_path, editions_text.ARTICLES))
+    )
+    return editions + [editions_text.OVERVIEW]

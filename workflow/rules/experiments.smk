@@ -1,6 +1,8 @@
 # Two rules per experiment of src/attnrepro/plan.py: `<id>` is the target that builds
-# all of its cases (`snakemake scale_table`), `<id>_case` runs one case. Each job runs `python -m attnrepro run <experiment>` and writes one Parquet file per
-# table under results/data/<article>/<experiment>/<case>[.<table>].parquet.
+# all of its cases (`snakemake scale_table`), `<id>_case` runs one case. Each job runs
+# `python -m attnrepro.job <experiment>` (everything it needs on its command line: it reads no
+# plan and no config) and writes one Parquet file per table under
+# results/data/<article>/<experiment>/<case>[.<table>].parquet.
 # Timing experiments claim every core of the run, so that nothing shares the CPU
 # while they measure; their BLAS pool gets the same count.
 
@@ -36,10 +38,13 @@ for exp in plan.EXPERIMENTS.values():
         params:
             json=case_params(exp.id),
             experiment=exp.id,
+            article=exp.article,
+            section=exp.section,
             tables=extra_tables,
             inputs=upstream_inputs(exp.id),
             pin=NUMERICS["pin"],
         shell:
-            "python -m attnrepro run {params.experiment} --threads {threads} --pin {params.pin}"
+            "python -m attnrepro.job {params.experiment} --article {params.article}"
+            " --section {params.section:q} --threads {threads} --pin {params.pin}"
             " --params-json {params.json:q} --out {output.main} {params.tables}"
             " {params.inputs} 2> {log}"

@@ -1,6 +1,6 @@
 # The report: the articles' tables (Markdown + CSV) and figures (SVG), each built by
-# `python -m attnrepro.report` from the Parquet files of the experiments it reads, and the
-# ledger of every published number. Targets: `table_<name>`, `figure_<name>`, `ledger`.
+# `python -m attnrepro.report.job` (its builder from the catalog) from the Parquet files of the
+# experiments it reads, and the ledger of every published number. Targets: `table_<name>`, `figure_<name>`, `ledger`.
 # Each reading job gets `--expected-params`: the parameters this config plans for the cases it
 # reads (only those: a value reruns the jobs it feeds and no other); a file written with other
 # ones (an orphaned job of an earlier run) stops it, naming the file (attnrepro.io).
@@ -13,7 +13,7 @@ for product in catalog.PRODUCTS.values():
             f"{product.kind}_{product.name}"
         input:
             data=catalog.input_files(product, config),
-            code=report_sources(product.module),
+            code=report_code(product.kind, product.module),
         output:
             **{
                 key: report(
@@ -33,16 +33,21 @@ for product in catalog.PRODUCTS.values():
         threads: 1
         params:
             kind=product.kind,
-            name=product.name,
+            builder=product.builder,
+            article=product.article,
+            section=product.section,
+            experiments=" ".join(product.experiments),
+            sections=figure_sections(product),
             outputs=lambda wildcards, output: " ".join(
                 f"--{key} {path}" for key, path in output.items()
             ),
             pin=NUMERICS["pin"],
             expected=expected_params(catalog.input_files(product, config)),
         shell:
-            "python -m attnrepro.report --pin {params.pin} --expected-params {params.expected:q}"
-            " {params.kind} {params.name}"
-            " {params.outputs} --inputs {input.data} 2> {log}"
+            "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
+            " {params.sections} {params.kind} --builder {params.builder}"
+            " --article {params.article} --section {params.section:q}"
+            " --experiments {params.experiments} {params.outputs} --inputs {input.data} 2> {log}"
 
 
 rule ledger:
@@ -50,7 +55,7 @@ rule ledger:
         **ledger_evidence(),
         data=all_outputs(),
         published="config/published.yaml",
-        code=report_sources("attnrepro.report.ledger_io"),
+        code=report_code("ledger", *ledger_evidence_code()),
     output:
         csv="results/ledger.csv",
         md=report(
@@ -69,7 +74,7 @@ rule ledger:
         pin=NUMERICS["pin"],
         expected=expected_params(all_outputs()),
     shell:
-        "python -m attnrepro.report --pin {params.pin} --expected-params {params.expected:q}"
+        "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
         " ledger --published {input.published}"
         " --csv {output.csv} --md {output.md} {params.evidence}"
         " --inputs {input.data} 2> {log}"
@@ -93,7 +98,7 @@ rule config_resolved:
 rule index:
     input:
         config="results/config.resolved.yaml",
-        code=report_sources("attnrepro.report.index"),
+        code=report_code("index"),
     output:
         "results/README.md",
     log:
@@ -103,14 +108,14 @@ rule index:
         CONDA_ENV
     threads: 1
     shell:
-        "python -m attnrepro.report index --config {input.config} --out {output} 2> {log}"
+        "python -m attnrepro.report.job index --config {input.config} --out {output} 2> {log}"
 
 
 rule archive:
     input:
         files=archive_files,
         config="results/config.resolved.yaml",
-        code=report_sources("attnrepro.archive"),
+        code=report_code("archive"),
     output:
         f"results/archive/attnrepro-results-{GIT_SHA}.tar.gz",
     log:
@@ -120,5 +125,5 @@ rule archive:
         CONDA_ENV
     threads: 1
     shell:
-        "python -m attnrepro.report archive --config {input.config} --out {output}"
+        "python -m attnrepro.report.job archive --config {input.config} --out {output}"
         " --files {input.files} {input.config} 2> {log}"

@@ -45,5 +45,6 @@ def run(params):
     row_sums = pd.DataFrame({"query": np.arange(T), "before": sums_before, "after": sums_after,
                              "future_weight_after": 1 - sums_after})
     padding = _long(masks.padding(lengths, T), ["sequence", "key"], "valid")  # (B, T)
-    combined = _long(masks.causal_and_padding(lengths, T), ["sequence", "query", "key"], "allowed")  # (B, T, T)
+    combined = _long(masks.causal_and_padding(lengths, T), ["sequence", "query", "key"],
+                     "allowed")  # (B, T, T)
     return {"main": main, "weights": weights, "row_sums": row_sums, "padding": padding, "combined": combined}

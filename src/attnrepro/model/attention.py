@@ -8,6 +8,7 @@ context C.
 """
 
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,6 +16,17 @@ from attnrepro.core import heads, masks
 from attnrepro.core.attention import apply_mask, scores, softmax
 from attnrepro.model.layers import flat
 from attnrepro.model.params import bias_name
+
+
+class AttentionCache(NamedTuple):
+    """What :func:`attention_backward` needs."""
+
+    x: np.ndarray  # (B, T, d): the input
+    Q: np.ndarray  # (B, h, T, d_h)
+    K: np.ndarray  # (B, h, T, d_h)
+    V: np.ndarray  # (B, h, T, d_h)
+    P: np.ndarray  # (B, h, T, T): the attention weights
+    C: np.ndarray  # (B, T, d): the merged context P V
 
 
 @lru_cache(maxsize=64)
@@ -35,7 +47,7 @@ def attention(x, p, prefix, n_heads, scale=True):
     S = apply_mask(S, _causal(x.shape[1]))  # -inf BEFORE the softmax
     P = softmax(S, axis=-1)  # (B, h, T, T), over the keys
     C = heads.merge(P @ V)  # (B, T, d)
-    return C @ p[prefix + "Wo"] + p[prefix + "bo"], (x, Q, K, V, P, C)
+    return C @ p[prefix + "Wo"] + p[prefix + "bo"], AttentionCache(x, Q, K, V, P, C)
 
 
 def attention_backward(dy, cache, p, prefix, n_heads, grads, scale=True):

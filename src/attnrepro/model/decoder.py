@@ -10,12 +10,16 @@ the weights; :func:`loss_and_grads` returns it with the gradient of every tensor
 """
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from attnrepro.core.attention import softmax
-from attnrepro.model.attention import attention, attention_backward
-from attnrepro.model.layers import feed_forward, feed_forward_backward, flat, layer_norm, layer_norm_backward
+from attnrepro.model.attention import AttentionCache, attention, attention_backward
+from attnrepro.model.layers import (
+    FeedForwardCache, LayerNormCache, feed_forward, feed_forward_backward, flat, layer_norm,
+    layer_norm_backward,
+)
 
 
 @dataclass(frozen=True)
@@ -28,42 +32,62 @@ class Arch:
     post_ln: bool = False  # layer norm after the residual sum (original paper) or before (pre-LN)
 
 
-def _block(x, p, q, arch):
-    """One block on x (B, T, d) -> (B, T, d), and what its backward pass needs."""
-    ffn = (p[q + "W1"], p[q + "b1"], p[q + "W2"], p[q + "b2"])
+class BlockCache(NamedTuple):
+    """What one block's backward pass needs: the caches of its four parts."""
+
+    attention: AttentionCache
+    norm1: LayerNormCache
+    ffn: FeedForwardCache
+    norm2: LayerNormCache
+
+
+class ForwardCache(NamedTuple):
+    """What :func:`loss_and_grads` needs after :func:`forward`."""
+
+    tokens: np.ndarray  # (B, T) integers
+    blocks: list  # one BlockCache per layer
+    xf: np.ndarray  # (B, T, d): the output of the final layer norm
+    final_norm: LayerNormCache
+
+
+def _block(x, p, prefix, arch):
+    """Block ``prefix`` ("b0.", the names of its tensors in ``p``) on x: (B, T, d) -> (B, T, d),
+    and the cache of its backward pass."""
+    ffn = (p[prefix + "W1"], p[prefix + "b1"], p[prefix + "W2"], p[prefix + "b2"])
     if arch.post_ln:
-        a, ca = attention(x, p, q, arch.heads, arch.scale)
-        x1, cn1 = layer_norm(x + a, p[q + "g1"], p[q + "be1"])
-        f, cf = feed_forward(x1, *ffn)
-        x2, cn2 = layer_norm(x1 + f, p[q + "g2"], p[q + "be2"])
+        a, ca = attention(x, p, prefix, arch.heads, arch.scale)  # (B, T, d)
+        x1, cn1 = layer_norm(x + a, p[prefix + "g1"], p[prefix + "be1"])  # (B, T, d)
+        f, cf = feed_forward(x1, *ffn)  # (B, T, d), through (B, T, d_ff)
+        x2, cn2 = layer_norm(x1 + f, p[prefix + "g2"], p[prefix + "be2"])  # (B, T, d)
     else:
-        n1, cn1 = layer_norm(x, p[q + "g1"], p[q + "be1"])
-        a, ca = attention(n1, p, q, arch.heads, arch.scale)
+        n1, cn1 = layer_norm(x, p[prefix + "g1"], p[prefix + "be1"])  # (B, T, d)
+        a, ca = attention(n1, p, prefix, arch.heads, arch.scale)  # (B, T, d)
         x1 = x + a
-        n2, cn2 = layer_norm(x1, p[q + "g2"], p[q + "be2"])
-        f, cf = feed_forward(n2, *ffn)
+        n2, cn2 = layer_norm(x1, p[prefix + "g2"], p[prefix + "be2"])  # (B, T, d)
+        f, cf = feed_forward(n2, *ffn)  # (B, T, d), through (B, T, d_ff)
         x2 = x1 + f
-    return x2, (ca, cn1, cf, cn2)
+    return x2, BlockCache(ca, cn1, cf, cn2)
 
 
-def _block_backward(dx, cache, p, q, arch, grads):
-    """Gradient of the block's input from that of its output; writes the block's gradients."""
+def _block_backward(dx, cache, p, prefix, arch, grads):
+    """Gradient (B, T, d) of block ``prefix``'s input from that of its output dx (B, T, d);
+    writes the gradients of the block's tensors into ``grads``."""
     ca, cn1, cf, cn2 = cache
     if arch.post_ln:
-        dx2, grads[q + "g2"], grads[q + "be2"] = layer_norm_backward(dx, cn2)  # x2 = LN(x1 + f)
-        dn, ffn_grads = feed_forward_backward(dx2, cf, p[q + "W1"], p[q + "W2"])
+        dx2, grads[prefix + "g2"], grads[prefix + "be2"] = layer_norm_backward(dx, cn2)  # x2 = LN(x1 + f)
+        dn, ffn_grads = feed_forward_backward(dx2, cf, p[prefix + "W1"], p[prefix + "W2"])  # (B, T, d)
         dx1 = dx2 + dn
-        dsum, grads[q + "g1"], grads[q + "be1"] = layer_norm_backward(dx1, cn1)  # x1 = LN(x + a)
-        dx = dsum + attention_backward(dsum, ca, p, q, arch.heads, grads, arch.scale)
+        dsum, grads[prefix + "g1"], grads[prefix + "be1"] = layer_norm_backward(dx1, cn1)  # x1 = LN(x + a)
+        dx = dsum + attention_backward(dsum, ca, p, prefix, arch.heads, grads, arch.scale)  # (B, T, d)
     else:
-        dn, ffn_grads = feed_forward_backward(dx, cf, p[q + "W1"], p[q + "W2"])
-        dn2, grads[q + "g2"], grads[q + "be2"] = layer_norm_backward(dn, cn2)
-        dx1 = dx + dn2
-        dn1 = attention_backward(dx1, ca, p, q, arch.heads, grads, arch.scale)
-        dn1, grads[q + "g1"], grads[q + "be1"] = layer_norm_backward(dn1, cn1)
-        dx = dx1 + dn1
+        dn, ffn_grads = feed_forward_backward(dx, cf, p[prefix + "W1"], p[prefix + "W2"])  # (B, T, d)
+        dn2, grads[prefix + "g2"], grads[prefix + "be2"] = layer_norm_backward(dn, cn2)
+        dx1 = dx + dn2  # x2 = x1 + ffn(LN2(x1))
+        dn1 = attention_backward(dx1, ca, p, prefix, arch.heads, grads, arch.scale)  # (B, T, d)
+        dn1, grads[prefix + "g1"], grads[prefix + "be1"] = layer_norm_backward(dn1, cn1)
+        dx = dx1 + dn1  # x1 = x + att(LN1(x))
     for name, value in zip(("W1", "b1", "W2", "b2"), ffn_grads):
-        grads[q + name] = value
+        grads[prefix + name] = value
     return dx
 
 
@@ -76,13 +100,12 @@ def forward(p, tokens, arch):
         x, cache = _block(x, p, f"b{layer}.", arch)
         blocks.append(cache)
     xf, cf = layer_norm(x, p["gf"], p["bef"])  # (B, T, d)
-    return xf @ p["Wout"] + p["bout"], (tokens, blocks, xf, cf)
+    return xf @ p["Wout"] + p["bout"], ForwardCache(tokens, blocks, xf, cf)
 
 
 def attention_weights(cache):
     """Per layer, the attention weights (B, h, T, T) kept by :func:`forward`."""
-    _, blocks, _, _ = cache
-    return [block[0][4] for block in blocks]
+    return [block.attention.P for block in cache.blocks]
 
 
 def _weighted_cross_entropy(logits, targets, weights):

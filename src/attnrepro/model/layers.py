@@ -3,7 +3,25 @@
 Shapes: activations are (B, T, d); parameter gradients are summed over batch and time.
 """
 
+from typing import NamedTuple
+
 import numpy as np
+
+
+class LayerNormCache(NamedTuple):
+    """What :func:`layer_norm_backward` needs."""
+
+    xh: np.ndarray  # (B, T, d): the normalised input
+    inv: np.ndarray  # (B, T, 1): 1 / sqrt(var + eps)
+    gamma: np.ndarray  # (d,)
+
+
+class FeedForwardCache(NamedTuple):
+    """What :func:`feed_forward_backward` needs."""
+
+    x: np.ndarray  # (B, T, d): the input
+    z: np.ndarray  # (B, T, d_ff): x W1 + b1, before the ReLU
+    hidden: np.ndarray  # (B, T, d_ff): relu(z)
 
 
 def flat(a):
@@ -29,7 +47,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     centred, var = _mean_var(x)
     inv = 1.0 / np.sqrt(var + eps)  # (B, T, 1)
     xh = centred * inv  # (B, T, d)
-    return gamma * xh + beta, (xh, inv, gamma)
+    return gamma * xh + beta, LayerNormCache(xh, inv, gamma)
 
 
 def layer_norm_backward(dy, cache):
@@ -44,7 +62,7 @@ def feed_forward(x, W1, b1, W2, b2):
     """relu(x W1 + b1) W2 + b2, position by position; returns (y, cache)."""
     z = x @ W1 + b1  # (B, T, d_ff)
     hidden = np.maximum(z, 0)  # (B, T, d_ff)
-    return hidden @ W2 + b2, (x, z, hidden)  # (B, T, d)
+    return hidden @ W2 + b2, FeedForwardCache(x, z, hidden)  # (B, T, d)
 
 
 def feed_forward_backward(dy, cache, W1, W2):

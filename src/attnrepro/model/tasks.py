@@ -74,24 +74,3 @@ def expected_distinct_share(alphabet, L):
     for i in range(L):
         falling *= alphabet - i
     return falling / alphabet**L
-
-
-def distinct_split(correct, distinct):
-    """Per-sequence accuracy split by whether the question's symbols are all distinct.
-
-    Returns n_distinct, n_repeated, accuracy on each subset (NaN when empty) and the
-    measured share of distinct questions.
-    """
-    correct, distinct = np.asarray(correct, bool), np.asarray(distinct, bool)
-    n = len(correct)
-
-    def mean(mask):
-        return float(correct[mask].mean()) if mask.any() else float("nan")
-
-    return {
-        "n_distinct": int(distinct.sum()),
-        "n_repeated": int(n - distinct.sum()),
-        "accuracy_distinct": mean(distinct),
-        "accuracy_repeated": mean(~distinct),
-        "share_distinct": float(distinct.sum() / n),
-    }

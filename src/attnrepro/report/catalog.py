@@ -1,9 +1,13 @@
-"""Every table and figure of the report: its article, section, the results it reads, its code.
+"""Every table and figure of the report: the experiments it reads and the function that builds it.
 
-Pure Python (no pandas, no matplotlib), so that Snakemake can read it to build the
-DAG. A table ``name`` is built by ``build_<name>(load)`` in its module and lands in
-``results/tables/<name>.md`` and ``.csv``; a figure by ``draw_<name>(load)`` in
-``results/figures/<name>.svg``; its caption is ``workflow/report/<name>.rst``.
+Pure Python (no pandas, no matplotlib), so that Snakemake can read it to build the DAG.
+
+A product names its builder, ``"<module>:<function>"`` under ``attnrepro.report``: a table's
+function returns a ``render.Table`` and the product lands in ``results/tables/<name>.md`` and
+``.csv``; a figure's returns a matplotlib Figure, in ``results/figures/<name>.svg``. Its caption is
+``workflow/report/<name>.rst``. Its article and section are those of its first experiment
+(``plan.EXPERIMENTS``) unless the entry gives others. ``python -m attnrepro list`` prints the
+products of each experiment; ``results/README.md`` gives the whole chain of each.
 """
 
 from dataclasses import dataclass
@@ -18,13 +22,22 @@ FIGURES_DIR = f"{plan.RESULTS}/figures"
 class Product:
     name: str
     kind: str  # "table" or "figure"
-    article: str
-    section: str
-    needs: tuple  # experiment ids whose results it reads (all their tables)
-    module: str  # attnrepro.report.<module>
-    # requires(config) -> bool: the cases it reads exist (beyond its experiments being on);
+    experiments: tuple  # experiment ids whose results it reads (all their tables)
+    builder: str  # "<module>:<function>" under attnrepro.report
+    article: str  # file prefix of the article in shared/seeds: "000", "001", "003"
+    section: str  # the section of the article it belongs to
+    # when(config) -> bool: the cases it reads exist (beyond its experiments being on);
     # None: every run of its experiments has them
-    requires: object = None
+    when: object = None
+
+    @property
+    def module(self):
+        """The module that builds it: ``attnrepro.report.<module>``."""
+        return f"attnrepro.report.{self.builder.partition(':')[0]}"
+
+    @property
+    def function(self):
+        return self.builder.partition(":")[2]
 
     @property
     def outputs(self):
@@ -33,12 +46,20 @@ class Product:
         return {"svg": f"{FIGURES_DIR}/{self.name}.svg"}
 
 
-def _table(name, article, section, needs, module, requires=None):
-    return Product(name, "table", article, section, tuple(needs), f"attnrepro.report.{module}", requires)
+def _product(kind, name, experiments, builder, article=None, section=None, when=None):
+    first = plan.EXPERIMENTS[experiments[0]]
+    return Product(name, kind, tuple(experiments), builder, article or first.article,
+                   section or first.section, when)
 
 
-def _figure(name, article, section, needs, module, requires=None):
-    return Product(name, "figure", article, section, tuple(needs), f"attnrepro.report.{module}", requires)
+def table(name, experiments, builder, **where):
+    """A table product; ``where``: article, section (when not its first experiment's), when."""
+    return _product("table", name, experiments, builder, **where)
+
+
+def figure(name, experiments, builder, **where):
+    """A figure product; ``where`` as for :func:`table`."""
+    return _product("figure", name, experiments, builder, **where)
 
 
 def _ablations(config):
@@ -66,68 +87,75 @@ def has_blind_ablation(config):
     return any(not c.get("position", True) for c in _ablations(config))
 
 
+_O_T2 = "The count that decides everything: O(T²)"
+
 PRODUCTS = {
     p.name: p
     for p in [
-        _table("scale_table", "001", "Why you divide by the square root of d_k, measured", ["scale_table"], "tables_001"),
-        # verification listings (non-training, non-timing) of 000, 001 and 003
-        _table("attention_check", "000", "Attention as a soft lookup in a dictionary", ["attention_vs_sdpa"], "tables_000"),
-        _table("attention_weights", "000", "Attention as a soft lookup in a dictionary", ["attention_vs_sdpa"], "tables_000"),
-        _table("scale_sweep", "000", "Why we divide by sqrt(d_k)", ["scale_sweep"], "tables_000"),
-        _table("multihead_check", "000", "Multiple heads", ["multihead_vs_torch"], "tables_000"),
-        _table("multihead_params", "000", "Multiple heads", ["multihead_vs_torch"], "tables_000"),
-        _table("position_check", "000", "Position: attention does not know the order", ["permutation_position"], "tables_000"),
-        _table("causal_change", "000", "Encoder, decoder and the causal mask", ["causal_change"], "tables_000"),
-        _table("batched_shapes", "001", "Scaled dot-product attention, derived", ["batched_attention"], "tables_001"),
-        _table("sdpa_check", "001", "Scaled dot-product attention, derived (PyTorch check)", ["sdpa_causal"], "tables_001"),
-        _table("mask_before_after", "001", "The causal mask: minus infinity before the softmax", ["mask_before_after"], "tables_001"),
-        _table("mask_patterns", "001", "The causal mask: minus infinity before the softmax", ["mask_before_after"], "tables_001"),
-        _table("multihead_shapes", "001", "Multiple heads: why h heads of d/h", ["multihead_shapes"], "tables_001"),
-        _table("multihead_permutation", "001", "Multiple heads: why h heads of d/h", ["multihead_shapes"], "tables_001"),
-        _table("exercises", "001", "Exercises 1 and 2 (solutions)", ["exercises"], "tables_001"),
-        _table("self_attention_weights", "003", "Step 1: self-attention on a five-token sentence", ["self_attention_tokens"], "tables_003"),
-        _table("saturation", "003", "Step 2: see softmax saturate without scaling", ["saturation"], "tables_003"),
-        _table("causal_weights", "003", "Step 3: add a causal mask", ["causal_weights"], "tables_003"),
-        _table("order_blindness", "003", "Step 4: order-blindness and the sinusoidal fix", ["order_blindness"], "tables_003"),
-        _table("positional_encoding", "003", "Step 4: order-blindness and the sinusoidal fix", ["order_blindness"], "tables_003"),
-        _table("torch_modules", "003", "Attention and transformers in PyTorch", ["torch_modules"], "tables_003"),
-        _table("two_heads", "003", "Multi-head attention: two heads concatenated", ["two_heads"], "tables_003"),
-        _figure("scale_sweep_curves", "000", "Why we divide by sqrt(d_k)", ["scale_sweep"], "figures_checks"),
-        _figure("causal_change_bars", "000", "Encoder, decoder and the causal mask", ["causal_change"], "figures_checks"),
-        _figure("scale_table_curves", "001", "Why you divide by the square root of d_k, measured", ["scale_table"], "figures_checks"),
-        _figure("mask_before_after_heatmaps", "001", "The causal mask: minus infinity before the softmax", ["mask_before_after"], "figures_checks"),
-        _figure("positional_encoding_heatmap", "003", "Step 4: order-blindness and the sinusoidal fix", ["order_blindness"], "figures_checks"),
-        _figure("position_encoding_heatmap", "000", "Position: attention does not know the order", ["permutation_position"], "figures_checks"),
+        # the verification listings (non-training, non-timing) of 000, 001 and 003
+        table("attention_check", ["attention_vs_sdpa"], "tables_checks:build_attention_check"),
+        table("attention_weights", ["attention_vs_sdpa"], "tables_checks:build_attention_weights"),
+        table("scale_sweep", ["scale_sweep"], "tables_checks:build_scale_sweep"),
+        table("multihead_check", ["multihead_vs_torch"], "tables_checks:build_multihead_check"),
+        table("multihead_params", ["multihead_vs_torch"], "tables_checks:build_multihead_params"),
+        table("position_check", ["permutation_position"], "tables_checks:build_position_check"),
+        table("causal_change", ["causal_change"], "tables_checks:build_causal_change"),
+        table("batched_shapes", ["batched_attention"], "tables_checks:build_batched_shapes"),
+        table("sdpa_check", ["sdpa_causal"], "tables_checks:build_sdpa_check"),
+        table("scale_table", ["scale_table"], "tables_checks:build_scale_table"),
+        table("mask_before_after", ["mask_before_after"], "tables_checks:build_mask_before_after"),
+        table("mask_patterns", ["mask_before_after"], "tables_checks:build_mask_patterns"),
+        table("multihead_shapes", ["multihead_shapes"], "tables_checks:build_multihead_shapes"),
+        table("multihead_permutation", ["multihead_shapes"], "tables_checks:build_multihead_permutation"),
+        table("exercises", ["exercises"], "tables_checks:build_exercises"),
+        table("self_attention_weights", ["self_attention_tokens"],
+              "tables_checks:build_self_attention_weights"),
+        table("saturation", ["saturation"], "tables_checks:build_saturation"),
+        table("causal_weights", ["causal_weights"], "tables_checks:build_causal_weights"),
+        table("order_blindness", ["order_blindness"], "tables_checks:build_order_blindness"),
+        table("positional_encoding", ["order_blindness"], "tables_checks:build_positional_encoding"),
+        table("torch_modules", ["torch_modules"], "tables_checks:build_torch_modules"),
+        table("two_heads", ["two_heads"], "tables_checks:build_two_heads"),
+        figure("scale_sweep_curves", ["scale_sweep"], "figures_checks:draw_scale_sweep_curves"),
+        figure("causal_change_bars", ["causal_change"], "figures_checks:draw_causal_change_bars"),
+        figure("scale_table_curves", ["scale_table"], "figures_checks:draw_scale_table_curves"),
+        figure("mask_before_after_heatmaps", ["mask_before_after"],
+               "figures_checks:draw_mask_before_after_heatmaps"),
+        figure("positional_encoding_heatmap", ["order_blindness"],
+               "figures_checks:draw_positional_encoding_heatmap"),
+        figure("position_check_heatmap", ["permutation_position"],
+               "figures_checks:draw_position_check_heatmap"),
         # the NumPy decoder of 001: parameter count, gradient checks, trainings, attention map
-        _table("block_params", "001", "The complete block, and the count of its parameters", ["block_params"], "tables_decoder"),
-        _table("block_breakdown", "001", "The complete block, and the count of its parameters", ["block_params"], "tables_decoder"),
-        _table("grad_check", "001", "The complete block, and the count of its parameters (finite-difference gradient check)", ["grad_check"], "tables_decoder"),
-        _table("autograd_check", "001", "The complete block, and the count of its parameters (PyTorch autograd check, beyond the article)", ["autograd_check"], "tables_decoder"),
-        _table("autograd_tensors", "001", "The complete block, and the count of its parameters (PyTorch autograd check, beyond the article)", ["autograd_check"], "tables_decoder"),
-        _table("train_accuracy", "001", "The experiment: copying and sorting sequences", ["train"], "tables_decoder"),
-        _table("ablations", "001", "Three ablations, and two that show nothing", ["train"], "tables_decoder",
-               requires=has_ablations),
-        _table("copy_without_position", "001", "Three ablations, and two that show nothing", ["train"],
-               "tables_decoder", requires=has_blind_ablation),
-        _table("attention_map", "001", "The attention map, and why it is not an explanation", ["attention_map"], "tables_decoder"),
-        _figure("attention_heatmap", "001", "The attention map, and why it is not an explanation", ["attention_map"], "figures_decoder"),
-        _figure("attention_heads", "001", "The attention map, and why it is not an explanation", ["attention_map"], "figures_decoder"),
-        _figure("training_accuracy", "001", "The experiment: copying and sorting sequences", ["train"], "figures_decoder"),
-        _figure("loss_curves", "001", "The experiment: copying and sorting sequences", ["train"], "figures_decoder"),
-        _figure("ablation_bars", "001", "Three ablations, and two that show nothing", ["train"], "figures_decoder",
-                requires=has_ablations),
-        _figure("block_breakdown_bars", "001", "The complete block, and the count of its parameters", ["block_params"], "figures_decoder"),
+        table("block_params", ["block_params"], "tables_decoder:build_block_params"),
+        table("block_breakdown", ["block_params"], "tables_decoder:build_block_breakdown"),
+        table("grad_check", ["grad_check"], "tables_decoder:build_grad_check"),
+        table("autograd_check", ["autograd_check"], "tables_decoder:build_autograd_check"),
+        table("autograd_tensors", ["autograd_check"], "tables_decoder:build_autograd_tensors"),
+        table("train_accuracy", ["train"], "tables_decoder:build_train_accuracy"),
+        table("ablations", ["train"], "tables_decoder:build_ablations",
+              section="Three ablations, and two that show nothing", when=has_ablations),
+        table("copy_without_position", ["train"], "tables_decoder:build_copy_without_position",
+              section="Three ablations, and two that show nothing", when=has_blind_ablation),
+        table("attention_map", ["attention_map"], "tables_decoder:build_attention_map"),
+        figure("attention_heatmap", ["attention_map"], "figures_decoder:draw_attention_heatmap"),
+        figure("attention_heads", ["attention_map"], "figures_decoder:draw_attention_heads"),
+        figure("train_accuracy_points", ["train"], "figures_decoder:draw_train_accuracy_points"),
+        figure("loss_curves", ["train"], "figures_decoder:draw_loss_curves"),
+        figure("ablation_bars", ["train"], "figures_decoder:draw_ablation_bars",
+               section="Three ablations, and two that show nothing", when=has_ablations),
+        figure("block_breakdown_bars", ["block_params"], "figures_decoder:draw_block_breakdown_bars"),
         # timings: 000's n² cost, 001's O(T²) and key-value cache, and their extensions
-        _table("quadratic_cost", "000", "What the n² term costs", ["quadratic_cost"], "tables_timing"),
-        _table("score_memory", "000", "What the n² term costs (peak memory, beyond the article)", ["score_memory"], "tables_timing"),
-        _table("causal_timing", "001", "The count that decides everything: O(T²)", ["causal_timing"], "tables_timing"),
-        _table("timing_exponent", "001", "The count that decides everything: O(T²) (log grid, beyond the article)", ["timing_exponent"], "tables_timing"),
-        _table("timing_exponent_points", "001", "The count that decides everything: O(T²) (log grid, beyond the article)", ["timing_exponent"], "tables_timing"),
-        _table("kv_cache", "001", "The key-value cache: what is kept, and how much it weighs", ["kv_cache"], "tables_timing"),
-        _table("kv_speedup", "001", "The key-value cache (speed-up against length, beyond the article)", ["kv_speedup"], "tables_timing"),
-        _figure("attention_cost_loglog", "001", "The count that decides everything: O(T²)", ["quadratic_cost", "causal_timing", "timing_exponent"], "figures_timing"),
-        _figure("kv_speedup_curve", "001", "The key-value cache (speed-up against length, beyond the article)", ["kv_speedup", "kv_cache"], "figures_timing"),
-        _figure("score_memory_curve", "000", "What the n² term costs (peak memory, beyond the article)", ["score_memory"], "figures_timing"),
+        table("quadratic_cost", ["quadratic_cost"], "tables_timing:build_quadratic_cost"),
+        table("score_memory", ["score_memory"], "tables_timing:build_score_memory"),
+        table("causal_timing", ["causal_timing"], "tables_timing:build_causal_timing"),
+        table("timing_exponent", ["timing_exponent"], "tables_timing:build_timing_exponent"),
+        table("timing_exponent_points", ["timing_exponent"], "tables_timing:build_timing_exponent_points"),
+        table("kv_cache", ["kv_cache"], "tables_timing:build_kv_cache"),
+        table("kv_speedup", ["kv_speedup"], "tables_timing:build_kv_speedup"),
+        figure("attention_cost_loglog", ["quadratic_cost", "causal_timing", "timing_exponent"],
+               "figures_timing:draw_attention_cost_loglog", article="001", section=_O_T2),
+        figure("kv_speedup_curve", ["kv_speedup", "kv_cache"], "figures_timing:draw_kv_speedup_curve"),
+        figure("score_memory_curve", ["score_memory"], "figures_timing:draw_score_memory_curve"),
     ]
 }
 
@@ -136,36 +164,19 @@ def enabled(config):
     """The products whose experiments are all part of the run, and whose cases exist in it."""
     on = set(plan.enabled(config))
     return [p for p in PRODUCTS.values()
-            if set(p.needs) <= on and (p.requires is None or p.requires(config))]
+            if set(p.experiments) <= on and (p.when is None or p.when(config))]
+
+
+def of_experiment(experiment_id):
+    """The products that read ``experiment_id``'s results."""
+    return [p for p in PRODUCTS.values() if experiment_id in p.experiments]
 
 
 def input_files(product, config):
     """The Parquet files a product reads under ``config``."""
-    return [path for e in product.needs for path in plan.experiment_outputs(e, config)]
+    return [path for e in product.experiments for path in plan.experiment_outputs(e, config)]
 
 
 def all_outputs(config):
     return [path for p in enabled(config) for path in p.outputs.values()]
 
-
-# The ledger's evidence (workflow/rules/numerics.smk). Each is a named target (`numerics`,
-# `seeds`); a config switch (numerics.sweep, seed_distribution.build) adds it to the default
-# target and to the ledger's inputs (the ledger cites the sweep and judges its stochastic
-# claims by the seed distribution).
-NUMERICS_PRODUCTS = {key: f"{plan.RESULTS}/numerics/ledger_numerics.{key}" for key in ("csv", "md", "svg")}
-SEED_PRODUCTS = {key: f"{plan.RESULTS}/seeds/seed_distribution.{key}" for key in ("csv", "md", "svg")}
-
-
-# name -> (its target, the config switch "<section>.<key>" that adds it to the run)
-EVIDENCE = {"numerics": ("numerics", "numerics.sweep"), "seeds": ("seeds", "seed_distribution.build")}
-EVIDENCE_PRODUCTS = {"numerics": NUMERICS_PRODUCTS, "seeds": SEED_PRODUCTS}
-
-
-def evidence(config):
-    """{"numerics": paths, "seeds": paths} of the evidence products the config switches on."""
-    out = {}
-    for name, (_, switch) in EVIDENCE.items():
-        section, key = switch.split(".")
-        if (config.get(section) or {}).get(key):
-            out[name] = EVIDENCE_PRODUCTS[name]
-    return out

@@ -1,23 +1,22 @@
 """Command line of the report layer: build one table, one figure, the ledger, its evidence or the index.
 
-    python -m attnrepro.report table scale_table --md t.md --csv t.csv --inputs results/data/...
-    python -m attnrepro.report figure attention_heatmap --svg f.svg --inputs ...
-    python -m attnrepro.report ledger --published config/published.yaml --csv l.csv --md L.md --inputs ...
+    python -m attnrepro.report table scale_table --md t.md --csv t.csv --inputs results/data/001/scale_table/*
+    python -m attnrepro.report figure attention_heatmap --svg f.svg --inputs results/data/001/attention_map/*
+    python -m attnrepro.report ledger --published config/published.yaml --csv l.csv --md L.md \
+        --inputs results/data/*/*/*.parquet
     python -m attnrepro.report numerics --published config/published.yaml --settings s.json \
         --csv c.csv --md t.md --svg f.svg --inputs results/numerics/*/data/*/*/*.parquet
     python -m attnrepro.report seeds --published config/published.yaml --csv s.csv --md s.md \
         --svg s.svg --inputs results/data/001/train/sort-L*-seed*.parquet
 
-Kept apart from :mod:`attnrepro.cli` so that editing a plotting module reruns its
-figures and nothing else.
-
-As an experiment job does (:mod:`attnrepro.jobs`, :mod:`attnrepro.io`), a report job writes
-nothing once the Snakemake run that started it has ended, removes the temporaries of its outputs
-that a killed earlier attempt left, reads every result through ``io.read_parquet`` (checksums and
-content hash verified) and, given ``--expected-params JSON`` ({experiment: {case: params}}: what
-the run's config plans for its ``--inputs``; Snakemake passes it), first compares each input's
-provenance parameters with them. A corrupt or stale input stops it with status 1 and a message
-naming the file and the command that rebuilds it, never a "missing" or "differs" verdict.
+The command line for people. A table or figure is named: its builder, article and section come
+from the catalog. Then the command runs as its rule's job does, through the same function
+(:func:`attnrepro.report.job.run`; the rules run ``python -m attnrepro.report.job``, which reads
+neither the catalog nor the plan): it writes nothing once the Snakemake run that started it has
+ended, removes the temporaries of its outputs that a killed earlier attempt left, verifies every
+result it reads and, given ``--expected-params JSON`` ({experiment: {case: params}}), compares
+each input's provenance parameters with them; a corrupt or stale input stops it with status 1 and
+a message naming the file and the command that rebuilds it.
 """
 
 import argparse
@@ -26,18 +25,15 @@ import json
 import logging
 import sys
 
-from attnrepro import canonical, jobs
+from attnrepro import jobs
+from attnrepro.report import job
 
 log = logging.getLogger("attnrepro.report")
 
 
 def _parser():
     parser = argparse.ArgumentParser(prog="attnrepro.report", description=__doc__.split("\n")[0])
-    parser.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING,
-                        help="canonical numerics of the summary statistics (attnrepro.canonical)")
-    parser.add_argument("--expected-params", metavar="JSON",
-                        help="{experiment: {case: params}} this run plans for the --inputs: a file "
-                             "written with other parameters stops the job")
+    job.add_options(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     table = sub.add_parser("table")
     table.add_argument("name")
@@ -46,92 +42,45 @@ def _parser():
     figure = sub.add_parser("figure")
     figure.add_argument("name")
     figure.add_argument("--svg", required=True)
-    ledger = sub.add_parser("ledger")
-    ledger.add_argument("--published", required=True)
-    ledger.add_argument("--csv", required=True)
-    ledger.add_argument("--md", required=True)
-    ledger.add_argument("--gate", action="store_true", help="exit 1 if an exact claim is not reproduced")
-    ledger.add_argument("--numerics-evidence", help="the numerics sweep's ledger_numerics.csv, to cite")
-    ledger.add_argument("--seed-evidence",
-                        help="the seed distribution's seed_distribution.csv, to judge stochastic claims by")
-    for p in (table, figure, ledger):
+    job.add_ledger(sub.add_parser("ledger"))
+    for p in (table, figure):
         p.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
     gate = sub.add_parser("gate", help="exit 1 on an empty ledger, a missing claim, an exact claim not "
-                                       "reproduced, non-canonical numerics, or a change from the golden files")
+                                       "reproduced, non-canonical numerics, "
+                                       "or a change from the golden files")
     gate.add_argument("ledger", help="results/ledger.csv")
     gate.add_argument("--golden", help="the golden files' folder (tests/golden): compare the run with them")
     gate.add_argument("--data", default="results/data", help="the run's Parquet folder (with --golden)")
-    golden = sub.add_parser("golden", help="write the golden files from a finished canonical run (review the diff)")
+    golden = sub.add_parser("golden",
+                            help="write the golden files from a finished canonical run (review the diff)")
     golden.add_argument("--ledger", default="results/ledger.csv")
     golden.add_argument("--data", default="results/data")
     golden.add_argument("--out", default="tests/golden")
-    index = sub.add_parser("index", help="write results/README.md")
-    index.add_argument("--config", required=True, help="the resolved config (YAML)")
-    index.add_argument("--out", required=True)
-    archive = sub.add_parser("archive", help="write a verifiable tarball of the run")
-    archive.add_argument("--config", required=True, help="the resolved config (YAML)")
-    archive.add_argument("--out", required=True)
-    archive.add_argument("--files", nargs="*", default=[], help="the files to archive")
-    numerics = sub.add_parser("numerics", help="write the numerics sweep against the published digits")
-    numerics.add_argument("--published", required=True)
-    numerics.add_argument("--settings", help="the probe's JSON (order and the settings not run)")
-    numerics.add_argument("--inputs", nargs="*", default=[], help="the sweep's Parquet files")
-    seeds = sub.add_parser("seeds", help="place the published stochastic figures among the seeds")
-    seeds.add_argument("--published", required=True)
-    seeds.add_argument("--over", type=int, help="seeds per published statistic (default 3, the article's)")
-    seeds.add_argument("--inputs", nargs="*", default=[], help="the trainings' main Parquet files")
-    for p in (numerics, seeds):
-        p.add_argument("--csv", required=True)
-        p.add_argument("--md", required=True)
-        p.add_argument("--svg", required=True)
+    job.add_index(sub.add_parser("index", help="write results/README.md"))
+    job.add_archive(sub.add_parser("archive", help="write a verifiable tarball of the run"))
+    job.add_evidence(sub.add_parser("numerics", help="write the numerics sweep against the published digits"),
+                     sub.add_parser("seeds", help="place the published stochastic figures among the seeds"))
+    _article_parsers(sub)
     return parser
 
 
-def _product(name, kind):
-    from attnrepro.report import catalog
+# The catalog and the golden files serve people's commands only, and are imported by name: a rule
+# that runs this module (its code inputs: deps.source_files of it) then does not declare them.
+def _resolve(args):
+    """A table's or figure's builder, article, section and experiments, from the catalog (what its
+    rule passes to attnrepro.report.job)."""
+    catalog = importlib.import_module("attnrepro.report.catalog")
 
-    product = catalog.PRODUCTS.get(name)
-    if product is None or product.kind != kind:
-        raise SystemExit(f"unknown {kind} {name!r}")
-    return product, importlib.import_module(product.module)
-
-
-def build_table(args, load):
-    from attnrepro.report import render
-
-    product, module = _product(args.name, "table")
-    table = getattr(module, f"build_{product.name}")(load)
-    if (status := _numerics(args)) != "canonical":
-        table.note = f"{table.note} Numerics: {status}.".strip()
-    render.write_table(table, args.md, args.csv, title=product.section, article=product.article)
-
-
-def draw_figure(args, load):
-    from attnrepro.report import render
-
-    product, module = _product(args.name, "figure")
-    fig = getattr(module, f"draw_{product.name}")(load)
-    status = _numerics(args)
-    render.write_figure(fig, args.svg, note=None if status == "canonical" else f"Numerics: {status}")
-
-
-def _numerics(args):
-    """'canonical', or which input files ran other numerics (said under the table, in the SVG)."""
-    from attnrepro.report import results
-
-    return results.numerics_status(args.inputs)
-
-
-def write_ledger(args, load):
-    from attnrepro.report import ledger_io
-
-    return ledger_io.write(args.published, load, args.csv, args.md, gate=args.gate,
-                           numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence)
+    product = catalog.PRODUCTS.get(args.name)
+    if product is None or product.kind != args.command:
+        raise SystemExit(f"unknown {args.command} {args.name!r}")
+    args.builder, args.article, args.section = product.builder, product.article, product.section
+    args.experiments = list(product.experiments)
 
 
 def check_gate(args):
     """The fidelity gate of CI (report.golden): the ledger's rules, then the golden files."""
-    from attnrepro.report import golden
+    golden = importlib.import_module("attnrepro.report.golden")
 
     try:
         table = golden.read_ledger(args.ledger)
@@ -152,53 +101,53 @@ def check_gate(args):
 
 
 def write_golden(args):
-    from attnrepro.report import golden
+    golden = importlib.import_module("attnrepro.report.golden")
 
     out = golden.write(args.out, golden.read_ledger(args.ledger), args.data)
     print(f"wrote {out}/{golden.LEDGER_FILE} and {out}/{golden.TABLES_FILE}: review `git diff {out}`")
 
 
-def write_index(args):
-    from attnrepro import config as cfg
-    from attnrepro import io
-    from attnrepro.report import index
-
-    io.write_text(args.out, index.lines(cfg.load(args.config)))
-
-
-def write_archive(args):
-    from pathlib import Path
-
-    from attnrepro import archive
-
-    # the logs and per-job benchmarks are written by Snakemake itself, beside the declared outputs
-    records = [str(p) for folder in ("results/logs", "results/benchmarks") for p in Path(folder).rglob("*.*")]
-    lock = Path("requirements.lock")  # what `python -m attnrepro verify` compares with its own
-    out = archive.write(args.out, sorted(set(args.files) | set(records)), Path(args.config).read_text(),
-                        lock_text=lock.read_text() if lock.is_file() else None)
-    log.info("wrote %s", out)
+# The annotated editions of the articles and the ledger's overview figure (workflow/rules/articles.smk);
+# their modules are imported by name, as the evidence modules are.
+def _article_parsers(sub):
+    edition = sub.add_parser("edition", help="write an article's annotated edition (HTML)")
+    edition.add_argument("article", help="the article id: 000, 001 or 003")
+    edition.add_argument("--text", required=True, help="the article's text (../shared/seeds/<file>)")
+    edition.add_argument("--ledger", required=True, help="results/ledger.csv")
+    edition.add_argument("--published", required=True, help="config/published.yaml (the locations)")
+    edition.add_argument("--config", required=True, help="the resolved config (YAML): the data files")
+    edition.add_argument("--out", required=True)
+    overview = sub.add_parser("ledger-overview", help="draw the ledger's overview figure (SVG)")
+    overview.add_argument("--ledger", required=True, help="results/ledger.csv")
+    overview.add_argument("--published", required=True, help="config/published.yaml (bands, tolerances)")
+    overview.add_argument("--svg", required=True)
 
 
-# The evidence modules are imported by name, as the tables and figures are (_product): the
-# report jobs' code inputs (deps.source_files of this module) then leave them out.
-def write_numerics(args):
-    grid = importlib.import_module("attnrepro.report.numerics_grid")
-    return grid.write(args.published, args.inputs, args.csv, args.md, args.svg, args.settings)
+def write_edition(args):
+    editions = importlib.import_module("attnrepro.report.editions")
+    try:
+        editions.write(args.article, args.text, args.ledger, args.published, args.config, args.out)
+    except editions.LocationError as error:
+        print(f"attnrepro.report edition: {error}", file=sys.stderr)
+        return 1
+    return 0
 
 
-def write_seeds(args):
-    seeds = importlib.import_module("attnrepro.report.seed_distribution")
-    k = seeds.ARTICLE_SEEDS if args.over is None else args.over
-    return seeds.write(args.published, args.inputs, args.csv, args.md, args.svg, k)
+def draw_ledger_overview(args):
+    figures = importlib.import_module("attnrepro.report.figures_ledger")
+    figures.write(args.ledger, args.published, args.svg)
+    return 0
 
 
 def main(argv=None):
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if "numpy" not in sys.modules:  # a job: pin before numpy loads (in-process callers keep theirs)
-        canonical.apply(args.pin)
-    jobs.start()  # the Snakemake run this job belongs to (none by hand)
+    if args.command in job.COMMANDS:  # what a rule runs, run as its job runs it
+        if args.command in ("table", "figure"):
+            _resolve(args)
+        return job.run(args)
+    job.start(args.pin)  # pin before numpy loads (in-process callers keep theirs); the run, if any
     from attnrepro import io
 
     try:
@@ -220,17 +169,9 @@ def _dispatch(args):
             log.info("removed %s, left by a killed earlier attempt of this job", leftover)
     io.check_inputs(getattr(args, "inputs", []), json.loads(args.expected_params or "{}"))
     standalone = {
-        "index": write_index,
-        "archive": write_archive,
         "gate": check_gate,
         "golden": write_golden,
-        "numerics": write_numerics,
-        "seeds": write_seeds,
+        "edition": write_edition,
+        "ledger-overview": draw_ledger_overview,
     }
-    if args.command in standalone:
-        return standalone[args.command](args) or 0
-    from attnrepro.report.results import Loader
-
-    load = Loader(args.inputs)
-    action = {"table": build_table, "figure": draw_figure, "ledger": write_ledger}[args.command]
-    return action(args, load) or 0
+    return standalone[args.command](args) or 0

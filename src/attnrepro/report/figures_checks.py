@@ -110,7 +110,7 @@ def draw_positional_encoding_heatmap(load):
     return _encoding_heatmap(load("order_blindness", "encoding"), "order_blindness")
 
 
-def draw_position_encoding_heatmap(load):
+def draw_position_check_heatmap(load):
     """000, position: the sinusoidal table on which PE(pos + k) = R_k PE(pos) is checked."""
     return _encoding_heatmap(load("permutation_position", "encoding"), "permutation_position")
 

@@ -70,7 +70,7 @@ def draw_attention_heads(load):
     return fig
 
 
-def draw_training_accuracy(load):
+def draw_train_accuracy_points(load):
     """001, the experiment: accuracy per task and L, every seed a point, the mean over seeds marked."""
     runs = grid_runs(load("train"))
     means = over_seeds(runs, ["task", "L"], [c for c, _ in ACCURACIES])

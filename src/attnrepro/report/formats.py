@@ -3,6 +3,7 @@
 Formatting and selection only: every number comes from the experiments' Parquet.
 """
 
+import numpy as np
 import pandas as pd
 
 from attnrepro.report.render import Table
@@ -115,3 +116,24 @@ def ablation_runs(runs):
     if len(base) != 1:
         raise ValueError(f"the ablations' base run ({task}, L = {L}, seed {seed}) is not among the inputs")
     return base, ablations
+
+
+def distinct_split(correct, distinct):
+    """Per-sequence accuracy split by whether the question's symbols are all distinct.
+
+    Returns n_distinct, n_repeated, accuracy on each subset (NaN when empty) and the
+    measured share of distinct questions.
+    """
+    correct, distinct = np.asarray(correct, bool), np.asarray(distinct, bool)
+    n = len(correct)
+
+    def mean(mask):
+        return float(correct[mask].mean()) if mask.any() else float("nan")
+
+    return {
+        "n_distinct": int(distinct.sum()),
+        "n_repeated": int(n - distinct.sum()),
+        "accuracy_distinct": mean(distinct),
+        "accuracy_repeated": mean(~distinct),
+        "share_distinct": float(distinct.sum() / n),
+    }

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnrepro import io, plan
-from attnrepro.report import ledger, results
+from attnrepro.report import ledger
 
 LEDGER_FILE = "ledger.csv"
 TABLES_FILE = "tables.csv"
@@ -31,7 +31,7 @@ KEPT = ["id", "class", "reproduced"]
 
 def table_hash(path):
     """(rows, content hash) of one result file, its measured columns dropped."""
-    experiment, _, _ = results.parse(path)
+    experiment, _, _ = plan.parse_output(path)
     frame = io.read_parquet(path)
     frame = frame.drop(columns=plan.measured_columns(experiment, frame.columns))
     return len(frame), io.content_hash(frame)  # the hash io records at write, over fewer columns
@@ -41,7 +41,7 @@ def hashed_files(data_root):
     """The Parquet files under ``data_root`` (results/data) of non-timing experiments, sorted."""
     root = Path(data_root)
     files = sorted(root.rglob("*.parquet"))
-    return [p for p in files if not plan.EXPERIMENTS[results.parse(p)[0]].timing]
+    return [p for p in files if not plan.EXPERIMENTS[plan.parse_output(p)[0]].timing]
 
 
 def _relative(path, data_root):
@@ -83,8 +83,10 @@ def write(out_dir, table, data_root):
 def _differences(golden, now, key, columns, what):
     """Messages for every key whose columns differ, or that only one side has."""
     golden, now = golden.set_index(key), now.set_index(key)
-    problems = [f"{what} {k}: in the golden file, not in this run" for k in golden.index.difference(now.index)]
-    problems += [f"{what} {k}: new in this run, not in the golden file" for k in now.index.difference(golden.index)]
+    problems = [f"{what} {k}: in the golden file, not in this run"
+                for k in golden.index.difference(now.index)]
+    problems += [f"{what} {k}: new in this run, not in the golden file"
+                 for k in now.index.difference(golden.index)]
     for k in golden.index.intersection(now.index, sort=True):
         for col in columns:
             was, is_ = str(golden.at[k, col]), str(now.at[k, col])

@@ -1,53 +1,63 @@
 """``results/README.md``: one line for every output of the run."""
 
+import re
+import types
 from pathlib import Path
 
-from attnrepro import numerics, plan
+from attnrepro import evidence, plan
 from attnrepro.report import catalog
 
 CAPTIONS = Path(__file__).resolve().parents[3] / "workflow" / "report"
 
 
-def _caption(name):
+# A caption's opening "Article 001, "<section>" (...): ": the index line names both already.
+_ARTICLE_PREFIX = re.compile(r'^Article \d{3}, (?:"[^"]*"(?: \([^)]*\))?|[^":]*): ')
+
+
+def render_caption(name, config):
+    """``workflow/report/<name>.rst`` rendered as ``snakemake --report`` renders it: a Jinja2
+    template with ``snakemake.config`` (here an undefined name is an error); "" without the file."""
     path = CAPTIONS / f"{name}.rst"
     if not path.is_file():
         return ""
-    text = " ".join(path.read_text().split())
-    return text.split(". ")[0].rstrip(".") + "."
+    import jinja2  # only the index renders captions (jinja2 comes with snakemake)
+
+    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+    return env.from_string(path.read_text()).render(snakemake=types.SimpleNamespace(config=config))
+
+
+def _caption(name, config):
+    """The first sentence of the caption under ``config``, without its "Article NNN, "<section>": "."""
+    text = " ".join(render_caption(name, config).split())
+    if not text:
+        return ""
+    return _ARTICLE_PREFIX.sub("", text.split(". ")[0].rstrip(".") + ".")
 
 
 def _rel(path):
     return path.removeprefix(f"{plan.RESULTS}/")
 
 
-# The ledger's evidence (workflow/rules/numerics.smk): per product, its title and the caption
-# of each file (workflow/report/<name>.rst); its target and switch are catalog.EVIDENCE's.
-EVIDENCE = {
-    "numerics": ("Numerics sweep",
-                 {"csv": "ledger_numerics", "md": "ledger_numerics", "svg": "ledger_numerics_grid"}),
-    "seeds": ("Seed distributions",
-              {"csv": "seed_distribution", "md": "seed_distribution", "svg": "seed_distribution_points"}),
-}
-
-
 def _evidence_lines(config):
-    """One line per evidence file the config switches on; one line per product it does not."""
-    on = catalog.evidence(config)
+    """One line per evidence file the config switches on (attnrepro.evidence: its records); one
+    line per product it does not."""
+    on = evidence.enabled(config)
     out = []
-    for name, (title, captions) in EVIDENCE.items():
-        products, (target, switch) = catalog.EVIDENCE_PRODUCTS[name], catalog.EVIDENCE[name]
+    for name, product in evidence.PRODUCTS.items():
+        paths = product.paths
         if name not in on:
-            stem = _rel(products["csv"]).rsplit(".", 1)[0]
-            out.append(f"- {title} (`{stem}.{{{','.join(products)}}}`): not part of this run; "
-                       f"`snakemake --cores 2 {target}` builds it, "
-                       f"`{switch}: true` in the config adds it to the run.")
+            stem = _rel(paths["csv"]).rsplit(".", 1)[0]
+            out.append(f"- {product.title} (`{stem}.{{{','.join(paths)}}}`): not part of this run; "
+                       f"`{product.build_command}` builds it, "
+                       f"`{product.switch}: true` in the config adds it to the run.")
             continue
-        for key, path in on[name].items():
-            out.append(f"- `{_rel(path)}`: {_caption(captions[key])}")
-        if name == "numerics":
-            out.append(f"- `{_rel(numerics.SETTINGS_FILE)}`: the numerics settings this machine accepts "
+        for key, path in paths.items():
+            out.append(f"- `{_rel(path)}`: {_caption(product.captions[key], config)}")
+        if product is evidence.NUMERICS:
+            out.append(f"- `{_rel(evidence.SETTINGS_FILE)}`: the numerics settings this machine accepts "
                        "(the `numerics_settings` probe).")
-            sweep = f"{_rel(numerics.ROOT)}/<setting>/data/<article>/<experiment>/<case>[.<table>].parquet"
+            sweep = (f"{_rel(evidence.SWEEP_ROOT)}/<setting>/data/<article>/<experiment>/"
+                     "<case>[.<table>].parquet")
             out.append(f"- `{sweep}`: the sweep's data, one folder per setting, laid out as `data/` "
                        "(the cases of `numerics.cases`).")
         else:
@@ -57,22 +67,67 @@ def _evidence_lines(config):
     return out
 
 
+def _grid(exp):
+    """The keys of the experiment's config section that fan out into one job per value."""
+    keys = plan.TRAIN_FAN_OUT[:3] if exp.case_builder is not None else exp.grid
+    return f" (one job per value of {' x '.join(f'`{k}`' for k in keys)})" if keys else ""
+
+
+def _data_pattern(exp_id, config):
+    """``data/<article>/<experiment>/*.parquet`` and how many files the run has there."""
+    n = len(plan.experiment_outputs(exp_id, config))
+    folder = _rel(plan.output_path(exp_id, "x")).rsplit("/", 1)[0]
+    return f"`{folder}/*.parquet` ({n} file{'s' if n != 1 else ''})"
+
+
+def _product_lines(product, config):
+    """One product: its files and caption, then its chain from config to caption."""
+    files = [f"`{_rel(path)}`" for path in product.outputs.values()]
+    head = (f"- {' and '.join(files)} (article {product.article}, \u201c{product.section}\u201d): "
+            f"{_caption(product.name, config)}")
+    chain = []
+    for exp_id in product.experiments:
+        exp = plan.EXPERIMENTS[exp_id]
+        chain.append(f"config `{exp_id}`{_grid(exp)} \u2192 `src/{exp.module.replace('.', '/')}.py` "
+                     f"\u2192 {_data_pattern(exp_id, config)}")
+    module = product.module.replace(".", "/")
+    chain = "; ".join(chain) + (f" \u2192 `src/{module}.py::{product.function}` "
+                                f"\u2192 caption `workflow/report/{product.name}.rst`")
+    return [head, f"  {chain}"]
+
+
+def _article_lines(config):
+    """The annotated editions and the ledger's overview figure (workflow/rules/articles.smk)."""
+    from attnrepro.report import editions_text
+
+    out = ["## Articles, annotated", ""]
+    missing = editions_text.missing_articles()
+    for article in editions_text.ARTICLES:
+        what = (f"not built: the articles are not in `{editions_text.ARTICLES_DIR}/`" if missing
+                else _caption(f"edition_{article}", config))
+        out.append(f"- `{_rel(editions_text.edition_path(article))}`: {what}")
+    out.append(f"- `{_rel(editions_text.OVERVIEW)}`: {_caption('ledger_overview', config)}")
+    return out + [""]
+
+
 def lines(config):
     out = ["# results/", "",
-           "Generated by the `index` rule: every output of this run, one line each.", "",
+           "Generated by the `index` rule: every output of this run. For each table and figure, its "
+           "chain: the config section (in `config.resolved.yaml`) \u2192 the experiment module "
+           "(`run(params)`) \u2192 its data files \u2192 the function that builds the product "
+           "\u2192 its caption. `python -m attnrepro list` shows the same by experiment.", "",
            "## Ledger", "",
-           "- `ledger.csv`, `LEDGER.md`: every published number beside the reproduced one, with verdicts.", "",
-           "## Tables and figures", ""]
+           "- `ledger.csv`, `LEDGER.md`: every published number beside the reproduced one, "
+           "with verdicts.", "",
+           *_article_lines(config), "## Tables and figures", ""]
     for product in catalog.enabled(config):
-        for path in product.outputs.values():
-            rel = path.removeprefix(f"{plan.RESULTS}/")
-            out.append(f"- `{rel}` (article {product.article}, {product.section}): {_caption(product.name)}")
+        out += _product_lines(product, config)
     out += ["", "## Data (one Parquet file per job; provenance in the file metadata)", ""]
     for exp_id in plan.enabled(config):
         exp = plan.EXPERIMENTS[exp_id]
         for path in plan.experiment_outputs(exp_id, config):
-            rel = path.removeprefix(f"{plan.RESULTS}/")
-            out.append(f"- `{rel}`: {exp.id}, article {exp.article}, \"{exp.listing}\"")
+            out.append(f"- `{_rel(path)}`: {exp.id}, article {exp.article}, \"{exp.section}\"")
     out += ["", "## Evidence for the ledger", "", *_evidence_lines(config)]
-    out += ["", "## Logs", "", "- `logs/<article>/<experiment>/<case>.log`, `logs/report/<name>.log`: each job's log.", ""]
+    out += ["", "## Logs", "",
+            "- `logs/<article>/<experiment>/<case>.log`, `logs/report/<name>.log`: each job's log.", ""]
     return "\n".join(out)

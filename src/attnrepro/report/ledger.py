@@ -10,7 +10,7 @@ column, reduction) and its class:
 - ``stochastic``: a statistic over seeds. A published 3-seed mean or minimum is
   *within tolerance* when it lies in the central 95% interval of that statistic over
   every set of 3 seeds of the seed distribution (``spread``: the ``seeds`` target's
-  :class:`~attnrepro.report.seed_distribution.Spread`); the reproduced value stays the
+  :class:`~attnrepro.evidence.seeds_evaluate.Spread`); the reproduced value stays the
   run's own statistic. Without a distribution that places the claim, the run's own
   seeds judge it (their range, or the 95% interval of their mean from 5 seeds on) and
   the reason says this is the weaker judgement and names ``snakemake --cores 2 seeds``.
@@ -55,7 +55,8 @@ _THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.(\d*))?")
 _NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:e[-+]?\d+)?"
 _UNIT = r"(?P<space>\s*)(?P<unit>%|[A-Za-z]+)"
 _SINGLE = re.compile(rf"(?P<num>{_NUM})(?:{_UNIT})?")
-_INTERVAL = re.compile(rf"(?:about\s+)?(?P<low>{_NUM})\s*(?:-|–|to)\s*(?:about\s+)?(?P<num>{_NUM})(?:{_UNIT})?")
+_INTERVAL = re.compile(rf"(?:about\s+)?(?P<low>{_NUM})\s*(?:-|–|to)\s*"
+                       rf"(?:about\s+)?(?P<num>{_NUM})(?:{_UNIT})?")
 
 
 @dataclass
@@ -72,6 +73,7 @@ class Claim:
     here: str = None  # what the article's own code prints on this machine kind, when known
     note: str = ""  # why a value that is not an exact match differs
     decimals: int = None  # the rounding of a NumPy printer that drops trailing zeros
+    location: dict = None  # where it is printed in the article: {line, column[, text]} (check_location)
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -83,14 +85,32 @@ class Claim:
             raise ValueError(f"claim {known.get('id')}: class must be one of {CLASSES}, got {klass!r}")
         if (known.get("source") or {}).get("per") and klass != "stochastic":
             raise ValueError(f"claim {known.get('id')}: only a stochastic range is judged row by row (per)")
+        if known.get("location") is not None:
+            check_location(known.get("id"), known["location"])
         return cls(cls=klass, extra=d, **known)
 
 
+def check_location(claim_id, location):
+    """A claim's ``location``: {line, column} (integers from 1) and, when the article prints the
+    claim otherwise than its published string, ``text`` (that printed form); nothing else."""
+    keys = set(location) if isinstance(location, dict) else set()
+    if not ({"line", "column"} <= keys <= {"line", "column", "text"}
+            and all(type(location[k]) is int and location[k] >= 1 for k in ("line", "column"))
+            and (isinstance(location.get("text", "-"), str) and location.get("text", "-").strip())):
+        raise ValueError(f"claim {claim_id}: location must be {{line, column[, text]}}, line and column "
+                         f"integers from 1, text the printed string; got {location!r}")
+
+
 def load_claims(path):
-    """The claims of ``config/published.yaml`` (refused when two share an id)."""
-    with open(path) as fh:
-        entries = yaml.safe_load(fh)["claims"]
+    """The claims of ``config/published.yaml``: each with its location in the article, refused
+    when one has none or two share an id."""
+    with open(path) as fh:  # libyaml's parser when PyYAML has it: the same data, 8 times faster
+        entries = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["claims"]
     claims = [Claim.from_dict(e) for e in entries]
+    unplaced = [c.id for c in claims if c.location is None]
+    if unplaced:
+        raise ValueError(f"claims without a location in {path}: {', '.join(unplaced[:5])}"
+                         + (f" and {len(unplaced) - 5} more" if len(unplaced) > 5 else ""))
     ids = [c.id for c in claims]
     duplicated = sorted({i for i in ids if ids.count(i) > 1})
     if duplicated:
@@ -202,7 +222,8 @@ def _spread(values):
     values = np.asarray(values, dtype=float)
     if len(values) >= 5:
         half = 1.96 * values.std(ddof=1) / math.sqrt(len(values))
-        return values.mean() - half, values.mean() + half, f"95% interval of the mean over {len(values)} seeds"
+        return (values.mean() - half, values.mean() + half,
+                f"95% interval of the mean over {len(values)} seeds")
     return values.min(), values.max(), f"range over {len(values)} seeds"
 
 
@@ -351,7 +372,7 @@ def reproduced(source, load):
 
 def evaluate(claims, load, spread=None):
     """The ledger as a DataFrame. ``load(experiment, table)`` returns a results table; ``spread``
-    (a seed_distribution.Spread, or None) is what the stochastic claims are judged against."""
+    (a seeds_evaluate.Spread, or None) is what the stochastic claims are judged against."""
     rows = []
     for claim in claims:
         value, values = None, None

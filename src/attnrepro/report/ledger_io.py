@@ -3,7 +3,8 @@
 import logging
 
 from attnrepro import io
-from attnrepro.report import evidence, ledger
+from attnrepro.evidence import citations
+from attnrepro.report import editions_text, ledger
 
 log = logging.getLogger("attnrepro.report")
 
@@ -34,6 +35,9 @@ def markdown(table):
     lines.append("")
     lines.append(numerics_line(table))
     lines.append("")
+    lines.append("Each id links to the number in its article's annotated edition "
+                 "(`articles/<article>.html`).")
+    lines.append("")
     off = "numerics" in table.columns and (table["numerics"] != "canonical").any()
     for article, rows in table.groupby("article", sort=True):
         lines.append(f"## Article {article}")
@@ -41,6 +45,7 @@ def markdown(table):
         cols = ["id", "section", "claim", "published", "reproduced", "class", "verdict", "reason"]
         cols += ["numerics"] if off else []
         cells = rows[cols].astype(str).apply(lambda col: col.str.replace("|", "\\|", regex=False))
+        cells["id"] = [f"[{i}]({editions_text.edition_link(article, i)})" for i in cells["id"]]
         lines.append(cells.to_markdown(index=False, disable_numparse=True))  # keep the printed digits
         lines.append("")
     return "\n".join(lines)
@@ -78,9 +83,10 @@ def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None
     (else the run's own seeds, as their reasons say); a round-off or stochastic deviation's
     reason cites the numerics sweep's CSV when given, or says which target builds it."""
     claims = ledger.load_claims(published_path)
-    found = evidence.reasons(numerics_csv)
+    found = citations.reasons(numerics_csv)
     cited = {"numerics"} if numerics_csv else set()
-    table = evidence.annotate(ledger.evaluate(claims, load, evidence.spread(seeds_csv)), claims, found, cited)
+    table = citations.annotate(ledger.evaluate(claims, load, citations.spread(seeds_csv)),
+                               claims, found, cited)
     table["numerics"] = numerics_column(claims, load)
     with io.atomic_path(csv_path) as tmp:
         table.to_csv(tmp, index=False)

@@ -34,26 +34,46 @@ def _escape_pipes(frame):
     return frame.rename(columns=lambda c: escape(str(c))).map(escape)
 
 
-def markdown(table, title="", article=""):
+def trail(builder, experiments, commit):
+    """Where a table or figure comes from: its builder, the experiments (and config sections) it
+    reads, the commit of the code that built it. ``builder``: "<module>:<function>"."""
+    names = ", ".join(f"`{e}`" for e in experiments)
+    return (f"Built by `{builder}` from the results of experiment {names} "
+            f"(config section of the same name), at commit {commit}.")
+
+
+def commit():
+    """The checkout's commit (12 digits, "-dirty" when src/, workflow/ or config/ differ)."""
+    from attnrepro import provenance
+
+    state = provenance.git_state()
+    sha = (state.get("commit") or "unversioned")[:12]
+    return sha + ("-dirty" if state.get("dirty") else "")
+
+
+def markdown(table, title="", article="", source=""):
+    """The table as Markdown under its title: the note, then ``source`` (:func:`trail`) below it."""
     head = f"# {title}\n\n" if title else ""
-    source = f"Article {article}. " if article else ""
+    lead = f"Article {article}. " if article else ""
     body = _escape_pipes(table.formatted()).to_markdown(index=False, disable_numparse=True)
-    note = f"\n\n{source}{table.note}".rstrip() + "\n"
-    return head + body + note
+    note = f"\n\n{lead}{table.note}".rstrip() + "\n"
+    return head + body + note + (f"\n{source}\n" if source else "")
 
 
-def write_table(table, md_path, csv_path, title="", article=""):
-    io.write_text(md_path, markdown(table, title, article))
+def write_table(table, md_path, csv_path, title="", article="", source=""):
+    io.write_text(md_path, markdown(table, title, article, source))
     with io.atomic_path(csv_path) as tmp:
         table.data.to_csv(tmp, index=False)
 
 
-def write_figure(fig, svg_path, note=None):
+def write_figure(fig, svg_path, note=None, source=None):
     """Save ``fig`` as SVG with no date and fixed element ids, so reruns give the same bytes;
-    ``note`` (non-canonical numerics) goes into the SVG's description."""
+    ``note`` (non-canonical numerics) goes into the SVG's description, ``source`` (:func:`trail`)
+    into its dc:source."""
     import matplotlib
 
     matplotlib.rcParams["svg.hashsalt"] = "attnrepro"
-    metadata = {"Date": None, **({"Description": note} if note else {})}
+    metadata = {"Date": None, **({"Description": note} if note else {}),
+                **({"Source": source} if source else {})}
     with io.atomic_path(svg_path) as tmp:
         fig.savefig(tmp, format="svg", metadata=metadata, bbox_inches="tight")

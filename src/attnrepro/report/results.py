@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnrepro import io, plan
+from attnrepro import io, layout
 
 
 def parse(path):
-    """(experiment, table, case) of a results path ``.../data/<article>/<experiment>/<case>[.<table>].parquet``."""
-    return plan.parse_output(path)
+    """(experiment, table, case) of a results path
+    ``.../data/<article>/<experiment>/<case>[.<table>].parquet``
+    (from the path alone, attnrepro.layout: a report job reads no plan)."""
+    return layout.parse_output(path)
 
 
 class Loader:

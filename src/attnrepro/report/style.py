@@ -4,6 +4,8 @@ Figures are built with :class:`matplotlib.figure.Figure` (no pyplot state), so t
 report job can draw any number of them and each one is released with its object.
 """
 
+import importlib
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -11,30 +13,53 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from attnrepro import plan  # noqa: E402
-
 PANEL = (4.4, 3.6)  # inches per panel
 COLORS = {"without": "#c0392b", "with": "#2471a3", "other": "#7f8c8d"}
+
+# The article and section of each experiment (section_title) and product (product_title) that a
+# figure's title names. A report job is given those of its figure (--sections: its rule reads them
+# from the plan and the catalog while Snakemake builds the DAG), so that it imports neither, and an
+# edit of the plan reruns only the figures whose titles it changes; elsewhere (tests, notebooks)
+# they are read from the plan and the catalog, imported by name.
+_GIVEN = {}
+_REGISTRIES = {"experiments": ("attnrepro.plan", "EXPERIMENTS"),
+               "products": ("attnrepro.report.catalog", "PRODUCTS")}
+
+
+def use_sections(sections):
+    """Title the figures drawn from now on with ``sections`` only: {"experiments": {id: [article,
+    section]}, "products": {name: [article, section]}} (attnrepro.report.job, from its rule)."""
+    _GIVEN.clear()
+    _GIVEN.update({kind: dict(sections.get(kind) or {}) for kind in _REGISTRIES})
+
+
+def _section(kind, key):
+    """(article, section) of an experiment or a product."""
+    if _GIVEN:
+        if key not in _GIVEN[kind]:
+            raise KeyError(f"the job was given no section of {kind.removesuffix('s')} {key!r} (--sections)")
+        article, section = _GIVEN[kind][key]
+        return article, section
+    module, registry = _REGISTRIES[kind]
+    entry = getattr(importlib.import_module(module), registry)[key]
+    return entry.article, entry.section
 
 
 def section_title(experiment, what):
     """'Article 001, <its listing section>: <what>'."""
-    exp = plan.EXPERIMENTS[experiment]
-    return f"Article {exp.article}, \u201c{exp.listing}\u201d\n{what}"
+    article, section = _section("experiments", experiment)
+    return f"Article {article}, \u201c{section}\u201d\n{what}"
 
 
 def product_title(name, what):
     """'Article 001, <the product's section>' from the catalog: for a figure not titled by its listing."""
-    from attnrepro.report import catalog
-
-    product = catalog.PRODUCTS[name]
-    return f"Article {product.article}, \u201c{product.section}\u201d\n{what}"
+    article, section = _section("products", name)
+    return f"Article {article}, \u201c{section}\u201d\n{what}"
 
 
 def sections_title(experiments, what):
     """'Article 000, <section>; article 001, <section>' for a figure that reads several listings."""
-    parts = dict.fromkeys(f"{plan.EXPERIMENTS[e].article}, \u201c{plan.EXPERIMENTS[e].listing}\u201d"
-                          for e in experiments)
+    parts = dict.fromkeys("{}, \u201c{}\u201d".format(*_section("experiments", e)) for e in experiments)
     return "Article " + "; article ".join(parts) + f"\n{what}"
 
 

@@ -7,8 +7,9 @@ the pure functions of :mod:`attnrepro.model.tasks` on its per-question table.
 
 import pandas as pd
 
-from attnrepro.model.tasks import distinct_split, expected_distinct_share
-from attnrepro.report.formats import ROUND_OFF, ablation_runs, grid_runs, or_dash, over_seeds, shared
+from attnrepro.report.formats import (
+    ROUND_OFF, ablation_runs, distinct_split, grid_runs, or_dash, over_seeds, shared,
+)
 from attnrepro.report.render import Table
 
 # the hyperparameters of a training that an ablation may change (columns of train's main)
@@ -142,12 +143,11 @@ def build_copy_without_position(load):
     for _, run in pd.concat([blind, base]).iterrows():
         questions = sequences[sequences["case"] == run["case"]]
         split = distinct_split(questions["correct"], questions["all_distinct"])
-        expected = expected_distinct_share(int(run["alphabet"]), int(run["L"]))
         rows.append({"run": run["ablation"], "position": bool(run["position"]),
                      "distinct: accuracy": split["accuracy_distinct"], "distinct: cases": split["n_distinct"],
                      "repeated: accuracy": split["accuracy_repeated"], "repeated: cases": split["n_repeated"],
                      "distinct share: measured": split["share_distinct"],
-                     "distinct share: expected": expected})
+                     "distinct share: expected": run["distinct_share_expected"]})
     data = pd.DataFrame(rows)
     base = base.iloc[0]
     a, L = int(base["alphabet"]), int(base["L"])

@@ -1,8 +1,9 @@
-"""The numerics sweep's products: the claims x settings table (Markdown) and grid (SVG).
+"""The numerics sweep's products: the long CSV, the claims x settings table (Markdown), the grid (SVG).
 
-:func:`write` reads the sweep (:mod:`attnrepro.report.ledger_numerics`: which settings give
-which published digits) and writes its three products: the long CSV (one row per claim and
-setting), the Markdown table (claims x settings) and the SVG grid.
+:func:`write` reads the sweep (:mod:`attnrepro.evidence.numerics_evaluate`: which settings give
+which published digits) and writes its three products (paths: ``attnrepro.evidence.NUMERICS``):
+the long CSV (one row per claim and setting), the Markdown table (claims x settings) and the SVG
+grid. The report job runs it (``workflow/rules/evidence.smk``, target ``numerics``); by hand:
 
     python -m attnrepro.report numerics --published config/published.yaml \
         --settings results/numerics/settings.json --csv c.csv --md t.md --svg f.svg \
@@ -16,8 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnrepro import io
-from attnrepro.report import ledger, render
-from attnrepro.report.ledger_numerics import (
+from attnrepro.evidence.numerics_evaluate import (
     COLUMNS,
     describe,
     evaluate,
@@ -28,6 +28,7 @@ from attnrepro.report.ledger_numerics import (
     short_numerics,
     swept_claims,
 )
+from attnrepro.report import ledger, render
 
 log = logging.getLogger("attnrepro.report")
 

@@ -1,6 +1,6 @@
-"""The numerics sweep against the published digits: which settings reproduce which claim.
+"""The numerics sweep against the published digits: which settings reproduce which claim (pandas).
 
-The sweep (``snakemake numerics``, :mod:`attnrepro.numerics`) reruns the round-off-sensitive
+The sweep (``snakemake numerics``, :mod:`attnrepro.evidence.sweep`) reruns the round-off-sensitive
 cases under every numerics setting this machine accepts: an OpenBLAS kernel and a NumPy
 CPU-feature mask. Here each setting's results are judged alone, with the ledger's own
 rules (:func:`attnrepro.report.ledger.evaluate`) on the claims of ``config/published.yaml``
@@ -11,12 +11,8 @@ For each claim and setting: the reproduced text, whether it is the published dig
 when the claim records what the article's own code prints on the README's machine kind
 (``here``), whether it is those: :func:`evaluate`, the long table (one row per claim and
 setting), and :func:`reason_for`, the sentence the ledger cites for a round-off or stochastic
-deviation. The CSV, Markdown table and SVG grid are written by
-:mod:`attnrepro.report.numerics_grid`:
-
-    python -m attnrepro.report numerics --published config/published.yaml \
-        --settings results/numerics/settings.json --csv c.csv --md t.md --svg f.svg \
-        --inputs results/numerics/*/data/*/*/*.parquet
+deviation (:func:`read` and :func:`reasons` from its CSV). The CSV, Markdown table and SVG grid
+are written by :mod:`attnrepro.evidence.numerics_render`.
 """
 
 import dataclasses
@@ -26,10 +22,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from attnrepro.report import catalog, ledger, results
+from attnrepro.evidence import NUMERICS
+from attnrepro.report import ledger, results
 
 DEFAULT = "default"
-TABLE = catalog.NUMERICS_PRODUCTS["md"]  # where the ledger's reasons point
+TABLE = NUMERICS.paths["md"]  # where the ledger's reasons point
 COLUMNS = [
     "id",
     "article",

@@ -1,0 +1,91 @@
+"""The ledger's evidence for its round-off and stochastic claims: one record per product.
+
+- The **numerics sweep** reruns the round-off-sensitive cases (config ``numerics.cases``) under
+  every numerics setting this machine accepts (an OpenBLAS kernel x a NumPy CPU-feature mask,
+  :mod:`attnrepro.canonical`) and writes which settings give which published digits; the ledger
+  cites it in the reason of every round-off or stochastic deviation.
+- The **seed distribution** trains the sort grid over many seeds and places each published
+  training figure among them; the ledger judges its stochastic claims by it.
+
+Each product is one :class:`EvidenceProduct`: its Snakemake target, the config switch that adds it
+to the default run and its CSV to the ledger's inputs, its paths and captions, the ledger's option
+that reads it, and its modules. Pure Python, no import of the plan: Snakemake reads this to build
+the DAG (``workflow/rules/evidence.smk``), and the jobs that read it import no more than this.
+
+The modules, each product split into what computes its table and what writes it:
+
+- :mod:`~attnrepro.evidence.sweep`: the sweep's run side (settings of the config, the probe
+  ``python -m attnrepro.evidence.sweep probe``, the columns a sweep job adds);
+- :mod:`~attnrepro.evidence.sweep_plan`: the sweep's jobs and files (read by Snakemake; imports
+  :mod:`attnrepro.plan`);
+- :mod:`~attnrepro.evidence.numerics_evaluate`, :mod:`~attnrepro.evidence.numerics_render`: the
+  sweep judged claim by claim with the ledger's rules (pandas), and its CSV, Markdown and SVG;
+- :mod:`~attnrepro.evidence.seeds_evaluate`, :mod:`~attnrepro.evidence.seeds_render`: each
+  published figure placed among the seeds (pandas), and its CSV, Markdown and SVG;
+- :mod:`~attnrepro.evidence.citations`: what the ledger takes from both.
+"""
+
+from dataclasses import dataclass
+
+from attnrepro.layout import RESULTS
+
+FORMATS = ("csv", "md", "svg")
+SWEEP_ROOT = f"{RESULTS}/numerics"  # the sweep's data: results/numerics/<setting>/data/...
+SETTINGS_FILE = f"{SWEEP_ROOT}/settings.json"  # the probe: the settings this machine runs
+
+
+@dataclass(frozen=True)
+class EvidenceProduct:
+    name: str  # the key of the ledger's evidence inputs
+    title: str  # as the index and the HTML report name it
+    target: str  # the rule that builds it: `snakemake --cores 2 <target>`
+    switch: str  # "<section>.<key>" of the config: true adds it to `snakemake` and to the ledger
+    folder: str
+    stem: str  # its files: <folder>/<stem>.{csv,md,svg}; the table's caption workflow/report/<stem>.rst
+    figure_caption: str  # the SVG's caption: workflow/report/<figure_caption>.rst
+    ledger_option: str  # the option of the ledger job that reads its CSV
+    evaluate: str  # the module that computes its table (pandas) and reads its CSV back
+    render: str  # the module that writes its CSV, Markdown and SVG
+    appended_to: tuple = ()  # claim classes whose deviations' reasons cite it
+
+    @property
+    def paths(self):
+        return {key: f"{self.folder}/{self.stem}.{key}" for key in FORMATS}
+
+    @property
+    def captions(self):
+        """{format: caption name under workflow/report/}."""
+        return {"csv": self.stem, "md": self.stem, "svg": self.figure_caption}
+
+    @property
+    def log(self):
+        return f"{RESULTS}/logs/report/{self.stem}.log"
+
+    @property
+    def build_command(self):
+        return f"snakemake --cores 2 {self.target}"
+
+    def enabled(self, config):
+        """Whether the config's switch adds it to the default run and to the ledger's inputs."""
+        section, key = self.switch.split(".")
+        return bool((config.get(section) or {}).get(key))
+
+
+NUMERICS = EvidenceProduct(
+    name="numerics", title="Numerics sweep", target="numerics", switch="numerics.sweep",
+    folder=SWEEP_ROOT, stem="ledger_numerics", figure_caption="ledger_numerics_grid",
+    ledger_option="--numerics-evidence", evaluate="attnrepro.evidence.numerics_evaluate",
+    render="attnrepro.evidence.numerics_render", appended_to=("round-off", "stochastic"),
+)
+SEEDS = EvidenceProduct(
+    name="seeds", title="Seed distributions", target="seeds", switch="seed_distribution.build",
+    folder=f"{RESULTS}/seeds", stem="seed_distribution", figure_caption="seed_distribution_points",
+    ledger_option="--seed-evidence", evaluate="attnrepro.evidence.seeds_evaluate",
+    render="attnrepro.evidence.seeds_render",
+)
+PRODUCTS = {p.name: p for p in (NUMERICS, SEEDS)}
+
+
+def enabled(config):
+    """{name: product} of the evidence products the config switches on."""
+    return {name: p for name, p in PRODUCTS.items() if p.enabled(config)}

@@ -1,0 +1,175 @@
+"""The numerics sweep's run side: the settings a config names, the probe, what a sweep job records.
+
+Round-off digits (a 1e-16 deviation, a finite-difference check, the 1500 steps of a training)
+depend on the BLAS kernel (``OPENBLAS_CORETYPE``) and on NumPy's SIMD code paths for exp, log, ...
+(``NPY_DISABLE_CPU_FEATURES``); both are read once, when NumPy is imported. A *setting* names one
+pair (:mod:`attnrepro.canonical`, which applies one in every job: the pin). The sweep reruns the
+cases of config ``numerics.cases`` under every setting of :func:`candidates` that this machine
+accepts.
+
+:func:`probe` starts one short interpreter per candidate setting and reads back the kernel
+OpenBLAS really runs (threadpoolctl's ``architecture``: a kernel absent from the library, or
+unusable on this CPU, falls back to another) and the NumPy features really enabled; :func:`keep`
+drops the settings whose effective pair duplicates an earlier one. A sweep job
+(``python -m attnrepro.job EXPERIMENT --numerics SETTING ...``) adds :func:`columns` to each of its
+tables and :func:`recorded`'s record to its provenance.
+
+    python -m attnrepro.evidence.sweep probe --kernels SkylakeX Haswell Sandybridge \
+        --masks default noavx512 --out results/numerics/settings.json
+
+No import of the plan (:mod:`attnrepro.evidence.sweep_plan` holds the sweep's jobs and files).
+"""
+
+import argparse
+import json
+import logging
+import os
+import subprocess
+import sys
+
+from attnrepro import canonical
+from attnrepro.evidence import SETTINGS_FILE
+
+log = logging.getLogger("attnrepro")
+
+
+def candidates(section):
+    """Every setting named by a config ``numerics`` section, in order: mask by mask, the
+    default kernel first, then ``kernels`` in the order given (the first of duplicates is kept)."""
+    masks = section.get("numpy_masks", [canonical.DEFAULT])
+    kernels = [canonical.DEFAULT, *section.get("kernels", [])]
+    return [canonical.setting_name(k, m) for m in masks for k in kernels]
+
+
+def columns(setting, info):
+    """The columns a sweep job adds to each of its tables (``info``: canonical.effective())."""
+    return {
+        "numerics": setting,
+        "numerics_openblas_coretype": info["openblas_coretype"],
+        "numerics_openblas_kernel": info["openblas_kernel"],
+        "numerics_numpy_disabled": info["numpy_disabled"],
+        "numerics_numpy_features": info["numpy_features"],
+    }
+
+
+def recorded(setting, tables, meta):
+    """A sweep job's tables and provenance with what really ran (kernel, NumPy features)."""
+    info = canonical.effective()
+    added = columns(setting, info)
+    log.info("numerics %s: OpenBLAS %s, NumPy features %s", setting, info["openblas_kernel"],
+             info["numpy_features"])
+    return ({name: df.assign(**added) for name, df in tables.items()},
+            {**meta, "numerics": {"setting": setting, "canonical": False,
+                                  "reason": f"numerics-sweep setting {setting}", **info}})
+
+
+# one product through the kernel first: a kernel the CPU cannot execute (SkylakeX's AVX-512 on an
+# AVX2 CPU, which OpenBLAS accepts by name) dies here, with SIGILL, and the setting is refused
+_PROBE = ("import json; import numpy as np; a = np.ones((256, 256)); a @ a; "
+          "from attnrepro import canonical; print(json.dumps(canonical.effective()))")
+
+
+def probe_one(setting, python=sys.executable, timeout=120):
+    """What one setting really runs here, from a fresh interpreter: canonical.effective() plus
+    ``accepted`` (False when OpenBLAS did not know the core name, or NumPy refused the mask)."""
+    env = canonical.apply_setting(setting, dict(os.environ))
+    env.update(
+        OPENBLAS_VERBOSE="2",
+        OPENBLAS_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+        PYTHONPATH=os.pathsep.join(filter(None, [_src(), os.environ.get("PYTHONPATH")])),
+    )
+    proc = subprocess.run([python, "-c", _PROBE], env=env, capture_output=True, text=True, timeout=timeout)
+    kernel, mask = canonical.parse_setting(setting)
+    row = {
+        "setting": setting,
+        "kernel": kernel,
+        "mask": mask,
+        "openblas_coretype": env.get("OPENBLAS_CORETYPE", ""),
+        "numpy_disabled": env.get("NPY_DISABLE_CPU_FEATURES", ""),
+    }
+    if proc.returncode != 0:
+        error = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        if proc.returncode in (-4, 132):  # SIGILL, as a signal or through a shell
+            error = "illegal instruction: this CPU cannot execute the kernel's code"
+        return {**row, "accepted": False, "openblas_kernel": "", "numpy_features": "", "error": error}
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    not_found = "Core not found" in proc.stderr
+    return {
+        **row,
+        **info,
+        "accepted": not not_found,
+        "error": "OpenBLAS: core not found, fell back to its own choice" if not_found else "",
+    }
+
+
+def _src():
+    from pathlib import Path
+
+    return str(Path(__file__).resolve().parents[2])
+
+
+def keep(rows):
+    """``rows`` (probe_one results, in order) with ``kept`` and ``duplicate_of``: a setting is
+    dropped when NumPy refused it, or when its (effective kernel, NumPy features) pair
+    is the one of an earlier setting (an unknown core name falls back to another kernel)."""
+    seen, out = {}, []
+    for row in rows:
+        pair = (row["openblas_kernel"], row["numpy_features"])
+        if not row["openblas_kernel"]:
+            out.append({**row, "kept": False, "duplicate_of": ""})
+        elif pair in seen:
+            out.append({**row, "kept": False, "duplicate_of": seen[pair]})
+        else:
+            seen[pair] = row["setting"]
+            out.append({**row, "kept": True, "duplicate_of": ""})
+    return out
+
+
+def probe(settings, python=sys.executable):
+    """keep(probe_one(s) for s in settings): every candidate, with what it runs and whether it is kept."""
+    return keep([probe_one(s, python) for s in settings])
+
+
+def kept(path=SETTINGS_FILE):
+    """The kept setting names of a probe file, in order."""
+    with open(path) as fh:
+        return [r["setting"] for r in json.load(fh)["settings"] if r["kept"]]
+
+
+def _main(argv=None):
+    parser = argparse.ArgumentParser(prog="attnrepro.evidence.sweep", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("probe", help="which settings this machine runs, and which are distinct")
+    p.add_argument("--kernels", nargs="*", default=[], help="OPENBLAS_CORETYPE names to try")
+    p.add_argument("--masks", nargs="*", default=[canonical.DEFAULT],
+                   help=f"NumPy masks: {', '.join(canonical.MASKS)}")
+    p.add_argument("--out", required=True, help="JSON file")
+    args = parser.parse_args(argv)
+    unknown = [k for k in args.kernels if k not in canonical.KERNELS]
+    unknown += [m for m in args.masks if m not in canonical.MASKS]
+    if unknown:
+        raise SystemExit(f"unknown kernel or mask: {', '.join(unknown)}")
+    from attnrepro import io, provenance
+
+    rows = probe(candidates({"kernels": args.kernels, "numpy_masks": args.masks}))
+    record = {
+        "cpu": provenance.cpu_model(),
+        "machine": provenance.machine(),
+        "versions": provenance.package_versions(),
+        "probed": provenance.now(),
+        "settings": rows,
+    }
+    io.write_text(args.out, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    for r in rows:
+        status = "kept" if r["kept"] else (f"= {r['duplicate_of']}" if r["duplicate_of"] else "refused")
+        print(
+            f"{r['setting']:<24} OpenBLAS {r['openblas_kernel'] or '-':<12} "
+            f"NumPy {r['numpy_features'] or '-':<28} {status} {r['error']}".rstrip(),
+            file=sys.stderr,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())

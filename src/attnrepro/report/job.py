@@ -1,0 +1,253 @@
+"""The report jobs' entry: one table, figure, ledger, evidence product, index or archive, as a rule runs it.
+
+    python -m attnrepro.report.job [--pin PIN] [--expected-params JSON] [--sections JSON] COMMAND ...
+        table --builder tables_checks:build_scale_table --article 001 --section "..." \
+            --experiments scale_table --md T.md --csv T.csv --inputs results/data/...
+        figure --builder figures_checks:draw_scale_table_curves --article 001 --section "..." \
+            --experiments scale_table --svg F.svg --inputs ...
+        ledger --published config/published.yaml --csv L.csv --md L.md [--numerics-evidence CSV] \
+            [--seed-evidence CSV] --inputs ...
+        numerics --published ... --settings S.json --csv C --md M --svg F --inputs ...   (evidence)
+        seeds --published ... --csv C --md M --svg F --inputs ...                        (evidence)
+        index --config results/config.resolved.yaml --out results/README.md
+        archive --config results/config.resolved.yaml --out A.tar.gz --files ...
+
+Everything it needs comes from its command line, which the rule fills while Snakemake builds the
+DAG: the builder (``"<module>:<function>"`` under ``attnrepro.report``, the catalog's), the
+article and section of its title (``--sections``: those a figure's title names), the parameters
+the plan expects of its inputs. It imports neither the plan nor the catalog, and each command
+imports what it runs by name (:data:`RUNS`): a rule declares as code inputs this module's imports
+and its command's modules (``report_code`` in workflow/rules/common.smk), so that editing a
+module reruns only the jobs that run it. ``python -m attnrepro.report`` (:mod:`attnrepro.report.cli`)
+is the command line for people: it resolves a product's builder and titles from the catalog and
+calls :func:`run`.
+
+As an experiment job does (:mod:`attnrepro.jobs`, :mod:`attnrepro.io`), a report job writes nothing
+once the Snakemake run that started it has ended, removes the temporaries of its outputs that a
+killed earlier attempt left, reads every result through ``io.read_parquet`` (checksums and content
+hash verified) and, given ``--expected-params JSON`` ({experiment: {case: params}}), first compares
+each input's provenance parameters with them. A corrupt or stale input stops it with status 1 and a
+message naming the file and the command that rebuilds it, never a "missing" or "differs" verdict.
+"""
+
+import argparse
+import importlib
+import json
+import logging
+import sys
+from pathlib import Path
+
+from attnrepro import canonical, jobs
+
+log = logging.getLogger("attnrepro.report")
+PACKAGE = "attnrepro.report"  # builders are "<module>:<function>" under it
+RESULTS = ("attnrepro.report.results", "attnrepro.report.render")
+# the modules each command imports by name (its rule declares them as code inputs; a table or
+# figure also runs its builder's module, the ledger the evaluate modules of the evidence it reads)
+RUNS = {
+    "table": RESULTS,
+    "figure": (*RESULTS, "attnrepro.report.style"),
+    "ledger": ("attnrepro.report.results", "attnrepro.report.ledger_io"),
+    "numerics": ("attnrepro.evidence.numerics_render",),
+    "seeds": ("attnrepro.report.style", "attnrepro.evidence.seeds_render"),
+    "index": ("attnrepro.report.index",),
+    "archive": ("attnrepro.archive",),
+}
+OUTPUT_OPTIONS = ("md", "csv", "svg", "out")
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="attnrepro.report.job", description=__doc__.split("\n")[0])
+    add_options(parser)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for kind, outputs in (("table", ("md", "csv")), ("figure", ("svg",))):
+        p = sub.add_parser(kind)
+        p.add_argument("--builder", required=True, metavar="MODULE:FUNCTION",
+                       help="the function that builds it, in attnrepro.report.<MODULE>")
+        p.add_argument("--article", required=True)
+        p.add_argument("--section", required=True)
+        p.add_argument("--experiments", nargs="+", required=True,
+                       help="the experiments it reads (named in its source line)")
+        for key in outputs:
+            p.add_argument(f"--{key}", required=True)
+        p.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
+    add_ledger(sub.add_parser("ledger"))
+    add_evidence(sub.add_parser("numerics"), sub.add_parser("seeds"))
+    add_index(sub.add_parser("index"))
+    add_archive(sub.add_parser("archive"))
+    return parser
+
+
+def add_options(parser):
+    """The options before the command (shared with attnrepro.report.cli)."""
+    parser.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING,
+                        help="canonical numerics of the summary statistics (attnrepro.canonical)")
+    parser.add_argument("--expected-params", metavar="JSON",
+                        help="{experiment: {case: params}} this run plans for the --inputs: a file "
+                             "written with other parameters stops the job")
+    parser.add_argument("--sections", metavar="JSON",
+                        help='{"experiments": {id: [article, section]}, "products": {name: [...]}}: '
+                             "the titles a figure names (default: read from the plan and the catalog)")
+
+
+def add_ledger(ledger):
+    ledger.add_argument("--published", required=True)
+    ledger.add_argument("--csv", required=True)
+    ledger.add_argument("--md", required=True)
+    ledger.add_argument("--gate", action="store_true", help="exit 1 if an exact claim is not reproduced")
+    ledger.add_argument("--numerics-evidence", help="the numerics sweep's ledger_numerics.csv, to cite")
+    ledger.add_argument("--seed-evidence",
+                        help="the seed distribution's seed_distribution.csv, to judge stochastic claims by")
+    ledger.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
+
+
+def add_evidence(numerics, seeds):
+    numerics.description = "write the numerics sweep against the published digits"
+    numerics.add_argument("--published", required=True)
+    numerics.add_argument("--settings", help="the probe's JSON (order and the settings not run)")
+    numerics.add_argument("--inputs", nargs="*", default=[], help="the sweep's Parquet files")
+    seeds.description = "place the published stochastic figures among the seeds"
+    seeds.add_argument("--published", required=True)
+    seeds.add_argument("--over", type=int, help="seeds per published statistic (default 3, the article's)")
+    seeds.add_argument("--inputs", nargs="*", default=[], help="the trainings' main Parquet files")
+    for p in (numerics, seeds):
+        p.add_argument("--csv", required=True)
+        p.add_argument("--md", required=True)
+        p.add_argument("--svg", required=True)
+
+
+def add_index(index):
+    index.add_argument("--config", required=True, help="the resolved config (YAML)")
+    index.add_argument("--out", required=True)
+
+
+def add_archive(archive):
+    archive.add_argument("--config", required=True, help="the resolved config (YAML)")
+    archive.add_argument("--out", required=True)
+    archive.add_argument("--files", nargs="*", default=[], help="the files to archive")
+
+
+def _module(name):
+    return importlib.import_module(name)
+
+
+def _builder(spec):
+    """The function of a builder ``"<module>:<function>"`` under attnrepro.report."""
+    module, sep, function = spec.partition(":")
+    if not sep or not module or not function:
+        raise SystemExit(f"--builder takes MODULE:FUNCTION, got {spec!r}")
+    return getattr(_module(f"{PACKAGE}.{module}"), function)
+
+
+def _numerics(args):
+    """'canonical', or which input files ran other numerics (said under the table, in the SVG)."""
+    return _module("attnrepro.report.results").numerics_status(args.inputs)
+
+
+def _trail(args):
+    """The line that names the product's builder, experiments and commit (render.trail)."""
+    render = _module("attnrepro.report.render")
+    return render.trail(f"{PACKAGE}.{args.builder}", args.experiments, render.commit())
+
+
+def build_table(args):
+    render = _module("attnrepro.report.render")
+    table = _builder(args.builder)(_module("attnrepro.report.results").Loader(args.inputs))
+    if (status := _numerics(args)) != "canonical":
+        table.note = f"{table.note} Numerics: {status}.".strip()
+    render.write_table(table, args.md, args.csv, title=args.section, article=args.article,
+                       source=_trail(args))
+
+
+def draw_figure(args):
+    render = _module("attnrepro.report.render")
+    fig = _builder(args.builder)(_module("attnrepro.report.results").Loader(args.inputs))
+    status = _numerics(args)
+    render.write_figure(fig, args.svg, note=None if status == "canonical" else f"Numerics: {status}",
+                        source=_trail(args))
+
+
+def write_ledger(args):
+    load = _module("attnrepro.report.results").Loader(args.inputs)
+    return _module("attnrepro.report.ledger_io").write(
+        args.published, load, args.csv, args.md, gate=args.gate,
+        numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence)
+
+
+def write_numerics(args):
+    render = _module("attnrepro.evidence.numerics_render")
+    return render.write(args.published, args.inputs, args.csv, args.md, args.svg, args.settings)
+
+
+def write_seeds(args):
+    render = _module("attnrepro.evidence.seeds_render")
+    k = render.ARTICLE_SEEDS if args.over is None else args.over
+    return render.write(args.published, args.inputs, args.csv, args.md, args.svg, k)
+
+
+def write_index(args):
+    import yaml
+
+    from attnrepro import io
+
+    config = yaml.safe_load(Path(args.config).read_text()) or {}
+    io.write_text(args.out, _module("attnrepro.report.index").lines(config))
+
+
+def write_archive(args):
+    archive = _module("attnrepro.archive")
+    # the logs and per-job benchmarks are written by Snakemake itself, beside the declared outputs
+    records = [str(p) for folder in ("results/logs", "results/benchmarks") for p in Path(folder).rglob("*.*")]
+    lock = Path("requirements.lock")  # what `python -m attnrepro verify` compares with its own
+    out = archive.write(args.out, sorted(set(args.files) | set(records)), Path(args.config).read_text(),
+                        lock_text=lock.read_text() if lock.is_file() else None)
+    log.info("wrote %s", out)
+
+
+COMMANDS = {
+    "table": build_table,
+    "figure": draw_figure,
+    "ledger": write_ledger,
+    "numerics": write_numerics,
+    "seeds": write_seeds,
+    "index": write_index,
+    "archive": write_archive,
+}
+
+
+def start(pin):
+    """Before NumPy loads: the pin (in-process callers that loaded it keep theirs), then the
+    Snakemake run this job belongs to (none by hand)."""
+    if "numpy" not in sys.modules:
+        canonical.apply(pin)
+    jobs.start()
+
+
+def run(args):
+    """The job of the parsed ``args`` (this module's command line, or attnrepro.report.cli's for
+    the same commands); its exit status."""
+    start(args.pin)
+    from attnrepro import io
+
+    try:
+        outputs = [getattr(args, k) for k in OUTPUT_OPTIONS if getattr(args, k, None)]
+        for leftover in io.remove_leftovers(outputs):
+            log.info("removed %s, left by a killed earlier attempt of this job", leftover)
+        io.check_inputs(getattr(args, "inputs", []), json.loads(args.expected_params or "{}"))
+        if getattr(args, "sections", None):
+            _module("attnrepro.report.style").use_sections(json.loads(args.sections))
+        return COMMANDS[args.command](args) or 0
+    except (io.ResultError, jobs.RunEnded) as error:
+        print(f"attnrepro.report: {error}", file=sys.stderr)
+        return 1
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""Code inputs that mean what the README promises: editing a module reruns the jobs that run it.
+
+A job's code inputs are the files its entry module (attnrepro.job, attnrepro.report.job) and the
+modules it runs import. The modules that Snakemake reads to build the DAG (the plan, the catalog,
+the config) and those a job never runs (the archive's for every other job, the evidence's when it
+is switched off) must not be among them.
+"""
+
+import html
+import re
+import shutil
+
+from attnrepro import deps, layout, plan
+
+from conftest import REPO, copy_repo, planned_jobs, small_config, snakemake
+
+# file -> the rules of the small run (targets all and archive) that declare it: the jobs that run it.
+# The annotated editions (edition_<article>, workflow/rules/articles.smk) read the plan, the catalog
+# and the config (attnrepro.report.editions), where the articles are found: see _expected.
+READ_BY_EDITIONS = {"src/attnrepro/plan.py", "src/attnrepro/report/catalog.py", "src/attnrepro/config.py",
+                    "src/attnrepro/evidence/sweep_plan.py"}
+EXPECTED = {
+    "src/attnrepro/plan.py": {"index"},
+    "src/attnrepro/report/catalog.py": {"index"},
+    "src/attnrepro/config.py": set(),
+    "src/attnrepro/cli.py": set(),
+    "src/attnrepro/archive.py": {"archive"},
+    "src/attnrepro/evidence/sweep.py": set(),  # the numerics sweep is off
+    "src/attnrepro/evidence/sweep_plan.py": set(),
+    "src/attnrepro/evidence/numerics_evaluate.py": set(),
+    "src/attnrepro/evidence/numerics_render.py": set(),
+    "src/attnrepro/evidence/seeds_evaluate.py": {"seeds", "ledger"},  # the seed distribution is on
+    "src/attnrepro/evidence/seeds_render.py": {"seeds"},
+}
+
+
+def _filegraph(root, *targets, configfile="config/small.yaml"):
+    """{rule: its declared input files} of the DAG of ``targets``, from `snakemake --filegraph`."""
+    proc = snakemake(root, "--filegraph", *targets, configfile=configfile)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rules = {}
+    for node in proc.stdout.split("label=<<table")[1:]:
+        name = re.search(r'point-size="18">([^<]+)<', node).group(1)
+        inputs = node.partition("&#8618; input")[2].partition("output &rarr;")[0]  # none: ""
+        rules[name] = {html.unescape(f) for f in re.findall(r'face="monospace">([^<]+)<', inputs)}
+    assert rules
+    return rules
+
+
+def _declaring(rules, path):
+    return {rule for rule, inputs in rules.items() if path in inputs}
+
+
+def _expected(rules):
+    editions = {rule for rule in rules if rule.startswith("edition_")}
+    return {path: jobs | (editions if path in READ_BY_EDITIONS else set()) for path, jobs in EXPECTED.items()}
+
+
+def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_run_them(tmp_path):
+    root = copy_repo(tmp_path / "repo")
+    rules = _filegraph(root, "all", "archive")
+    assert {"index", "archive", "ledger", "seeds", "scale_table_case", "table_scale_table"} <= set(rules)
+    found = {path: _declaring(rules, path) for path in EXPECTED}
+    assert found == _expected(rules)
+    cases = {rule for rule in rules if rule.endswith("_case")}
+    for rule in cases:  # every experiment job declares its entry and what it imports, and no more
+        assert "src/attnrepro/job.py" in rules[rule] and "src/attnrepro/io.py" in rules[rule], rule
+    assert _declaring(rules, "src/attnrepro/experiments/scale_table.py") == {"scale_table_case"}
+    report_jobs = {r for r in rules if r.startswith(("table_", "figure_"))} | {"ledger", "seeds", "index"}
+    assert all("src/attnrepro/report/job.py" in rules[r] for r in report_jobs)
+
+
+def test_the_ledger_declares_the_evidence_it_reads_only_when_switched_on(tmp_path):
+    root = copy_repo(tmp_path / "repo")
+    (root / "off.yaml").write_text("seed_distribution:\n  build: false\n")
+    rules = _filegraph(root, "all", configfile="config/small.yaml off.yaml")
+    assert "seeds" not in rules
+    # the ledger names the command that builds each product (the records, citations), no more
+    assert {f for f in rules["ledger"] if f.startswith("src/attnrepro/evidence/")} == {
+        "src/attnrepro/evidence/__init__.py", "src/attnrepro/evidence/citations.py"}
+    products = {f"src/attnrepro/evidence/{m}_{part}.py" for m in ("numerics", "seeds")
+                for part in ("evaluate", "render")}
+    assert {rule for rule, inputs in rules.items() if inputs & products} == set()
+
+
+def test_editing_the_plan_the_catalog_or_the_archive_reruns_only_the_jobs_that_run_them(small_run, tmp_path):
+    """For real: a finished small run, one file edited, `snakemake -n`."""
+    for path, rerun in (("src/attnrepro/plan.py", {"index"}), ("src/attnrepro/report/catalog.py", {"index"}),
+                        ("src/attnrepro/archive.py", set())):  # archive: not part of `all`
+        root = tmp_path / path.replace("/", "_")
+        shutil.copytree(small_run, root, symlinks=True)
+        edited = root / path
+        edited.write_text(edited.read_text() + "\n# edited by a test\n")
+        proc = snakemake(root, "-n")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        jobs = set(planned_jobs(proc)) - {"all"}
+        editions = {j for j in jobs if j.startswith("edition_")} if path in READ_BY_EDITIONS else set()
+        assert jobs == rerun | editions, (path, jobs)
+        if not rerun:
+            assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_the_report_layer_imports_nothing_from_the_model():
+    """Tables, figures, the ledger and the evidence read results; they never run the model."""
+    modules = [
+        ".".join(p.relative_to(REPO / "src").with_suffix("").parts).removesuffix(".__init__")
+        for folder in ("report", "evidence")
+        for p in sorted((REPO / "src/attnrepro" / folder).glob("*.py"))
+    ]
+    assert "attnrepro.report.tables_decoder" in modules and "attnrepro.evidence.seeds_render" in modules
+    imported = {m: [f for f in deps.source_files(m) if "/model/" in f or "/experiments/" in f]
+                for m in modules}
+    assert {m: files for m, files in imported.items() if files} == {}
+
+
+def test_a_results_path_says_what_it_holds_without_the_plan():
+    """attnrepro.layout (what the jobs use) agrees with plan.parse_output on every file of the
+    shipped configs, the numerics sweep's included."""
+    import yaml
+
+    from attnrepro.evidence import sweep_plan
+
+    configs = [small_config()]
+    default = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    evidence = {**default, **{k: {**default[k], **v} for k, v in
+                              yaml.safe_load((REPO / "config/evidence.yaml").read_text()).items()}}
+    configs += [default, evidence]
+    paths = set()
+    for config in configs:
+        paths.update(plan.all_outputs(config))
+        paths.update(plan.output_path("train", case, table) for case in plan.seed_distribution_cases(config)
+                     for table in plan.EXPERIMENTS["train"].tables)
+        paths.update(sweep_plan.outputs(config, ["default", "haswell-noavx512"]))
+    assert any(".0001" in p for p in paths) and any("/numerics/" in p for p in paths)
+    assert {p: layout.parse_output(p) for p in paths} == {p: plan.parse_output(p) for p in paths}
+    assert all(t.isidentifier() for e in plan.EXPERIMENTS.values() for t in e.tables)

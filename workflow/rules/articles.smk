@@ -1,0 +1,73 @@
+# The three articles, re-rendered with this run's numbers: one rule per article writes
+# its annotated edition, results/articles/<article>.html, from the article's text
+# (../shared/seeds/<file>, src/attnrepro/report/editions_text.py), the locations in
+# config/published.yaml and results/ledger.csv; `ledger_overview` draws every numeric claim,
+# published against reproduced, in results/figures/ledger_overview.svg. Target: `articles`.
+#
+# The articles live beside the checkout, not in it: a copy of the workflow elsewhere (a test's
+# temporary folder, `attnrepro verify`'s rerun) has none, so the default target leaves the
+# editions out there, with a warning, and builds the figure (article_outputs, common.smk).
+
+for article in editions_text.ARTICLES:
+
+    rule:
+        name:
+            f"edition_{article}"
+        input:
+            text=editions_text.article_path(article),
+            ledger="results/ledger.csv",
+            published="config/published.yaml",
+            config="results/config.resolved.yaml",
+            code=report_sources("attnrepro.report.editions"),
+        output:
+            report(
+                editions_text.edition_path(article),
+                caption=f"../report/edition_{article}.rst",
+                category=ARTICLES_CATEGORY,
+                labels={"name": f"edition_{article}", "format": "html"},
+            ),
+        log:
+            f"results/logs/report/edition_{article}.log",
+        localrule: True
+        conda:
+            CONDA_ENV
+        threads: 1
+        params:
+            article=article,
+            pin=NUMERICS["pin"],
+        shell:
+            "python -m attnrepro.report --pin {params.pin} edition {params.article}"
+            " --text {input.text:q} --ledger {input.ledger} --published {input.published}"
+            " --config {input.config} --out {output} 2> {log}"
+
+
+rule ledger_overview:
+    input:
+        ledger="results/ledger.csv",
+        published="config/published.yaml",
+        code=report_sources("attnrepro.report.figures_ledger"),
+    output:
+        report(
+            editions_text.OVERVIEW,
+            caption="../report/ledger_overview.rst",
+            category=ARTICLES_CATEGORY,
+            labels={"name": "ledger_overview", "format": "svg"},
+        ),
+    log:
+        "results/logs/report/ledger_overview.log",
+    localrule: True
+    conda:
+        CONDA_ENV
+    threads: 1
+    params:
+        pin=NUMERICS["pin"],
+    shell:
+        "python -m attnrepro.report --pin {params.pin} ledger-overview --ledger {input.ledger}"
+        " --published {input.published} --svg {output} 2> {log}"
+
+
+rule articles:
+    input:
+        [editions_text.edition_path(a) for a in editions_text.ARTICLES],
+        editions_text.OVERVIEW,
+    localrule: True

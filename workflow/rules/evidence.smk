@@ -1,0 +1,212 @@
+# The ledger's evidence for its round-off and stochastic claims (src/attnrepro/evidence/): one
+# target per product, named by its record (attnrepro.evidence.NUMERICS, SEEDS).
+#
+# `numerics`, the numerics sweep: the cases of config `numerics.cases` rerun under every numerics
+# setting (OpenBLAS kernel x NumPy CPU-feature mask) that this machine accepts, into
+# results/numerics/<setting>/data/<article>/<experiment>/<case>[.<table>].parquet (each table
+# records the setting, the kernel OpenBLAS really ran and NumPy's features), then
+# results/numerics/ledger_numerics.{csv,md,svg}: which settings give which published digits. The
+# checkpoint `numerics_settings` probes the settings where the jobs run: which kernels exist
+# there, and which settings are distinct, is a property of that machine.
+#
+# `seeds`, the seed distribution: trains `seed_distribution.tasks` over train.lengths and
+# `seed_distribution.seeds` (20; the run's own seeds are the same jobs) and writes
+# results/seeds/seed_distribution.{csv,md,svg}: each published training figure among the seeds.
+#
+# Switches `numerics.sweep` and `seed_distribution.build` (both on in config/evidence.yaml; the
+# second also in config/config.yaml) add a product to `snakemake` (all) and its CSV to the
+# ledger's inputs: the ledger cites the sweep, and judges its stochastic claims by the seeds.
+# Included before report.smk, whose ledger and archive rules read the helpers below.
+from attnrepro import evidence  # noqa: E402
+from attnrepro.evidence import sweep, sweep_plan  # noqa: E402
+
+EVIDENCE_ON = evidence.enabled(config)
+
+
+def evidence_all():
+    """The evidence products the config switches on, for the default target."""
+    return [path for product in EVIDENCE_ON.values() for path in product.paths.values()]
+
+
+def ledger_evidence():
+    """The ledger's evidence inputs: the CSV of each product the config switches on."""
+    return {name: product.paths["csv"] for name, product in EVIDENCE_ON.items()}
+
+
+def ledger_evidence_code():
+    """The evaluate modules of the evidence the ledger reads (attnrepro.evidence.citations)."""
+    return [product.evaluate for product in EVIDENCE_ON.values()]
+
+
+def evidence_options(wildcards, input):
+    """`--numerics-evidence FILE --seed-evidence FILE` for the ledger's evidence inputs."""
+    return " ".join(
+        f"{EVIDENCE_ON[name].ledger_option} {input[name]}" for name in ledger_evidence()
+    )
+
+
+def numerics_data(wildcards):
+    """Every Parquet file of the sweep, over the settings the probe kept (a checkpoint)."""
+    probe = checkpoints.numerics_settings.get().output[0]
+    return sweep_plan.outputs(config, sweep.kept(probe))
+
+
+def seed_trainings():
+    """The main table of every training of the seed distribution (plan.seed_distribution_cases)."""
+    return [
+        plan.output_path("train", case) for case in plan.seed_distribution_cases(config)
+    ]
+
+
+def train_sections():
+    """`--sections JSON` of the seed distribution's job: its figure's title names `train`."""
+    import shlex
+
+    train = plan.EXPERIMENTS["train"]
+    sections = {"experiments": {"train": [train.article, train.section]}}
+    return f"--sections {shlex.quote(json.dumps(sections, sort_keys=True))}"
+
+
+def archive_files(wildcards):
+    """Every output of the run and, when switched on, the evidence with the data it reads."""
+    files = all_outputs() + report_outputs() + evidence_all()
+    if "seeds" in EVIDENCE_ON:
+        # every table of those trainings: `attnrepro verify` compares every Parquet file
+        files += [
+            plan.output_path("train", case, table)
+            for case in plan.seed_distribution_cases(config)
+            for table in plan.EXPERIMENTS["train"].tables
+        ]
+    if "numerics" in EVIDENCE_ON:
+        files += [evidence.SETTINGS_FILE, *numerics_data(wildcards)]
+    return sorted(set(files))
+
+
+checkpoint numerics_settings:
+    input:
+        code=deps.source_files("attnrepro.evidence.sweep"),
+    output:
+        evidence.SETTINGS_FILE,
+    log:
+        "results/logs/numerics/settings.log",
+    conda:
+        CONDA_ENV
+    threads: 1
+    params:
+        kernels=" ".join(NUMERICS.get("kernels", [])),
+        masks=" ".join(NUMERICS.get("numpy_masks", ["default"])),
+    shell:
+        "python -m attnrepro.evidence.sweep probe --kernels {params.kernels}"
+        " --masks {params.masks} --out {output} 2> {log}"
+
+
+for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
+    exp = plan.EXPERIMENTS[exp_id]
+
+    rule:
+        name:
+            f"numerics_{exp.id}_case"
+        input:
+            sources(exp.module, "attnrepro.evidence.sweep"),
+        output:
+            **{
+                t: sweep_plan.output_path("{setting}", exp.id, "{case}", t)
+                for t in exp.tables
+            },
+        log:
+            f"results/logs/numerics/{{setting}}/{exp.article}/{exp.id}/{{case}}.log",
+        wildcard_constraints:
+            case=alternatives(exp_cases),
+            setting=alternatives(sweep.candidates(NUMERICS)),
+        conda:
+            CONDA_ENV
+        threads: timing_threads() if exp.timing else exp.threads
+        resources:
+            **whole_node(exp),
+        params:
+            json=case_params(exp.id),
+            experiment=exp.id,
+            article=exp.article,
+            section=exp.section,
+            tables=extra_tables,
+        shell:
+            "python -m attnrepro.job {params.experiment} --article {params.article}"
+            " --section {params.section:q} --threads {threads}"
+            " --numerics {wildcards.setting} --params-json {params.json:q}"
+            " --out {output.main} {params.tables} 2> {log}"
+
+
+rule:
+    name:
+        evidence.NUMERICS.target
+    input:
+        data=numerics_data,
+        settings=evidence.SETTINGS_FILE,
+        published="config/published.yaml",
+        code=report_code("numerics"),
+    output:
+        csv=evidence.NUMERICS.paths["csv"],
+        md=report(
+            evidence.NUMERICS.paths["md"],
+            caption=f"../report/{evidence.NUMERICS.captions['md']}.rst",
+            category="Evidence",
+            subcategory=evidence.NUMERICS.title,
+        ),
+        svg=report(
+            evidence.NUMERICS.paths["svg"],
+            caption=f"../report/{evidence.NUMERICS.captions['svg']}.rst",
+            category="Evidence",
+            subcategory=evidence.NUMERICS.title,
+        ),
+    log:
+        evidence.NUMERICS.log,
+    localrule: True
+    conda:
+        CONDA_ENV
+    threads: 1
+    params:
+        pin=NUMERICS["pin"],
+        expected=lambda wildcards: expected_params(numerics_data(wildcards)),
+    shell:
+        "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
+        " numerics --published {input.published}"
+        " --settings {input.settings} --csv {output.csv} --md {output.md}"
+        " --svg {output.svg} --inputs {input.data} 2> {log}"
+
+
+rule:
+    name:
+        evidence.SEEDS.target
+    input:
+        data=seed_trainings(),
+        published="config/published.yaml",
+        code=report_code("seeds"),
+    output:
+        csv=evidence.SEEDS.paths["csv"],
+        md=report(
+            evidence.SEEDS.paths["md"],
+            caption=f"../report/{evidence.SEEDS.captions['md']}.rst",
+            category="Evidence",
+            subcategory=evidence.SEEDS.title,
+        ),
+        svg=report(
+            evidence.SEEDS.paths["svg"],
+            caption=f"../report/{evidence.SEEDS.captions['svg']}.rst",
+            category="Evidence",
+            subcategory=evidence.SEEDS.title,
+        ),
+    log:
+        evidence.SEEDS.log,
+    localrule: True
+    conda:
+        CONDA_ENV
+    threads: 1
+    params:
+        pin=NUMERICS["pin"],
+        expected=expected_params(seed_trainings()),
+        sections=train_sections(),
+    shell:
+        "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
+        " {params.sections} seeds --published {input.published}"
+        " --csv {output.csv} --md {output.md} --svg {output.svg}"
+        " --inputs {input.data} 2> {log}"
