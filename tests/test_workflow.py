@@ -54,9 +54,11 @@ def test_results_index_chains_reach_existing_files_and_functions(small_run):
     chains = [line for line in index.splitlines() if line.startswith("  config `")]
     assert len(chains) == len(catalog.enabled(small_config()))
     for chain in chains:
-        for section in re.findall(r"config `(\w+)`", chain):
-            assert section in resolved, chain
-        for module, function in re.findall(r"`(src/[\w/]+\.py)::(\w+)`", chain):
+        sections = re.findall(r"config `(\w+)`", chain)
+        assert sections and all(section in resolved for section in sections), chain
+        builders = re.findall(r"`(src/[\w/]+\.py)::(\w+)`", chain)
+        assert len(builders) == 1, chain
+        for module, function in builders:
             tree = ast.parse((small_run / module).read_text())
             assert function in {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}, chain
         experiments = re.findall(r"`(src/attnrepro/experiments/\w+\.py)`", chain)
@@ -66,6 +68,18 @@ def test_results_index_chains_reach_existing_files_and_functions(small_run):
             assert len(list((small_run / "results").glob(pattern))) >= int(count) > 0, chain
         caption = re.findall(r"caption `(workflow/report/\w+\.rst)`", chain)
         assert len(caption) == 1 and (small_run / caption[0]).is_file(), chain
+
+
+def test_every_table_and_figure_names_its_builder_experiments_and_commit(small_run):
+    """The Markdown table's last line, the SVG's dc:source: builder, experiments, commit."""
+    for product in catalog.enabled(small_config()):
+        path = small_run / (product.outputs["md"] if product.kind == "table" else product.outputs["svg"])
+        text = path.read_text()
+        trail = (text.rstrip("\n").rsplit("\n", 1)[-1] if product.kind == "table"
+                 else re.search(r"<dc:source>([^<]*)</dc:source>", text).group(1))
+        assert trail.startswith(f"Built by `{product.module}:{product.function}` from the results of"), path
+        assert all(f"`{e}`" in trail for e in product.experiments), path
+        assert re.search(r"at commit (\w+(-dirty)?|unversioned)\.$", trail), trail
 
 
 def test_second_run_has_nothing_to_do_and_is_fast(small_run):

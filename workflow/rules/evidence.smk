@@ -68,8 +68,9 @@ def train_sections():
 
 
 def archive_files(wildcards):
-    """Every output of the run and, when switched on, the evidence with the data it reads."""
-    files = all_outputs() + report_outputs() + evidence_all()
+    """Every output of the run (the annotated articles included) and, when switched on, the
+    evidence with the data it reads."""
+    files = all_outputs() + report_outputs() + evidence_all() + article_outputs()
     if "seeds" in EVIDENCE_ON:
         # every table of those trainings: `attnrepro verify` compares every Parquet file
         files += [

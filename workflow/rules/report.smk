@@ -1,6 +1,7 @@
 # The report: the articles' tables (Markdown + CSV) and figures (SVG), each built by
 # `python -m attnrepro.report.job` (its builder from the catalog) from the Parquet files of the
-# experiments it reads, and the ledger of every published number. Targets: `table_<name>`, `figure_<name>`, `ledger`.
+# experiments it reads, and the ledger of every published number. Targets: `table_<name>`,
+# `figure_<name>`, `ledger`.
 # Each reading job gets `--expected-params`: the parameters this config plans for the cases it
 # reads (only those: a value reruns the jobs it feeds and no other); a file written with other
 # ones (an orphaned job of an earlier run) stops it, naming the file (attnrepro.io).

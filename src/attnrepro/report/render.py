@@ -38,8 +38,9 @@ def trail(builder, experiments, commit):
     """Where a table or figure comes from: its builder, the experiments (and config sections) it
     reads, the commit of the code that built it. ``builder``: "<module>:<function>"."""
     names = ", ".join(f"`{e}`" for e in experiments)
-    return (f"Built by `{builder}` from the results of experiment {names} "
-            f"(config section of the same name), at commit {commit}.")
+    many = len(experiments) > 1
+    return (f"Built by `{builder}` from the results of experiment{'s' if many else ''} {names} "
+            f"(config section{'s' if many else ''} of the same name), at commit {commit}.")
 
 
 def commit():
