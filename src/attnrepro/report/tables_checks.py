@@ -17,7 +17,7 @@ from attnrepro.report.render import Table
 # --- article 000, "01 - Transformer Architecture" ---
 
 def build_attention_check(load):
-    """Listing 1: the weights' shape and row sums, and the deviation from torch's SDPA."""
+    """000, listing 1: the weights' shape and row sums, and the deviation from torch's SDPA."""
     r = one(load("attention_vs_sdpa"))
     data = pd.DataFrame([{
         "n": r["n"], "d_k": r["d_k"], "d_v": r["d_v"],
@@ -32,7 +32,7 @@ def build_attention_check(load):
 
 
 def build_attention_weights(load):
-    """Listing 1: the attention weights, query by key (the listing prints query 0)."""
+    """000, listing 1: the attention weights, query by key (the listing prints query 0)."""
     data = matrix(load("attention_vs_sdpa", "weights"), "query", "key", "weight", "key {}".format)
     note = ("Attention weights of listing 1, one row per query, each row a distribution over the keys; "
             "the listing prints the row of query 0.")
@@ -47,7 +47,7 @@ SCALE_SWEEP_COLUMNS = {  # experiment column -> the listing's header
 
 
 def build_scale_sweep(load):
-    """Listing 2: the spread of raw scores against sqrt(d_k), and the softmax without and with it."""
+    """000, listing 2: the spread of raw scores against sqrt(d_k), and the softmax without and with it."""
     df = load("scale_sweep").sort_values("d_k")
     data = df[list(SCALE_SWEEP_COLUMNS)].rename(columns=SCALE_SWEEP_COLUMNS)
     formats = {"std(q.k)": "{:.3f}", "sqrt(d_k)": "{:.3f}", "max weight without": "{:.3f}",
@@ -60,7 +60,7 @@ def build_scale_sweep(load):
 
 
 def build_multihead_check(load):
-    """Listing 3: hand-written heads from the module's weights against nn.MultiheadAttention."""
+    """000, listing 3: hand-written heads from the module's weights against nn.MultiheadAttention."""
     r = one(load("multihead_vs_torch"))
     data = pd.DataFrame([{
         "d": r["d"], "h": r["h"], "n": r["n"],
@@ -74,7 +74,7 @@ def build_multihead_check(load):
 
 
 def build_multihead_params(load):
-    """Listing 3: parameters of nn.MultiheadAttention for several head counts, against 4d^2 + 4d."""
+    """000, listing 3: parameters of nn.MultiheadAttention for several head counts, against 4d^2 + 4d."""
     df = load("multihead_vs_torch", "params").sort_values("heads")
     data = df[["d", "heads", "parameters", "formula_parameters"]].rename(
         columns={"formula_parameters": "4*d*d + 4*d"})
@@ -84,7 +84,7 @@ def build_multihead_params(load):
 
 
 def build_position_check(load):
-    """Listing 4: permutation equivariance without and with positions, and PE(pos+k) = R_k PE(pos)."""
+    """000, listing 4: permutation equivariance without and with positions, and PE(pos+k) = R_k PE(pos)."""
     r = one(load("permutation_position"))
     k = r["shift"]
     rotation = (f"PE(pos+{k}) = R_{k} PE(pos) over {r['positions']} positions "
@@ -103,7 +103,7 @@ def build_position_check(load):
 
 
 def build_causal_change(load):
-    """Listing 5: how much each output moves when the last inputs change, without and with the mask."""
+    """000, listing 5: how much each output moves when the last inputs change, without and with the mask."""
     df = load("causal_change")
     data = matrix(df, ["position", "input_changed"], "mask", "output_change")
     data = data.rename(columns={"input_changed": "input changed", "none": "no mask", "causal": "causal mask"})
@@ -119,7 +119,7 @@ def build_causal_change(load):
 # --- article 001, "95 - Attention, Derived in Full": verification listings and exercises ---
 
 def build_batched_shapes(load):
-    """Listing 1: shapes of scores, weights and output of batched attention, and the row sums."""
+    """001, listing 1: shapes of scores, weights and output of batched attention, and the row sums."""
     r = one(load("batched_attention"))
     data = pd.DataFrame([{
         "B": r["B"], "T": r["T"], "d": r["d"], "d_k": r["d_k"],
@@ -132,7 +132,7 @@ def build_batched_shapes(load):
 
 
 def build_sdpa_check(load):
-    """Listing 2: NumPy attention against torch's SDPA, without and with the causal mask."""
+    """001, listing 2: NumPy attention against torch's SDPA, without and with the causal mask."""
     df = load("sdpa_causal")
     data = df[["B", "T", "d_k", "mask", "max_abs_diff_torch"]].rename(
         columns={"max_abs_diff_torch": "maximum deviation"})
@@ -142,7 +142,7 @@ def build_sdpa_check(load):
 
 
 def build_scale_table(load):
-    """Listing 3: the √d_k table, scores and softmax statistics with and without the division."""
+    """001, listing 3: the √d_k table, scores and softmax statistics with and without the division."""
     df = load("scale_table").sort_values(["d_k", "scaled"])
     data = df[["d_k", "scaled", "var_dot", "sd_scores", "max_weight", "entropy", "sensitivity"]].copy()
     data["scaled"] = yes_no(data["scaled"])
@@ -157,7 +157,7 @@ def build_scale_table(load):
 
 
 def build_mask_before_after(load):
-    """Listing 4: the weights with the mask before the softmax, and the row sums before and after."""
+    """001, listing 4: the weights with the mask before the softmax, and the row sums before and after."""
     weights = matrix(load("mask_before_after", "weights"), "query", "key", "before", "key {}".format)
     sums = load("mask_before_after", "row_sums")[["query", "before", "after"]]
     sums = sums.rename(columns={"before": "row sum before", "after": "row sum after"})
@@ -170,7 +170,7 @@ def build_mask_before_after(load):
 
 
 def build_mask_patterns(load):
-    """Listing 4: the causal mask, the padding mask of the batch and their combination (1 = may look)."""
+    """001, listing 4: the causal mask, the padding mask of the batch and their combination (1 = may look)."""
     label = "key {}".format
     causal = matrix(load("mask_before_after", "weights"), "query", "key", "visible", label)
     causal.insert(0, "mask", "causal")
@@ -190,7 +190,7 @@ def build_mask_patterns(load):
 
 
 def build_multihead_shapes(load):
-    """Listing 5: shapes of the weights and output for h heads of width d/h, and the constant 4 d^2."""
+    """001, listing 5: shapes of the weights and output for h heads of width d/h, and the constant 4 d^2."""
     df = load("multihead_shapes").sort_values("h")
     data = df[["h", "d_head", "weights_shape", "output_shape", "four_d_squared"]].rename(
         columns={"weights_shape": "weights", "output_shape": "output", "four_d_squared": "4*d^2"})
@@ -201,7 +201,7 @@ def build_multihead_shapes(load):
 
 
 def build_multihead_permutation(load):
-    """Listing 5: permutation equivariance of multi-head attention without mask and position."""
+    """001, listing 5: permutation equivariance of multi-head attention without mask and position."""
     r = one(load("multihead_shapes", "permutation"))
     equivariance, change = "max |attn(PX) - P attn(X)|", "max |attn(PX) - attn(X)|"
     data = pd.DataFrame([{"h": r["h"], "permutation": r["permutation"],
