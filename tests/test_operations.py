@@ -7,7 +7,7 @@ import tarfile
 import pandas as pd
 import pytest
 
-from attnrepro import io, plan
+from attnrepro import evidence, io, plan
 
 from conftest import REPO, copy_repo, planned_jobs, small_config, snakemake
 
@@ -64,11 +64,13 @@ def _tables(root, outputs):
 def test_two_clean_runs_give_identical_tables(small_run, tmp_path):
     from attnrepro.report import catalog
 
-    # the second run builds what is compared only: every experiment's files and the figures
-    # (not the tables, ledger and editions, which only reformat the compared files)
+    # the second run builds what is compared only: every experiment's files (the seed
+    # distribution's trainings among them) and the figures (not the tables, ledger and editions,
+    # which only reformat the compared files)
     figures = [f"figure_{p.name}" for p in catalog.enabled(small_config()) if p.kind == "figure"]
+    spread = [p.target for p in evidence.enabled(small_config()).values()]
     second = copy_repo(tmp_path / "second")
-    proc = snakemake(second, *plan.enabled(small_config()), *figures)
+    proc = snakemake(second, *plan.enabled(small_config()), *figures, *spread)
     assert proc.returncode == 0, proc.stderr[-3000:]
     outputs = sorted(str(p.relative_to(small_run)) for p in (small_run / "results/data").rglob("*.parquet"))
     assert outputs
