@@ -35,7 +35,7 @@ reproduce: $(VENV)/.installed
 	$(BIN)/snakemake --workflow-profile workflow/profiles/default --cores $(CORES)
 
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q --durations=15 tests
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests bench
