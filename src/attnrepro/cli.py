@@ -33,7 +33,7 @@ import logging
 import re
 import sys
 
-from attnrepro import canonical, job, jobs
+from attnrepro import canonical, job
 
 log = logging.getLogger("attnrepro")
 
@@ -145,17 +145,12 @@ def _params(args, config, exp):
 
 
 def _table_paths(args, names):
-    from pathlib import Path
-
-    out = Path(args.out)
-    paths = {name: out.with_name(f"{out.stem}.{name}{out.suffix}") for name in names}
-    paths["main"] = out
+    """{table: path} of every table of the experiment (``names``): --table, else beside --out."""
     for item in args.table:
-        name, sep, file = item.partition("=")
+        name, sep, _ = item.partition("=")
         if not sep or name not in names:
             raise SystemExit(f"--table takes NAME=FILE with NAME in {sorted(names)}, got {item!r}")
-        paths[name] = Path(file)
-    return paths
+    return job.table_paths(args.out, job.pairs(args.table, "--table"), names)
 
 
 def run(args):
@@ -201,18 +196,12 @@ def _inputs(args, exp, config):
     from attnrepro import plan
 
     paths = plan.input_paths(exp.id, config) if config else {}
-    for item in args.input:
-        name, sep, file = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--input takes NAME=FILE, got {item!r}")
-        paths[name] = file
-    return paths
+    return {**paths, **job.pairs(args.input, "--input")}
 
 
 def list_experiments(args):
     from attnrepro import config as cfg
     from attnrepro import plan
-
     from attnrepro.report import catalog
 
     config = cfg.resolve(args.config)
@@ -242,9 +231,9 @@ def main(argv=None):
     except ConfigError as error:
         print(f"attnrepro: {error}", file=sys.stderr)
         return 2
-    except Exception as error:  # attnrepro.io is not imported here: it loads NumPy before the pin
-        io = sys.modules.get("attnrepro.io")
-        if isinstance(error, jobs.RunEnded) or (io is not None and isinstance(error, io.ResultError)):
-            print(f"attnrepro: {error}", file=sys.stderr)
-            return 1
-        raise
+    except Exception as error:
+        message = job.stopped(error)  # an ended run, a corrupt or stale input
+        if message is None:
+            raise
+        print(f"attnrepro: {message}", file=sys.stderr)
+        return 1

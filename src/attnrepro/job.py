@@ -40,7 +40,7 @@ EXPERIMENTS = "attnrepro.experiments"  # the package of the experiment modules (
 SWEEP = "attnrepro.evidence.sweep"  # what a sweep job runs besides its experiment
 
 
-def _pairs(items, option):
+def pairs(items, option):
     """{NAME: FILE} of repeated ``NAME=FILE`` options."""
     out = {}
     for item in items:
@@ -153,9 +153,9 @@ def _pin_recorded(pinned):
 def run(args):
     """A job of the parsed command line ``args``."""
     pinned = prepare(args.threads, args.pin, args.numerics)
-    paths = table_paths(args.out, _pairs(args.table, "--table"), ())
+    paths = table_paths(args.out, pairs(args.table, "--table"), ())
     return execute(args.experiment, args.article, args.section, json.loads(args.params_json), paths,
-                   _pairs(args.input, "--input"), json.loads(args.expected_params or "{}"), pinned,
+                   pairs(args.input, "--input"), json.loads(args.expected_params or "{}"), pinned,
                    args.numerics)
 
 
