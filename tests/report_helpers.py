@@ -92,3 +92,24 @@ def _number(text):
         return float(str(text).replace(",", "").removesuffix("%"))
     except ValueError:
         return None
+
+
+class FrameLoad:
+    """A results.Loader over frames in memory: ``{(experiment, table): frame}``; each frame's rows
+    are one case ("default") unless it has a ``case`` column, and every case records ``params``
+    (default: none) as its provenance parameters."""
+
+    def __init__(self, frames, params=None):
+        self.frames = {key: f if "case" in f.columns else f.assign(case="default")
+                       for key, f in frames.items()}
+        self.files = {key: [] for key in frames}
+        self._params = params or {}
+
+    def __call__(self, experiment, table="main"):
+        if (experiment, table) not in self.frames:
+            raise FileNotFoundError(experiment)
+        return self.frames[(experiment, table)]
+
+    def params(self, experiment, table="main"):
+        cases = dict.fromkeys(self.frames[(experiment, table)]["case"])
+        return {case: (self._params.get(case, {}), f"{experiment}/{case}.parquet") for case in cases}

@@ -11,6 +11,7 @@
 """
 
 import collections
+import html
 import json
 import math
 import re
@@ -367,3 +368,18 @@ def test_an_edition_is_self_contained(run):
         assert not re.search(r"https?://|@import|url\(", page), article
         assert json.dumps(page)  # one file, text
         assert Path(run / editions_text.edition_path(article)).stat().st_size > 50_000
+
+
+def test_every_link_of_an_edition_reaches_a_file_of_the_run(run):
+    """The tooltips' links to tables, figures and data files (relative to results/articles/)
+    name files that the run wrote: a path built wrong would be a dead link."""
+    checked = 0
+    for article in editions_text.ARTICLES:
+        page = (run / editions_text.edition_path(article)).read_text(encoding="utf-8")
+        for href in set(re.findall(r'<a href="(\.\./[^"#]+)"', page)):
+            target = run / "results/articles" / html.unescape(href)
+            assert target.exists(), f"{article}: dead link {href}"
+            checked += 1
+    pages = [(run / editions_text.edition_path(a)).read_text() for a in editions_text.ARTICLES]
+    kinds = {h.split("/")[1] for page in pages for h in re.findall(r'<a href="(\.\./[^"#]+)"', page)}
+    assert {"tables", "figures", "data"} <= kinds and checked > 50, (kinds, checked)

@@ -141,6 +141,28 @@ def test_an_altered_provenance_fails_its_digest(tmp_path):
             read(path)
 
 
+def test_a_file_with_an_integrity_record_is_verified_even_when_records_are_optional(tmp_path):
+    """``require_integrity=False`` (verify reading an old archive) admits a file without a record,
+    never a file whose record fails: its content hash and provenance digest are still checked."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    df, path = _result(tmp_path)
+    data = path.read_bytes()
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    flipped = _flipped(path, data.index(b"loss", footer), 1, tmp_path / "f.parquet")
+    with pytest.raises(io.CorruptResult, match="content does not match the hash recorded at write"):
+        io.read_parquet(flipped, require_integrity=False)
+    table = pq.read_table(path)
+    meta = {**table.schema.metadata, io.KEY: json.dumps({"params": {"steps": 2500}}).encode()}
+    pq.write_table(table.replace_schema_metadata(meta), tmp_path / "p.parquet")
+    for read in (io.read_provenance, io.read_parquet):
+        with pytest.raises(io.CorruptResult, match="its provenance does not match the digest"):
+            read(tmp_path / "p.parquet", require_integrity=False)
+    assert io.read_parquet(path, require_integrity=False).equals(io.read_parquet(path))
+
+
 def test_truncated_empty_or_foreign_files_stop_the_reader_naming_the_file(tmp_path):
     df, path = _result(tmp_path)
     data = path.read_bytes()
@@ -195,6 +217,34 @@ def test_a_result_written_with_other_parameters_is_stale(tmp_path):
     with pytest.raises(io.StaleResult):
         io.check_inputs([path], {"train": {"copy-L6-seed0": planned}})
     assert not issubclass(io.StaleResult, (ValueError, KeyError, OSError))
+
+
+def test_an_experiment_job_stops_on_a_stale_upstream_file_before_running(tmp_path):
+    """attention_map reads a training: a training of other parameters than the run plans (an orphan
+    of an earlier run) stops the job with status 1, naming the file and the key; nothing is written."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    planned = {"steps": 400, "seed": 0, "task": "copy", "L": 6}
+    training = tmp_path / "results/data/001/train/copy-L6-seed0.parquet"
+    io.write_parquet(pd.DataFrame({"a": [1]}), training, {"params": {**planned, "steps": 2500}})
+    out = tmp_path / "results/data/001/attention_map/default.parquet"
+    env = {k: v for k, v in os.environ.items() if k != "ATTNREPRO_RUN"}
+    env["PYTHONPATH"] = str(REPO / "src")
+    proc = subprocess.run(
+        [sys.executable, "-m", "attnrepro.job", "attention_map", "--article", "001", "--section", "s",
+         "--params-json", "{}", "--out", str(out), "--input", f"main={training}",
+         "--input", f"parameters={training}", "--expected-params",
+         json.dumps({"train": {"copy-L6-seed0": planned}})],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert (f"{training}: written with steps = 2500, but this run's config plans steps = 400"
+            in proc.stderr), proc.stderr[-2000:]
+    assert not out.exists() and not (out.parent.is_dir() and any(out.parent.iterdir()))
 
 
 # --- a job's tables as one set; temporaries of a killed attempt -----------------------------------

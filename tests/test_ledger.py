@@ -6,6 +6,7 @@ import pytest
 
 from attnrepro.evidence import citations, seeds_evaluate
 from attnrepro.report import ledger
+from report_helpers import FrameLoad
 
 RESULTS = {
     ("sweep", "main"): pd.DataFrame({"d_k": [4, 1024], "std": [1.98612, 31.92704],
@@ -91,7 +92,7 @@ def seed_frame(values, **cell):
 
 def spread_of(claims, frame, tmp_path=None):
     """The seed distribution that places ``claims`` (through its CSV when ``tmp_path`` is given)."""
-    table = seeds_evaluate.evaluate(claims, lambda experiment: frame)
+    table = seeds_evaluate.evaluate(claims, FrameLoad({("train", "main"): frame}))
     if tmp_path is None:
         return seeds_evaluate.Spread(table)
     table.to_csv(tmp_path / "seeds.csv", index=False)

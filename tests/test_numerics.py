@@ -27,6 +27,7 @@ from attnrepro.evidence import (
 from attnrepro.report import ledger, results
 
 from conftest import REPO, copy_repo, missing, planned_jobs, snakemake
+from report_helpers import FrameLoad
 
 # --- settings -> environment ---------------------------------------------------------------
 
@@ -297,15 +298,7 @@ def _claim(id_, published, column, cls="round-off", here=None, **source):
     )
 
 
-class FakeLoad:
-    def __init__(self, frames):
-        self.frames = frames
-        self.files = {key: [] for key in frames}
-
-    def __call__(self, experiment, table="main"):
-        if (experiment, table) not in self.frames:
-            raise FileNotFoundError(experiment)
-        return self.frames[(experiment, table)]
+FakeLoad = FrameLoad
 
 
 def _setting(kernel, value, exact):
@@ -516,7 +509,8 @@ def test_the_ledger_cites_the_evidence_it_is_given(small_run, tmp_path):
 
     def ledger_table(*evidence_options):
         out = tmp_path / f"ledger{len(evidence_options)}.csv"
-        cmd = [sys.executable, "-m", "attnrepro.report", "ledger", "--published", "config/published.yaml",
+        cmd = [sys.executable, "-m", "attnrepro.report", "--configfile", "config/small.yaml",
+               "ledger", "--published", "config/published.yaml",
                "--csv", str(out), "--md", str(tmp_path / "L.md"), *evidence_options, "--inputs", *inputs]
         proc = subprocess.run(cmd, cwd=small_run, env=_env(), capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]

@@ -167,3 +167,48 @@ def test_trial_count_mismatch_is_a_semantic_error_naming_the_key(default_config)
     bad["causal_timing"]["trials"] = [400, 60, 12, 3]
     errors = cfg.semantic_errors(bad)
     assert errors == ["causal_timing.trials: 4 values for the 3 lengths of causal_timing.T (one per length)"]
+
+
+# --- threads that tell the truth ----------------------------------------------------------
+
+def test_threads_never_exceed_the_cpus_a_job_may_use(monkeypatch):
+    from attnrepro import threads
+
+    monkeypatch.setattr(threads, "_ASKED", {"n": None})
+    for name in threads.VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert threads.limit(16, cpus=2) == 2 and threads.current() == 2 and threads.asked() == 16
+    assert threads.limit(1, cpus=2) == 1 and threads.asked() == 1
+    assert threads.available() == len(__import__("os").sched_getaffinity(0))
+
+
+def test_a_timing_job_asked_for_more_threads_than_its_cpus_runs_and_records_what_blas_ran(tmp_path):
+    """--threads 16 on one CPU (an affinity mask of one): BLAS runs one thread, and the provenance,
+    the machine table and the table's note say 1, with the 16 asked."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from attnrepro import io
+    from attnrepro.report import formats
+    from conftest import REPO
+
+    params = {**plan.cases("quadratic_cost", cfg.load(REPO / "config/config.yaml"))["default"],
+              **TINY["quadratic_cost"]}
+    out = tmp_path / "q.parquet"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env.pop("ATTNREPRO_RUN", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "attnrepro.job", "quadratic_cost", "--article", "000", "--section", "s",
+         "--threads", "16", "--params-json", json.dumps(params), "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=300,
+        preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "16 asked, 1 CPU(s) available to this job: its BLAS and OpenMP pools run 1" in proc.stderr
+    meta = io.read_provenance(out)
+    assert (meta["threads"], meta["threads_asked"], meta["cpus_available"]) == (1, 16, 1)
+    assert [lib["num_threads"] for lib in meta["blas"]] == [1] * len(meta["blas"]) and meta["blas"]
+    machine = io.read_parquet(out.with_name("q.machine.parquet"))
+    assert set(machine["blas_num_threads"]) == {1} and set(machine["threads_asked"]) == {16}
+    assert formats.machine(machine).endswith(", 1 thread(s) (16 asked, 1 CPU(s) available)")

@@ -80,7 +80,27 @@ class StaleResult(ResultError):
         self.path, self.key = str(path), key
 
 
+class InconsistentInputs(ResultError):
+    """Files combined into one product that were computed with other parameters than each other
+    (a seed distribution of 100-step trainings beside the run's 60-step ones)."""
+
+    def __init__(self, path, key, found, other, expected):
+        super().__init__(
+            f"{path}: computed with {key} = {_show(found)}, but {other} with {key} = {_show(expected)}: "
+            f"they cannot be combined; rebuild it with `{rebuild_command(path)}`")
+        self.path, self.key = str(path), key
+
+
 _ABSENT = object()
+
+
+def differing_key(found, expected):
+    """The first key (sorted) whose value differs between two parameter dicts, with both values
+    (``_ABSENT`` where a dict lacks it); None when they are equal."""
+    for key in sorted(set(found) | set(expected)):
+        if found.get(key, _ABSENT) != expected.get(key, _ABSENT):
+            return key, found.get(key, _ABSENT), expected.get(key, _ABSENT)
+    return None
 
 
 def _show(value):
@@ -295,8 +315,7 @@ def check_params(path, expected):
         return
     if not isinstance(found, dict):
         raise StaleResult(path, "params", _ABSENT if found is None else found, want)
-    key = next(k for k in sorted(set(found) | set(want)) if found.get(k, _ABSENT) != want.get(k, _ABSENT))
-    raise StaleResult(path, key, found.get(key, _ABSENT), want.get(key, _ABSENT))
+    raise StaleResult(path, *differing_key(found, want))
 
 
 def check_inputs(paths, expected):

@@ -79,7 +79,10 @@ def prepare(n_threads, pin=canonical.SETTING, setting=None):
     limits, and the numerics (the pin, or with ``setting`` a sweep setting). Returns the pin's
     state (canonical.apply), None for a sweep setting."""
     jobs.start()
-    threads.limit(n_threads)
+    used = threads.limit(n_threads)
+    if used != int(n_threads):
+        log.info("threads: %d asked, %d CPU(s) available to this job: its BLAS and OpenMP pools run %d",
+                 int(n_threads), threads.available(), used)
     if setting is None:
         return canonical.apply(pin)
     try:

@@ -6,45 +6,56 @@ re-parented to PID 1 and run on. A rerun started meanwhile (``--unlock``, a chan
 writes the new results, and the orphan, when it finishes, would rename its old ones over them
 with nothing to notice. So:
 
-- At start (:func:`start`, called by ``python -m attnrepro.job`` and ``python -m
-  attnrepro.report.job``, and by the command lines that run the same code by hand) a job walks its
-  parent chain in ``/proc`` up to the first process whose
-  command line runs Snakemake (``snakemake ...``, ``python .../bin/snakemake ...``, ``python -m
-  snakemake ...``; on a SLURM node that is the job's own Snakemake) and records its identity,
-  :class:`Run`: the pid and the start time of ``/proc/<pid>/stat`` (field 22), so that a
-  recycled pid is not taken for it.
-- A watchdog thread checks once a second that this process still lives (same pid, same start
-  time, not a zombie). When it has ended, the job removes its temporary files (those
-  :func:`register`\\ ed by ``attnrepro.io``) and exits with status 1 and the message of
+- The run hands its identity to every job it spawns: ``workflow/rules/common.smk`` calls
+  :func:`hand_down` while Snakemake reads the workflow, which puts the identity of the Snakemake
+  process itself (:class:`Run`: its pid, its start time from field 22 of ``/proc/<pid>/stat``, so
+  that a recycled pid is not taken for it, the boot and the host) into the environment variable
+  ``ATTNREPRO_RUN``, which every job's shell inherits. A job therefore knows its run from the
+  moment it is spawned, even when the run is killed before the job has looked: :func:`start`
+  (called by ``python -m attnrepro.job`` and ``python -m attnrepro.report.job``, and by the command
+  lines that run the same code by hand) reads it and checks at once that the run still lives.
+- Without that variable, a job looks for a Snakemake ancestor in its parent chain (a Snakefile
+  other than ours, an executor that clears the environment); with none, it is a run by hand,
+  and says so in its log: there is no run to watch.
+- A watchdog thread checks once a second that the run's process still lives (same pid, same
+  start time, same boot, not a zombie). When it has ended, the job removes its temporary files
+  (those :func:`register`\\ ed by ``attnrepro.io``) and exits with status 1 and the message of
   :class:`RunEnded`: "the Snakemake run that started this job (pid N) has ended; this job's
   outputs are not written".
 - Right before any output is renamed into place (``io.atomic_path``, ``io.OutputSet.commit``),
   :func:`publishing` checks again, under the lock the watchdog takes too, and raises
   :class:`RunEnded` instead: between two polls an orphan cannot rename either.
 
-A job with no Snakemake ancestor (a run by hand, an in-process test) records no run and checks
-nothing; so does a system without ``/proc``. :func:`alive` and :func:`check` take a recorded
-identity, so that the check is tested without killing a Snakemake process.
+A run on another host (a cluster job whose environment names the login node's Snakemake) cannot
+be seen through ``/proc``: the job says so in its log and checks nothing. So does a system
+without ``/proc``. :func:`alive` and :func:`check` take a recorded identity, so that the check is
+tested without killing a Snakemake process.
 
-Test hook (fault injection, used by ``tests/test_operations.py``; no effect when unset):
-``ATTNREPRO_FAULT=kill-after-table:<table>`` SIGKILLs the job right after the temporary file of
-that table is written (:func:`fault_point`, called by ``io.OutputSet.stage``), before anything
-is renamed; ``crash-after-table:<table>`` first SIGKILLs the Snakemake run too, as a machine
-crash would: then nobody cleans up.
+Test hooks (fault injection, used by ``tests/test_operations.py`` and ``tests/test_jobs.py``; no
+effect when unset): ``ATTNREPRO_FAULT=kill-after-table:<table>`` SIGKILLs the job right after the
+temporary file of that table is written (:func:`fault_point`, called by ``io.OutputSet.stage``),
+before anything is renamed; ``crash-after-table:<table>`` first SIGKILLs the Snakemake run too, as
+a machine crash would: then nobody cleans up; ``pause-after-table:<table>`` sleeps
+:data:`PAUSE_SECONDS` there, so that a test can end the run while the job holds a written table.
 """
 
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 log = logging.getLogger("attnrepro")
 
 FAULT = "ATTNREPRO_FAULT"
+RUN = "ATTNREPRO_RUN"  # the identity of the run that spawned this job (hand_down)
 POLL_SECONDS = 1.0
+PAUSE_SECONDS = 3.0  # pause-after-table (module docstring)
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 _LOCK = threading.RLock()
 _TEMPORARIES = set()  # files to remove if the run ends under us
 _state = {"run": None, "watchdog": None}
@@ -52,10 +63,21 @@ _state = {"run": None, "watchdog": None}
 
 @dataclass(frozen=True)
 class Run:
-    """The Snakemake process of a run: pid and start time (clock ticks after boot)."""
+    """The Snakemake process of a run: pid, start time (clock ticks after boot), and the boot and
+    host it runs on ("" where unknown: a process found among this job's ancestors is on its host)."""
 
     pid: int
     started: int
+    boot: str = ""
+    host: str = ""
+
+    def token(self):
+        """The value of ATTNREPRO_RUN that names this run (:func:`parse`)."""
+        return f"{self.pid}:{self.started}:{self.boot}@{self.host}"
+
+    def here(self):
+        """Whether this process can see the run: on this host and this boot."""
+        return self.host in ("", socket.gethostname()) and self.boot in ("", _boot())
 
 
 class RunEnded(Exception):
@@ -75,6 +97,13 @@ def _stat(pid):
         return None
     fields = text[text.rindex(")") + 2:].split()  # the command name may hold spaces and ")"
     return fields[0], int(fields[1]), int(fields[19])
+
+
+def _boot():
+    try:
+        return BOOT_ID.read_text().strip()
+    except OSError:
+        return ""
 
 
 def _argv(pid):
@@ -104,6 +133,32 @@ def find_run(pid=None):
     return None
 
 
+def this_process():
+    """The :class:`Run` identity of this process (None without /proc)."""
+    stat = _stat(os.getpid())
+    return None if stat is None else Run(os.getpid(), stat[2], _boot(), socket.gethostname())
+
+
+def hand_down(environ=os.environ):
+    """Name this process (the Snakemake run, reading the workflow) in ``environ``'s ATTNREPRO_RUN,
+    which the shells of its jobs inherit; the :class:`Run`, or None where it has no identity."""
+    run = this_process()
+    if run is None:
+        environ.pop(RUN, None)
+    else:
+        environ[RUN] = run.token()
+    return run
+
+
+def parse(token):
+    """The :class:`Run` of an ATTNREPRO_RUN value ``pid:started:boot@host``; ValueError if malformed."""
+    ident, _, host = token.partition("@")
+    parts = ident.split(":")
+    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
+        raise ValueError(f"{RUN}={token!r} is not pid:start:boot@host (set by workflow/rules/common.smk)")
+    return Run(int(parts[0]), int(parts[1]), parts[2], host)
+
+
 def alive(run):
     """Whether the process recorded as ``run`` still lives (a recycled pid has another start time)."""
     stat = _stat(run.pid)
@@ -117,17 +172,37 @@ def check(run):
 
 
 def current():
-    """The run recorded by :func:`start` (None: not started by Snakemake, or not started)."""
+    """The run recorded by :func:`start` (None: by hand, on another host, or not started)."""
     return _state["run"]
 
 
-def start(poll=POLL_SECONDS):
-    """Record the run this job belongs to and watch it (once per process); the run, or None."""
+def belongs_to(environ=os.environ):
+    """(run, how): the run this job belongs to, and a sentence saying how it was found. The run is
+    None for a run by hand, and for a run this job cannot see (another host or boot)."""
+    token = environ.get(RUN)
+    if token:
+        run = parse(token)
+        if not run.here():
+            return None, (f"the Snakemake run (pid {run.pid}) that spawned this job is on host "
+                          f"{run.host or '?'}, which this job ({socket.gethostname()}) cannot see: "
+                          "not watched")
+        return run, f"job of the Snakemake run pid {run.pid} (handed down in {RUN})"
+    run = find_run()
+    if run is not None:
+        return run, f"job of the Snakemake run pid {run.pid} (its ancestor; {RUN} unset)"
+    return None, (f"run by hand: no Snakemake run handed this job its identity ({RUN} unset), "
+                  "none is its ancestor")
+
+
+def start(poll=POLL_SECONDS, environ=os.environ):
+    """Record the run this job belongs to and watch it (once per process); the run, or None.
+    Raises :class:`RunEnded` when the run has already ended: the job must not even begin."""
     if _state["run"] is None and _state["watchdog"] is None:
-        run = find_run()
+        run, how = belongs_to(environ)
+        log.info("%s (this job: pid %d)", how, os.getpid())
+        check(run)
         _state["run"] = run
         if run is not None:
-            log.info("job of the Snakemake run pid %d (pid %d)", run.pid, os.getpid())
             thread = threading.Thread(target=_watch, args=(run, poll), name="attnrepro-run-watchdog",
                                       daemon=True)
             _state["watchdog"] = thread
@@ -182,7 +257,12 @@ class publishing:  # noqa: N801 (used as a context manager, like a function)
 def fault_point(table):
     """The test hook of ATTNREPRO_FAULT (module docstring), after ``table``'s temporary is written."""
     action, _, name = os.environ.get(FAULT, "").partition(":")
-    if name != table or action not in ("kill-after-table", "crash-after-table"):
+    if name != table or action not in ("kill-after-table", "crash-after-table", "pause-after-table"):
+        return
+    if action == "pause-after-table":
+        log.warning("%s=%s: pausing %g s after writing the temporary of table %s",
+                    FAULT, os.environ[FAULT], PAUSE_SECONDS, table)
+        time.sleep(PAUSE_SECONDS)
         return
     log.warning("%s=%s: killing this job after writing the temporary of table %s",
                 FAULT, os.environ[FAULT], table)

@@ -55,6 +55,12 @@ def blas():
     return [{k: info.get(k) for k in keep} for info in threadpool_info()]
 
 
+def torch_threads():
+    """The threads torch's intra-op pool runs, where the job loaded torch (else None)."""
+    torch = sys.modules.get("torch")
+    return torch.get_num_threads() if torch is not None else None
+
+
 def cpu_model():
     """The processor's model name, from /proc/cpuinfo where there is one."""
     try:
@@ -93,7 +99,10 @@ def record(experiment, article, section, params, started, finished):
         "seeds": seeds,
         "versions": package_versions(),
         "blas": blas(),
-        "threads": threads.current(),
+        "threads": threads.current(),  # the limit the job ran with (at most its CPUs)
+        "threads_asked": threads.asked(),  # its rule's threads
+        "cpus_available": threads.available(),
+        "torch_threads": torch_threads(),
         "machine": machine(),
         "git": git_state(),
         "argv": sys.argv,

@@ -20,6 +20,7 @@ envvars:
 
 from attnrepro import config as attnrepro_config  # noqa: E402
 from attnrepro import deps, plan  # noqa: E402
+from attnrepro import jobs as attnrepro_jobs  # noqa: E402
 from attnrepro.report import catalog  # noqa: E402
 from attnrepro.report import job as report_job  # noqa: E402
 
@@ -27,6 +28,11 @@ try:
     attnrepro_config.validate(config)
 except attnrepro_config.ConfigError as error:
     raise WorkflowError(str(error))
+
+# Every job's shell inherits the identity of this Snakemake process (ATTNREPRO_RUN): from the
+# moment it is spawned, a job knows its run, and writes nothing once that run has ended
+# (src/attnrepro/jobs.py).
+attnrepro_jobs.hand_down()
 
 CONDA_ENV = "../../envs/attnrepro.yaml"
 NUMERICS = config.get("numerics") or {}
@@ -160,7 +166,9 @@ def case_pattern(experiment_id):
 
 
 def timing_threads():
-    """Threads of a timing job: every core of the run. A cluster run without --cores
+    """Threads of a timing job: every core of the run, so that no other job runs beside it; the
+    job's BLAS then runs min(these, the CPUs it may use) threads (src/attnrepro/threads.py:
+    `--cores 16` on 2 CPUs runs 2, and its provenance says so). A cluster run without --cores
     (workflow/profiles/slurm) has no core count: there the job asks for a whole node
     (whole_node) and, evaluated again inside it with `--cores all`, takes all of it."""
     return workflow.resource_settings.cores or 1

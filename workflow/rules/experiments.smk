@@ -4,7 +4,7 @@
 # plan and no config) and writes one Parquet file per table under
 # results/data/<article>/<experiment>/<case>[.<table>].parquet.
 # Timing experiments claim every core of the run, so that nothing shares the CPU
-# while they measure; their BLAS pool gets the same count.
+# while they measure; their BLAS pool gets the same count, capped at the CPUs the job may use.
 
 
 for exp in plan.EXPERIMENTS.values():

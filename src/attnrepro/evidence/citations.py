@@ -38,22 +38,30 @@ def _read(path, product):
     return module, module.read(path)
 
 
-def reasons(numerics_csv=None):
-    """{claim id: evidence sentence} from the numerics sweep's CSV (None: not part of the run)."""
+def reasons(numerics_csv=None, claims=(), load=None):
+    """{claim id: evidence sentence} from the numerics sweep's CSV (None: not part of the run).
+    Given ``load`` (the ledger's inputs), a sweep whose cases ran other parameters than the run's
+    same cases is refused (io.InconsistentInputs)."""
     found = _read(numerics_csv, NUMERICS)
     if found is None:
         return {}
     module, sweep = found
+    if load is not None:
+        module.check_params(sweep, claims, load, numerics_csv)
     return module.reasons(sweep) if len(sweep) else {}
 
 
-def spread(seeds_csv=None):
+def spread(seeds_csv=None, load=None):
     """The seed distribution (a seeds_evaluate.Spread) that the ledger judges its stochastic
-    claims against, from its CSV; None when the run has none (the ledger then says so)."""
+    claims against, from its CSV; None when the run has none (the ledger then says so). Given
+    ``load`` (the ledger's inputs), a distribution of trainings with other parameters than the
+    run's is refused (io.InconsistentInputs)."""
     found = _read(seeds_csv, SEEDS)
     if found is None:
         return None
     module, table = found
+    if load is not None:
+        module.check_params(table, load, seeds_csv)
     return module.Spread(table)
 
 

@@ -22,8 +22,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from attnrepro import io
 from attnrepro.evidence import NUMERICS
-from attnrepro.report import ledger, results
+from attnrepro.report import consistency, ledger, results
 
 DEFAULT = "default"
 TABLE = NUMERICS.paths["md"]  # where the ledger's reasons point
@@ -41,6 +42,7 @@ COLUMNS = [
     "reproduced",
     "published_digits",
     "here_digits",
+    "params",
 ]
 
 
@@ -114,10 +116,34 @@ def evaluate(claims, by_setting, order=None):
                     "reproduced": row["reproduced"],
                     "published_digits": _gives(c, row, load),
                     "here_digits": (here.loc[c.id, "verdict"] == "reproduced") if c.here else pd.NA,
+                    "params": consistency.encode(_params_read(c, load)),
                 }
             )
     long = pd.DataFrame(rows, columns=COLUMNS)
     return long[long["id"].isin(_listed(long))].reset_index(drop=True)
+
+
+def _params_read(claim, load):
+    """{"<experiment>/<case>": params} of the files whose rows the claim reads in one setting."""
+    out = {}
+    for experiment, table, case in ledger.cases_read(claim.source, load):
+        out[f"{experiment}/{case}"] = load.params(experiment, table)[case][0]
+    return out
+
+
+def check_params(long, claims, load, path):
+    """Refuse a sweep (``long``, read from ``path``) whose cases were computed with other parameters
+    than the run's files of the same cases (``load``: the ledger's inputs); io.InconsistentInputs
+    naming the file, the run's file and the first differing key."""
+    if consistency.PARAMS not in long.columns:
+        raise io.ResultError(f"{path}: records no parameters of its cases (written by an older "
+                             f"version); rebuild it with `{io.rebuild_command(path)}`")
+    for text in dict.fromkeys(long[consistency.PARAMS]):
+        for name, recorded in consistency.decode(text).items():
+            experiment, _, case = name.partition("/")
+            mine = load.params(experiment).get(case) if (experiment, "main") in load.files else None
+            if mine is not None:
+                consistency.check(path, recorded, *mine)
 
 
 def _gives(claim, row, load):

@@ -30,8 +30,9 @@ import math
 import numpy as np
 import pandas as pd
 
+from attnrepro import io
 from attnrepro.evidence import SEEDS
-from attnrepro.report import ledger
+from attnrepro.report import consistency, ledger
 
 log = logging.getLogger("attnrepro.report")
 ARTICLE_SEEDS = 3  # "mean over 3 seeds" (001, the results table of the trainings)
@@ -62,6 +63,7 @@ COLUMNS = [
     "interval_low",
     "interval_high",
     "inside_interval",
+    "params",
 ]
 LABELS = {"token_accuracy": "per-token accuracy", "sequence_accuracy": "per-sequence accuracy"}
 
@@ -117,8 +119,10 @@ def interval(statistics, level=0.95):
     return float(low), float(high)
 
 
-def place(claim, frame, k=ARTICLE_SEEDS):
-    """One row: the claim's published value among the per-seed values and the k-seed statistics."""
+def place(claim, frame, k=ARTICLE_SEEDS, params=None):
+    """One row: the claim's published value among the per-seed values and the k-seed statistics,
+    with the parameters its trainings share (``params``: {case: (params, path)} of the trainings,
+    Loader.params; refused when they differ in more than the seed)."""
     source = all_seeds(claim.source)
     rows = frame
     for key, wanted in source["where"].items():
@@ -157,16 +161,23 @@ def place(claim, frame, k=ARTICLE_SEEDS):
         "interval_low": low,
         "interval_high": high,
         "inside_interval": bool(low <= published <= high),
+        "params": _shared(rows["case"], params) if params is not None and "case" in rows else "",
     }
+
+
+def _shared(cases, params):
+    """The JSON of the parameters that the trainings ``cases`` share, their seed left out."""
+    chosen = {case: params[case][0] for case in cases}
+    return consistency.encode(consistency.shared(chosen, {c: params[c][1] for c in cases}, ignore=("seed",)))
 
 
 def evaluate(claims, load, k=ARTICLE_SEEDS):
     """The table: one row per placed claim whose rows are among the trainings read."""
-    frame = load("train")
+    frame, params = load("train"), load.params("train")
     rows = []
     for claim in placed_claims(claims):
         try:
-            row = place(claim, frame, k)
+            row = place(claim, frame, k, params)
         except (KeyError, ValueError) as error:
             log.warning("claim %s not placed: %s", claim.id, error)
             continue
@@ -192,12 +203,32 @@ def reason_for(claim_id, table):
 def read(path):
     """The table back from its CSV: published and README texts as printed."""
     table = pd.read_csv(
-        path, dtype={"published": str, "here": str, "seeds": str, "L": str}, keep_default_na=False
+        path, dtype={"published": str, "here": str, "seeds": str, "L": str, "params": str},
+        keep_default_na=False,
     )
     table["inside_interval"] = table["inside_interval"].map(
         {"True": True, "False": False, True: True, False: False}
     )
     return table
+
+
+def check_params(table, load, path):
+    """Refuse a seed distribution (``table``, read from ``path``) computed from trainings with other
+    parameters than the run's (``load``: the ledger's inputs) of the same task and L, seed aside:
+    io.InconsistentInputs naming the file, the run's training and the first differing key."""
+    if consistency.PARAMS not in table.columns:
+        raise io.ResultError(f"{path}: records no parameters of its trainings (written by an older "
+                             f"version); rebuild it with `{io.rebuild_command(path)}`")
+    run = load.params("train") if ("train", "main") in load.files else {}
+    for text in dict.fromkeys(table[consistency.PARAMS]):
+        recorded = consistency.decode(text)
+        cell = {case: found for case, found in run.items()
+                if all(found[0].get(key) == recorded.get(key) for key in ("task", "L", "ablation"))}
+        if cell:
+            paths = {case: found[1] for case, found in cell.items()}
+            params = {case: found[0] for case, found in cell.items()}
+            mine = consistency.shared(params, paths, ignore=("seed",))
+            consistency.check(path, recorded, mine, next(iter(paths.values())))
 
 
 class Spread:

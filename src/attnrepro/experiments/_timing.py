@@ -51,8 +51,9 @@ def step_ratios(values):
 def machine_table():
     """The machine as it is now: one row per BLAS/OpenMP library loaded in this process.
 
-    CPU model, cores, system, load average (1, 5, 15 min), the thread count the job
-    was limited to, and each library's kernel, version and thread pool size.
+    CPU model, cores, system, load average (1, 5, 15 min), the threads the job asked for and
+    the limit it ran with (at most the CPUs it may use: attnrepro.threads), and each library's
+    kernel, version and thread pool size as the library reports it (what really runs).
     """
     m = provenance.machine()
     load = m["load_average"] or (np.nan, np.nan, np.nan)
@@ -60,6 +61,7 @@ def machine_table():
         "cpu": m["cpu"], "cores": m["cores"], "system": m["system"],
         "load_1min": load[0], "load_5min": load[1], "load_15min": load[2],
         "openblas_coretype": m["openblas_coretype"], "threads_limit": threads.current(),
+        "threads_asked": threads.asked(), "cpus_available": threads.available(),
     }
     libraries = provenance.blas() or [{}]
     return pd.DataFrame([

@@ -10,7 +10,12 @@
         --svg s.svg --inputs results/data/001/train/sort-L*-seed*.parquet
 
 The command line for people. A table or figure is named: its builder, article and section come
-from the catalog. Then the command runs as its rule's job does, through the same function
+from the catalog. Its inputs are checked as a rule checks its own: without ``--expected-params``,
+against what ``--configfile FILE`` (over config/config.yaml; default config/config.yaml) plans for
+them, so that a ledger by hand does not judge trainings of another config; the ledger also refuses
+evidence (``--seed-evidence``, ``--numerics-evidence``) computed with other parameters than its
+inputs (:mod:`attnrepro.report.consistency`). Then the command runs as its rule's job does, through
+the same function
 (:func:`attnrepro.report.job.run`; the rules run ``python -m attnrepro.report.job``, which reads
 neither the catalog nor the plan): it writes nothing once the Snakemake run that started it has
 ended, removes the temporaries of its outputs that a killed earlier attempt left, verifies every
@@ -34,6 +39,10 @@ log = logging.getLogger("attnrepro.report")
 def _parser():
     parser = argparse.ArgumentParser(prog="attnrepro.report", description=__doc__.split("\n")[0])
     job.add_options(parser)
+    parser.add_argument("--configfile", metavar="FILE",
+                        help="without --expected-params, the inputs are checked against what this config "
+                             "plans for them, as the rules check theirs (its keys over config/config.yaml, "
+                             "as `snakemake --configfile FILE`; default: config/config.yaml)")
     sub = parser.add_subparsers(dest="command", required=True)
     table = sub.add_parser("table")
     table.add_argument("name")
@@ -139,15 +148,44 @@ def draw_ledger_overview(args):
     return 0
 
 
+def planned_params(inputs, configfile=None):
+    """The JSON of ``--expected-params`` that a rule would pass for ``inputs``: what the config
+    (``configfile`` over config/config.yaml) plans for them; inputs it does not plan are named in
+    the log (they are not checked)."""
+    cfg = importlib.import_module("attnrepro.config")
+    plan = importlib.import_module("attnrepro.plan")
+
+    expected = plan.expected_params(inputs, cfg.resolve(configfile))
+    unplanned = [p for p in inputs
+                 if plan.parse_output(p)[2] not in expected.get(plan.parse_output(p)[0], {})]
+    log.info("inputs checked against what %s plans for them (as a rule checks its inputs)",
+             configfile or "config/config.yaml")
+    if unplanned:
+        shown = ", ".join(unplanned[:3]) + (" ..." if len(unplanned) > 3 else "")
+        log.warning("%d of the %d input(s) are not planned by that config and are not checked: %s",
+                    len(unplanned), len(inputs), shown)
+    return json.dumps(expected, sort_keys=True)
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.expected_params is None and getattr(args, "inputs", None):
+        try:
+            args.expected_params = planned_params(args.inputs, args.configfile)
+        except (ValueError, OSError) as error:  # a config that does not load, a path outside results/
+            print(f"attnrepro.report: {error}", file=sys.stderr)
+            return 2
     if args.command in job.COMMANDS:  # what a rule runs, run as its job runs it
         if args.command in ("table", "figure"):
             _resolve(args)
         return job.run(args)
-    job.start(args.pin)  # pin before numpy loads (in-process callers keep theirs); the run, if any
+    try:
+        job.start(args.pin)  # pin before numpy loads (in-process callers keep theirs); the run, if any
+    except jobs.RunEnded as error:
+        print(f"attnrepro.report: {error}", file=sys.stderr)
+        return 1
     from attnrepro import io
 
     try:

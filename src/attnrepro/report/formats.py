@@ -65,11 +65,16 @@ MACHINE_BOUND = "times are machine-bound"
 
 
 def machine(frame):
-    """The machine of a timing job, from its ``machine`` table: CPU, cores, BLAS and thread limit."""
+    """The machine of a timing job, from its ``machine`` table: CPU, cores, BLAS and the threads its
+    pool ran (as the library reports them), with the threads asked when the job's CPUs capped them."""
     r = frame.iloc[0]
     seen = pd.notna(r.get("blas_internal_api"))
+    ran = r["blas_num_threads"] if seen and pd.notna(r.get("blas_num_threads")) else r["threads_limit"]
     blas = f"{r['blas_internal_api']} {r['blas_version']}" if seen else "no BLAS seen"
-    return f"{r['cpu']}, {r['cores']} cores, {blas}, {r['threads_limit']} thread(s)"
+    asked = r.get("threads_asked")
+    capped = (f" ({int(asked)} asked, {int(r['cpus_available'])} CPU(s) available)"
+              if pd.notna(asked) and int(asked) != int(ran) else "")
+    return f"{r['cpu']}, {r['cores']} cores, {blas}, {int(ran)} thread(s){capped}"
 
 
 def timing_note(what, machine_frame, transfers):

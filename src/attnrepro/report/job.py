@@ -226,7 +226,11 @@ def start(pin):
 def run(args):
     """The job of the parsed ``args`` (this module's command line, or attnrepro.report.cli's for
     the same commands); its exit status."""
-    start(args.pin)
+    try:
+        start(args.pin)
+    except jobs.RunEnded as error:
+        print(f"attnrepro.report: {error}", file=sys.stderr)
+        return 1
     from attnrepro import io
 
     try:

@@ -370,6 +370,16 @@ def reproduced(source, load):
     return value, values
 
 
+def cases_read(source, load):
+    """[(experiment, table, case)] of the files whose rows a selector reads (``over``'s too)."""
+    table = source.get("table", "main")
+    frame = load(source["experiment"], table)
+    found = [(source["experiment"], table, case) for case in dict.fromkeys(_matching(frame, source)["case"])]
+    if source.get("over"):
+        found += cases_read({"experiment": source["experiment"], "table": table, **source["over"]}, load)
+    return list(dict.fromkeys(found))
+
+
 def evaluate(claims, load, spread=None):
     """The ledger as a DataFrame. ``load(experiment, table)`` returns a results table; ``spread``
     (a seeds_evaluate.Spread, or None) is what the stochastic claims are judged against."""

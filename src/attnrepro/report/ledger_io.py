@@ -83,9 +83,9 @@ def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None
     (else the run's own seeds, as their reasons say); a round-off or stochastic deviation's
     reason cites the numerics sweep's CSV when given, or says which target builds it."""
     claims = ledger.load_claims(published_path)
-    found = citations.reasons(numerics_csv)
+    found = citations.reasons(numerics_csv, claims, load)
     cited = {"numerics"} if numerics_csv else set()
-    table = citations.annotate(ledger.evaluate(claims, load, citations.spread(seeds_csv)),
+    table = citations.annotate(ledger.evaluate(claims, load, citations.spread(seeds_csv, load)),
                                claims, found, cited)
     table["numerics"] = numerics_column(claims, load)
     with io.atomic_path(csv_path) as tmp:

@@ -35,6 +35,11 @@ class Loader:
         frames = [io.read_parquet(path).assign(case=case) for case, path in files]
         return pd.concat(frames, ignore_index=True)
 
+    def params(self, experiment, table="main"):
+        """{case: (provenance parameters, path)} of the files behind ``self(experiment, table)``."""
+        return {case: (io.read_provenance(path).get("params") or {}, path)
+                for case, path in self.files.get((experiment, table), [])}
+
     def numerics(self, experiment, table="main"):
         """'canonical' when every file behind ``self(experiment, table)`` ran the canonical
         numerics (attnrepro.canonical), else which files did not and why."""
