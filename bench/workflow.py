@@ -25,7 +25,8 @@ from pathlib import Path
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
-COPIED = ("Snakefile", "workflow", "src", "config", "envs")
+# tests/golden/numerics.json: the golden fingerprint, which every job reads (attnrepro.fingerprint)
+COPIED = ("Snakefile", "workflow", "src", "config", "envs", "tests/golden/numerics.json")
 
 
 def snakemake(root, cores, configfile, *args):
@@ -59,6 +60,7 @@ def copy_repo(root):
     root.mkdir(parents=True)
     for name in COPIED:
         src = REPO / name
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
     return root
 

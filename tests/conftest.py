@@ -72,7 +72,8 @@ def small_config():
     return cfg.validate(config)
 
 
-COPIED = ("Snakefile", "workflow", "src", "config", "envs")
+# tests/golden/numerics.json: the golden fingerprint, which every job reads (attnrepro.fingerprint)
+COPIED = ("Snakefile", "workflow", "src", "config", "envs", "tests/golden/numerics.json")
 
 
 def copy_repo(dest):
@@ -85,6 +86,7 @@ def copy_repo(dest):
         if src.is_dir():
             shutil.copytree(src, dest / name, ignore=ignore)
         else:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(src, dest / name)
     link_articles(dest)
     return dest

@@ -1,6 +1,7 @@
 """Canonical numerics (attnrepro.canonical): the same bits whatever the host's environment says."""
 
 import concurrent.futures
+import json
 import os
 import subprocess
 import sys
@@ -8,7 +9,7 @@ import sys
 import pandas as pd
 import pytest
 
-from attnrepro import canonical, io
+from attnrepro import canonical, fingerprint, io
 from attnrepro.report import golden, results
 
 from conftest import REPO
@@ -67,9 +68,9 @@ def test_a_pin_that_did_not_take_effect_is_named():
 # --- a job, end to end -----------------------------------------------------------------------
 
 
-def _run(out, env_changes, *args, experiment="train", case="sort-L6-seed0"):
-    """`python -m attnrepro run` with the default config, in an environment changed by env_changes
-    (None removes a variable); returns the provenance's numerics record and the log."""
+def _python(args, env_changes):
+    """``python *args`` in this checkout, in the test's baseline environment changed by env_changes
+    (None removes a variable); the finished process, its status checked."""
     env = {k: v for k, v in os.environ.items() if k not in PINNED + HOST}
     env["PYTHONPATH"] = str(REPO / "src")
     for key, value in env_changes.items():
@@ -77,9 +78,16 @@ def _run(out, env_changes, *args, experiment="train", case="sort-L6-seed0"):
             env.pop(key, None)
         else:
             env[key] = value
-    cmd = [sys.executable, "-m", "attnrepro", "run", experiment, "--case", case, "--out", str(out), *args]
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def _run(out, env_changes, *args, experiment="train", case="sort-L6-seed0", python=("-m", "attnrepro")):
+    """`python -m attnrepro run` (or ``python``: another way to call its main) with the default
+    config; returns the provenance's numerics record and the log."""
+    proc = _python([*python, "run", experiment, "--case", case, "--out", str(out), *args], env_changes)
     return io.read_provenance(out)["numerics"], proc.stderr
 
 
@@ -174,3 +182,57 @@ def test_a_table_and_a_figure_from_a_native_file_say_so(tmp_path):
     assert report_cli.main(["table", "saturation", "--md", str(md), "--csv", str(csv),
                             "--inputs", str(pinned)]) == 0
     assert "Numerics" not in md.read_text()
+
+
+# --- what check() records when the numerics are not the pinned ones --------------------------
+
+NOT_TAKEN = """
+import json, os
+from attnrepro import canonical
+state = canonical.apply(canonical.SETTING)
+os.environ["OPENBLAS_CORETYPE"] = "Sandybridge"  # after the pin, before NumPy loads
+import numpy
+print(json.dumps(canonical.check(state)))
+"""
+
+
+def test_a_pin_that_did_not_take_effect_makes_the_record_non_canonical():
+    """End to end: check() reads the kernel OpenBLAS really loaded, not what apply() asked for."""
+    record = json.loads(_python(["-c", NOT_TAKEN], {}).stdout)
+    assert record["openblas_kernel"] == "Sandybridge" and record["numpy_features"] == "X86_V3"
+    assert (record["canonical"], record["pinned"], record["setting"]) == (False, False, "native")
+    assert record["reason"] == ("pin haswell-noavx512 did not take effect: openblas_kernel is 'Sandybridge', "
+                                "not 'Haswell'")
+
+
+SHIFTED_EXP = """
+import sys
+from attnrepro import cli, fingerprint
+
+unshifted = fingerprint.inputs
+
+
+def shifted():  # every input of exp one ulp up: what another libm's exp looks like to the fingerprint
+    import numpy as np
+
+    x = unshifted()
+    x["exp"] = np.nextafter(x["exp"], np.inf)
+    return x
+
+
+fingerprint.inputs = shifted
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_a_job_whose_exp_computes_other_bits_is_not_canonical_and_names_the_math_library(tmp_path):
+    record, log = _run(tmp_path / "exercises.parquet", {}, experiment="exercises", case="default",
+                       python=("-c", SHIFTED_EXP))
+    golden_libc, golden_prints = fingerprint.load(REPO / fingerprint.GOLDEN)
+    reason = ("the math library computes other bits: libm.exp, numpy.exp.float64 differ from the golden "
+              f"fingerprint (tests/golden/numerics.json, made with {golden_libc}; here {fingerprint.libc()})")
+    assert (record["canonical"], record["pinned"], record["reason"]) == (False, True, reason)
+    assert f"NOT canonical ({reason})" in log
+    kept = {k: v for k, v in record["fingerprint"].items() if k not in ("libm.exp", "numpy.exp.float64")}
+    assert len(kept) == 10 and kept == {k: golden_prints[k] for k in kept}  # log, tanh, ...: unmoved
+    assert record["libc"] == fingerprint.libc() != "unknown"

@@ -10,7 +10,9 @@ import html
 import re
 import shutil
 
-from attnrepro import deps, layout, plan
+import pytest
+
+from attnrepro import deps, fingerprint, layout, plan
 
 from conftest import REPO, copy_repo, planned_jobs, small_config, snakemake
 
@@ -65,6 +67,7 @@ def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_ru
     cases = {rule for rule in rules if rule.endswith("_case")}
     for rule in cases:  # every experiment job declares its entry and what it imports, and no more
         assert "src/attnrepro/job.py" in rules[rule] and "src/attnrepro/io.py" in rules[rule], rule
+        assert fingerprint.GOLDEN in rules[rule], rule  # read by canonical.check (attnrepro.fingerprint)
     assert _declaring(rules, "src/attnrepro/experiments/scale_table.py") == {"scale_table_case"}
     report_jobs = {r for r in rules if r.startswith(("table_", "figure_"))} | {"ledger", "seeds", "index"}
     assert all("src/attnrepro/report/job.py" in rules[r] for r in report_jobs)
@@ -81,6 +84,22 @@ def test_the_ledger_declares_the_evidence_it_reads_only_when_switched_on(tmp_pat
     products = {f"src/attnrepro/evidence/{m}_{part}.py" for m in ("numerics", "seeds")
                 for part in ("evaluate", "render")}
     assert {rule for rule, inputs in rules.items() if inputs & products} == set()
+
+
+def test_a_data_file_that_a_module_reads_is_a_code_input_of_every_job_importing_it(tmp_path):
+    """A module's ``READS`` (repository-relative paths) join deps.source_files, as its imports do."""
+    package = tmp_path / "src" / "attnrepro"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "entry.py").write_text("from attnrepro import reader\n")
+    (package / "reader.py").write_text('READS = ("tests/golden/x.json", "config/y.yaml")\n')
+    assert deps.source_files("attnrepro.entry", src=tmp_path / "src") == [
+        "config/y.yaml", "src/attnrepro/__init__.py", "src/attnrepro/entry.py", "src/attnrepro/reader.py",
+        "tests/golden/x.json"]
+    (package / "named.py").write_text('PATH = "x.json"\nREADS = (PATH,)\n')
+    with pytest.raises(ValueError, match="named.py: READS must be a tuple of string literals"):
+        deps.source_files("attnrepro.named", src=tmp_path / "src")
+    assert fingerprint.GOLDEN in deps.source_files("attnrepro.job")  # canonical.check reads it
 
 
 def test_editing_the_plan_the_catalog_or_the_archive_reruns_only_the_jobs_that_run_them(small_run, tmp_path):

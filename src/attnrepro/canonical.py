@@ -22,6 +22,12 @@ variable                    measured effect                                  pin
                             only (elsewhere MKL falls back to AUTO);
                             COMPATIBLE is the branch MKL gives on every x86
 ``ONEDNN_MAX_CPU_ISA``      oneDNN's code paths (torch)                      ``AVX2``
+the C library's libm        NumPy's float64 exp, log, sin, cos, power are    not pinnable: recorded
+                            libm's under the pin (bit for bit): another      (name, version, a
+                            libm (musl, an old glibc) may round otherwise    fingerprint of every
+                                                                             transcendental function
+                                                                             used), checked against
+                                                                             the golden fingerprint
 ``OPENBLAS_L2_SIZE``        none: 256 and 2048 KiB give the bits of unset    left as is, recorded
 thread counts               a training: none (1 or 2 BLAS threads); the      every job has a fixed
                             key-value cache deviation: 1.554e-14 on one      count (its rule's
@@ -32,10 +38,13 @@ thread counts               a training: none (1 or 2 BLAS threads); the      eve
 
 :func:`apply` runs before NumPy (or torch) is imported; :func:`check` reads back what the
 libraries really run (the kernel OpenBLAS picked, the features NumPy enabled, torch's CPU
-capability) and returns the record that goes into every file's provenance. A host that cannot
-honour the pin (not x86-64, no AVX2/FMA, or CPU flags that cannot be read before NumPy loads)
-runs native: the job says so in its log and its record says ``canonical: false`` with the
-reason, as does every ledger claim computed from it. Config key ``numerics.pin``:
+capability, the C library and the fingerprint of the transcendental functions:
+:mod:`attnrepro.fingerprint`) and returns the record that goes into every file's provenance; a
+fingerprint other than the golden one (``tests/golden/numerics.json``) makes the job
+non-canonical, naming the functions and the C library. A host that cannot honour the pin (not
+x86-64, no AVX2/FMA, or CPU flags that cannot be read before NumPy loads) runs native: the job
+says so in its log and its record says ``canonical: false`` with the reason, as does every
+ledger claim computed from it. Config key ``numerics.pin``:
 ``haswell-noavx512`` (the default) or ``native`` (opt out).
 
 The pin is one *numerics setting*: an OpenBLAS kernel and a NumPy CPU-feature mask, named
@@ -51,6 +60,8 @@ import os
 import platform
 import sys
 from pathlib import Path
+
+from attnrepro import fingerprint
 
 log = logging.getLogger("attnrepro")
 
@@ -200,15 +211,24 @@ def mismatches(effective):
     ]
 
 
-def check(state):
+def check(state, golden=None):
     """The numerics record of this job, read back from the libraries (call once NumPy, and
-    torch where the job uses it, are loaded): what was asked, what runs, and ``canonical``."""
+    torch where the job uses it, are loaded): what was asked, what runs, the C library and the
+    fingerprint of the transcendental functions, ``pinned`` (the pin took effect) and
+    ``canonical`` (pinned, with the golden fingerprint: ``golden``, default
+    tests/golden/numerics.json)."""
     running = {**effective(), "torch_capability": torch_capability()}
     recorded = {key.lower(): os.environ.get(key, "") for key in RECORDED}
+    libc, prints = fingerprint.libc(), fingerprint.measure()
     reason = state["reason"]
     if state["applied"] and (wrong := mismatches(running)):
         reason = f"pin {state['pin']} did not take effect: {'; '.join(wrong)}"
+    pinned = state["applied"] and not reason
+    if pinned:
+        reason = fingerprint.problem(prints, libc, golden)
+    if state["applied"] and reason:
         log.warning("numerics: %s; outputs marked non-canonical", reason)
-    canonical = state["applied"] and not reason
-    return {"setting": state["pin"] if canonical else NATIVE, "pin": state["pin"],
-            "canonical": canonical, "reason": reason, **running, **recorded}
+    canonical = pinned and not reason
+    return {"setting": state["pin"] if canonical else NATIVE, "pin": state["pin"], "pinned": pinned,
+            "canonical": canonical, "reason": reason, **running, **recorded, "libc": libc,
+            "fingerprint": prints}

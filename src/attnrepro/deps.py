@@ -1,7 +1,9 @@
 """Which source files a module imports, found by reading them (no import is executed).
 
 Snakemake declares these files as a rule's inputs, so that editing a module under
-``src/attnrepro`` reruns exactly the jobs whose code imports it.
+``src/attnrepro`` reruns exactly the jobs whose code imports it. A module that reads a data file
+of the repository names it in a module-level ``READS = ("path", ...)`` (repository-relative
+string literals): the file is then an input of every rule whose job imports that module.
 """
 
 import ast
@@ -54,8 +56,27 @@ def _imported_names(path, name):
     return tuple(n for n in names if n == PACKAGE or n.startswith(PACKAGE + "."))
 
 
+@functools.lru_cache(maxsize=None)
+def data_files(path):
+    """The repository-relative data files that the module file ``path`` declares it reads
+    (its top-level ``READS``: a tuple or list of string literals)."""
+    tree = ast.parse(Path(path).read_text(), filename=str(path))
+    for node in tree.body:
+        names = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+        if isinstance(node, ast.Assign) and "READS" in names:
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                value = None
+            if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"{path}: READS must be a tuple of string literals (repository paths)")
+            return tuple(value)
+    return ()
+
+
 def source_files(*modules, src=SRC):
-    """Every file of this package that importing ``modules`` executes.
+    """Every file of this package that importing ``modules`` executes, and the data files those
+    modules read (their ``READS``).
 
     Sorted, as strings relative to the folder that holds ``src/`` (the repository).
     """
@@ -71,7 +92,8 @@ def source_files(*modules, src=SRC):
     files = set(seen.values())
     for name in list(seen):
         files.update(_package_inits(name, src))
-    return sorted(str(p.relative_to(src.parent)) for p in files)
+    data = {f for path in seen.values() for f in data_files(path)}
+    return sorted({str(p.relative_to(src.parent)) for p in files} | data)
 
 
 def _init_names(name):

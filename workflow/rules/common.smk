@@ -45,7 +45,8 @@ def all_outputs():
 
 # Code inputs: the files under src/ that a job imports, from its entry module (which imports
 # neither the plan, the catalog nor the config: Snakemake reads those to build the DAG) and the
-# modules it runs by name. Editing a module reruns exactly the jobs that run it.
+# modules it runs by name, and the repository files those modules read (their READS, such as
+# tests/golden/numerics.json). Editing a module reruns exactly the jobs that run it.
 def sources(*modules):
     """The files under src/ that an experiment job (attnrepro.job) running ``modules`` imports."""
     return deps.source_files("attnrepro.job", *modules)

@@ -110,10 +110,21 @@ def check_gate(args):
 
 
 def write_golden(args):
+    """The deliberate update of the golden files from a finished run; status 1, nothing written,
+    when its files do not agree on one canonical fingerprint (report.golden.Refused)."""
     golden = importlib.import_module("attnrepro.report.golden")
 
-    out = golden.write(args.out, golden.read_ledger(args.ledger), args.data)
-    print(f"wrote {out}/{golden.LEDGER_FILE} and {out}/{golden.TABLES_FILE}: review `git diff {out}`")
+    try:
+        out = golden.write(args.out, golden.read_ledger(args.ledger), args.data)
+    except golden.Refused as error:
+        lines = str(error).splitlines()
+        print(f"golden: refused, nothing written: {len(lines)} problem(s)")
+        print("\n".join(f"  {line}" for line in lines))
+        return 1
+    except FileNotFoundError as error:
+        print(f"golden: {error}")
+        return 1
+    print(f"wrote {', '.join(f'{out}/{name}' for name in golden.FILES)}: review `git diff {out}`")
 
 
 # The annotated editions of the articles and the ledger's overview figure (workflow/rules/articles.smk);
