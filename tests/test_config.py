@@ -53,14 +53,126 @@ def test_missing_config_file_is_named(tmp_path):
         cfg.load(tmp_path / "nope.yaml")
 
 
-def test_snakemake_refuses_bad_config_before_any_job(tmp_path):
+LONG = "a" * 230  # an ablation whose output file name would exceed 255 bytes
+
+
+@pytest.mark.parametrize("text, expected", [
+    # rules across keys, output file names (~1.5 s each)
+    (f"multihead_vs_torch:\n  h: 3\ntrain:\n  ablations:\n    {LONG}: {{d: 64}}\n",
+     ["multihead_vs_torch.d: 16 is not divisible by multihead_vs_torch.h = 3",
+      f"train.ablations.{LONG[:40]}...(230 characters): the output file ablation-"]),
+    # the file read again: a key twice; the values: NaN, a float count, a control character
+    ("train:\n  lr: 0.1\n  lr: .nan\n  seeds: [0, 1.0]\nskip: [\"train\\n\"]\n",
+     ["bad.yaml, line 3: key train.lr given twice (first at line 2)",
+      "train.lr: .nan is not a finite number", "train.seeds[1]: 1.0 is not of type 'integer'",
+      "skip[0]: 'train\\n' holds control character(s) U+000A"]),
+], ids=["rules-and-names", "file-and-values"])
+def test_snakemake_refuses_bad_config_before_any_job(tmp_path, text, expected):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("multihead_vs_torch:\n  h: 3\n")
+    bad.write_text(text)
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(bad)],
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode != 0
-    assert ("multihead_vs_torch.d: 16 is not divisible by multihead_vs_torch.h = 3"
-            in proc.stdout + proc.stderr)
+    for message in expected:
+        assert message in proc.stdout + proc.stderr
     assert "Job stats" not in proc.stdout + proc.stderr
+
+
+# ---- what no key may hold, whatever its schema: NaN, a float count, a control character ----
+
+def _with(default_config, change):
+    config = copy.deepcopy(default_config)
+    change(config)
+    return config
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("train:\n  lr: .nan\n", "train.lr: .nan is not a finite number"),
+    ("memory:\n  limit_gib: .inf\n", "memory.limit_gib: .inf is not a finite number"),
+    ("grad_check:\n  threshold: -.inf\n", "grad_check.threshold: -.inf is not a finite number"),
+], ids=["nan", "inf", "-inf"])
+def test_non_finite_numbers_are_refused_naming_the_key(default_config, tmp_path, text, expected):
+    (tmp_path / "bad.yaml").write_text(text)
+    assert expected in errors_of(cfg.merge(default_config, cfg.load(tmp_path / "bad.yaml")))
+
+
+@pytest.mark.parametrize("section, key, value, expected", [
+    ("train", "seeds", [0, 1.0], "train.seeds[1]: 1.0 is not of type 'integer'"),
+    ("train", "steps", 60.0, "train.steps: 60.0 is not of type 'integer'"),
+    ("train", "steps", True, "train.steps: True is not of type 'integer'"),
+    ("scale_table", "d_k", [8, 64.0], "scale_table.d_k[1]: 64.0 is not of type 'integer'"),
+])
+def test_an_integer_is_a_python_int_not_a_float(default_config, section, key, value, expected):
+    assert expected in errors_of(_with(default_config, lambda c: c[section].update({key: value})))
+
+
+def test_control_characters_are_refused_in_values_and_keys(default_config):
+    def change(config):
+        config["self_attention_tokens"]["tokens"] = ["Meera", "bought\t"]
+        config["attention_map"]["run"] = "copy-L6-seed0\r"
+        config["train"]["ablations"]["wide\n"] = {"d": 64}
+
+    message = errors_of(_with(default_config, change))
+    assert "self_attention_tokens.tokens[1]: 'bought\\t' holds control character(s) U+0009" in message
+    assert "attention_map.run: 'copy-L6-seed0\\r' holds control character(s) U+000D" in message
+    assert "train.ablations.'wide\\n': the key 'wide\\n' holds control character(s) U+000A" in message
+    assert all(line.isprintable() for line in message.splitlines())  # one line per problem
+
+
+def test_a_pattern_ends_at_the_end_of_the_string_not_before_a_final_newline(default_config):
+    config = _with(default_config, lambda c: c.update(skip=["train\n"]))
+    assert "skip[0]: 'train\\n' does not match '^[a-z_0-9]+$'" in cfg.schema_errors(config)
+    assert cfg.schema_errors(_with(default_config, lambda c: c.update(skip=["train"]))) == []
+
+
+# ---- output file names that the file system takes, temporaries included --------------------
+
+def test_the_temporary_names_length_is_the_one_io_writes(tmp_path):
+    from attnrepro import io
+
+    tmp = io.temporary_beside(tmp_path / "x.parquet")
+    tmp.unlink()
+    assert len(tmp.name) - len("x.parquet") == cfg.TEMPORARY_EXTRA == 14
+
+
+def test_an_ablation_name_too_long_for_its_temporary_file_is_refused(default_config):
+    longest_table = len("ablation-") + len(".parameters.parquet")  # train's longest output name
+    fits = cfg.NAME_MAX - cfg.TEMPORARY_EXTRA - longest_table  # 213 characters
+    config = _with(default_config, lambda c: c["train"]["ablations"].update({"a" * fits: {"d": 64}}))
+    assert cfg.validate(config)
+    name = "b" * (fits + 10)  # its file name (251 bytes) fits, its temporary (265) does not
+    message = errors_of(_with(default_config, lambda c: c["train"]["ablations"].update({name: {"d": 64}})))
+    assert (f"train.ablations.{'b' * 40}...(223 characters): the output file ablation-{'b' * 31}..."
+            "(251 characters) and its temporary name take 265 bytes, more than the 255 a file name may "
+            "have: shorten the name by 10 bytes") in message
+
+
+# ---- a key given twice in a YAML file ----------------------------------------------------------
+
+DUPLICATED = "train:\n  lr: 0.1\n  steps: 5\n  ablations:\n    wide: {d: 64, d: 128}\n  lr: 0.001\n"
+
+
+def test_a_key_given_twice_in_a_config_file_is_refused_naming_file_line_and_key(tmp_path):
+    path = tmp_path / "twice.yaml"
+    path.write_text(DUPLICATED)
+    with pytest.raises(cfg.ConfigError) as info:
+        cfg.load(path)
+    assert str(info.value).splitlines() == [
+        "invalid configuration:",
+        f"  {path}, line 5: key train.ablations.wide.d given twice (first at line 5)",
+        f"  {path}, line 6: key train.lr given twice (first at line 2)"]
+    assert cfg.file_errors([REPO / "config/config.yaml", path])[1].endswith("key train.lr given twice "
+                                                                            "(first at line 2)")
+
+
+def test_a_key_given_twice_in_published_yaml_is_refused(tmp_path):
+    from attnrepro.report import ledger
+
+    path = tmp_path / "published.yaml"
+    path.write_text((REPO / "config/published.yaml").read_text().replace(
+        "class: exact,", "class: exact, class: round-off,", 1))
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "class: round-off," in text)
+    with pytest.raises(ValueError, match=rf"line {line}: key claims\[\d+\]\.class given twice"):
+        ledger.load_claims(path)

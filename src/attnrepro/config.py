@@ -1,10 +1,16 @@
 """Load and validate the configuration: JSON schema first, then the rules a schema cannot say.
 
 Every error names the key it is about (``train.lengths[2]``), and all errors are
-reported at once, before any job runs.
+reported at once, before any job runs. Besides the schema, anywhere in the config: no key twice
+in a YAML file (:mod:`attnrepro.yamlfile`), no NaN or infinity, no control character in a string,
+an integer is a Python int (1.0 is not a count), and no output file name (nor its temporary)
+longer than the file system allows.
 """
 
 import importlib
+import math
+import re
+import unicodedata
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -17,14 +23,40 @@ class ConfigError(ValueError):
 
 
 def load(path):
-    """Read a YAML config file (a missing file is an error that names it)."""
+    """Read a YAML config file strictly: a missing file, invalid YAML, a key given twice or a
+    top level that is not a mapping is an error naming the file (and the line and key)."""
+    data, problems = _read(path)
+    if problems:
+        raise ConfigError("\n  ".join(["invalid configuration:", *problems]) if len(problems) > 1
+                          else problems[0])
+    return data
+
+
+def _read(path):
+    """(data, [problem]) of a YAML config file; data is {} for an empty file."""
     import yaml
+
+    from attnrepro import yamlfile
 
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
-    with open(path) as fh:
-        return yaml.safe_load(fh) or {}
+        return None, [f"config file not found: {path}"]
+    try:
+        data = yamlfile.load(path)
+    except yamlfile.DuplicateKey as error:
+        return None, error.lines
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        return None, [f"{path}: not valid YAML: {' '.join(str(error).split())}"]
+    if data is not None and not isinstance(data, dict):
+        return None, [f"{path}: a config file is a mapping of sections, not a {type(data).__name__}"]
+    return data or {}, []
+
+
+def file_errors(paths):
+    """Messages for every problem of the YAML files ``paths``, a key given twice above all:
+    Snakemake's loader keeps its last value silently, so common.smk passes the files Snakemake
+    loaded (``workflow.configfiles``) to :func:`validate` to be read again here."""
+    return [problem for path in paths for problem in _read(path)[1]]
 
 
 def merge(base, overlay):
@@ -48,20 +80,81 @@ def resolve(path=None):
     return merge(config, load(path))
 
 
+def _shown(name, width=40):
+    """A name as a key path shows it: itself; its repr if it holds a control character;
+    cut to ``width`` characters, with its length, if longer."""
+    text = name if name.isprintable() else repr(name)
+    return text if len(text) <= width else f"{text[:width]}...({len(name)} characters)"
+
+
 def _key(path):
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int) and not isinstance(part, bool):
+            out += f"[{part}]"
+        else:
+            out += f".{_shown(str(part))}" if out else _shown(str(part))
     return out or "(top level)"
+
+
+def _control_characters(text):
+    """The control (and other invisible format) characters of ``text``, as U+XXXX."""
+    return sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs")})
+
+
+def value_errors(value, path=()):
+    """Messages for what no key of the config may hold: a NaN or an infinity (YAML's .nan,
+    .inf, -.inf; the schema's bounds cannot refuse them: every comparison with NaN is false),
+    a control character in a string or a key (a name ending in a newline, a tab in a token)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        shown = ".nan" if math.isnan(value) else ("-.inf" if value < 0 else ".inf")
+        return [f"{_key(path)}: {shown} is not a finite number"]
+    if isinstance(value, str):
+        bad = _control_characters(value)
+        return [f"{_key(path)}: {value!r} holds control character(s) {', '.join(bad)}"] if bad else []
+    errors = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            bad = _control_characters(key) if isinstance(key, str) else []
+            if bad:
+                errors.append(f"{_key((*path, key))}: the key {key!r} holds control character(s) "
+                              f"{', '.join(bad)}")
+            errors += value_errors(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            errors += value_errors(item, (*path, i))
+    return errors
+
+
+def _pattern(validator, pattern, instance, schema):
+    """JSON Schema's ``pattern`` with ECMA-262's ``$``: the end of the string. Python's ``$``
+    also matches before a final newline, so "name\\n" would match ``^[a-z]+$``."""
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "string"):
+        return
+    match = re.search(pattern, instance)
+    anchored = pattern.endswith("$") and not pattern.endswith("\\$")
+    if match is None or (anchored and match.end() != len(instance)):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _validator(schema):
+    """A Draft 2020-12 validator where an integer is a Python int: JSON Schema counts 1.0 as an
+    integer, which would reach a job as a float (``range(60.0)``, a case named ``seed1.0``)."""
+    import jsonschema
+
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine("integer", lambda _, x: type(x) is int)
+    strict = jsonschema.validators.extend(base, validators={"pattern": _pattern}, type_checker=checker)
+    return strict(schema)
 
 
 def schema_errors(config, schema_path=SCHEMA):
     """Messages for every violation of the JSON schema, each starting with its key."""
-    import jsonschema
     import yaml
 
-    schema = yaml.safe_load(Path(schema_path).read_text())
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _validator(yaml.safe_load(Path(schema_path).read_text()))
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     return [f"{_key(list(e.absolute_path))}: {e.message}{_bound(e)}" for e in errors]
 
@@ -205,6 +298,42 @@ def semantic_errors(config, experiments=None):
     errors += _decoder_errors(config, scope)
     errors += _evidence_errors(config) if experiments is None else []
     errors += _memory_errors(config, scope)
+    errors += name_errors(config, scope)
+    return errors
+
+
+NAME_MAX = 255  # bytes in one file name: ext4, XFS, btrfs, tmpfs, NFS
+# what attnrepro.io.temporary_beside adds to a file's name: ".<name>.<8 random characters>.tmp"
+TEMPORARY_EXTRA = len(".") + len(".") + 8 + len(".tmp")
+
+
+def _case_key(experiment, case):
+    """The config key that names a case: an ablation's entry, else the experiment's grid keys."""
+    from attnrepro import plan
+
+    if experiment == "train" and case.startswith("ablation-"):
+        return _key(["train", "ablations", case.removeprefix("ablation-")])
+    grid = ("tasks", "lengths", "seeds") if experiment == "train" else plan.EXPERIMENTS[experiment].grid
+    return ", ".join(f"{experiment}.{k}" for k in grid) or experiment
+
+
+def name_errors(config, scope):
+    """Every output file of the experiments in ``scope`` (each case's tables, under results/ and
+    under a numerics setting) has a name that the file system takes, its temporary included
+    (``.<name>.<random>.tmp``, written first and renamed): else the key naming the case."""
+    from attnrepro import plan
+
+    errors = []
+    for experiment in (e for e in plan.EXPERIMENTS if e in scope):
+        tables = plan.EXPERIMENTS[experiment].tables
+        for case in plan.runnable_cases(experiment, config):
+            names = [Path(plan.output_path(experiment, case, table)).name for table in tables]
+            longest = max(names, key=lambda n: len(n.encode()))
+            size = len(longest.encode()) + TEMPORARY_EXTRA
+            if size > NAME_MAX:
+                errors.append(f"{_case_key(experiment, case)}: the output file {_shown(longest)} and "
+                              f"its temporary name take {size} bytes, more than the {NAME_MAX} a file "
+                              f"name may have: shorten the name by {size - NAME_MAX} bytes")
     return errors
 
 
@@ -226,15 +355,18 @@ def _memory_errors(config, scope):
     return preflight.errors({k: v for k, v in config.items() if k in scope or k not in plan.EXPERIMENTS})
 
 
-def validate(config, schema_path=SCHEMA, *, experiments=None):
+def validate(config, schema_path=SCHEMA, *, experiments=None, files=()):
     """Raise :class:`ConfigError` listing every problem; return the config when it is valid.
 
-    The schema is checked over the whole config; the rules across keys (:func:`semantic_errors`)
-    where they are read: ``experiments=None`` (Snakemake, ``workflow/rules/common.smk``) checks
-    every rule of the run; ``experiments=["train"]`` (``python -m attnrepro run train``) leaves
-    out what only other experiments read, such as ``attention_map.run`` or ``numerics.cases``
-    naming a case of train that a ``--set`` removed."""
-    errors = schema_errors(config, schema_path)
+    The YAML ``files`` the config was read from (Snakemake's ``workflow.configfiles``) are read
+    again strictly (:func:`file_errors`: a key given twice); the values (:func:`value_errors`)
+    and the schema are checked over the whole config; the rules across keys
+    (:func:`semantic_errors`, output file names among them) where they are read:
+    ``experiments=None`` (Snakemake, ``workflow/rules/common.smk``) checks every rule of the
+    run; ``experiments=["train"]`` (``python -m attnrepro run train``) leaves out what only
+    other experiments read, such as ``attention_map.run`` or ``numerics.cases`` naming a case
+    of train that a ``--set`` removed."""
+    errors = file_errors(files) + value_errors(config) + schema_errors(config, schema_path)
     if not errors:
         errors = semantic_errors(config, experiments)
     if errors:

@@ -9,26 +9,30 @@ this checkout's workflow (``Snakefile``, ``workflow/``, ``src/``, ``config/``, `
 ``snakemake --cores N --configfile <the archive's config.resolved.yaml>`` reruns the archived
 run there; its ``results/`` is then compared.
 
-Compared, file by file, exactly (NaN equal to NaN):
+Compared, file by file, exactly (NaN equal to NaN; :mod:`attnrepro.verify_compare`):
 
-- every Parquet file on either side, without its measured columns
+- every Parquet file on either side, without the values of its measured columns
   (:func:`attnrepro.plan.measured_columns`); the ``machine`` table of a timing experiment
   describes the machine and is skipped;
 - every ``results/tables/*.csv`` as text, except the tables built from a timing experiment
   (skipped: every number of theirs is a Parquet column, compared above without its times);
-- ``results/ledger.csv`` claim by claim (by id), every column present on both sides except
-  ``reproduced``, ``verdict`` and ``reason`` of a machine-bound claim (a timing).
+- ``results/ledger.csv`` claim by claim (by id), every column except ``reproduced``,
+  ``verdict`` and ``reason`` of a machine-bound claim (a timing).
 
-A file present on one side only differs. Figures, logs and benchmarks are not compared.
+A file or a column present on one side only differs, and so does a file that cannot be read or
+a ledger whose claim ids are not unique. Figures, logs and benchmarks are not compared.
 Warnings, which do not change the verdict: the archive's commit, lock or package versions
 differ from this checkout's, or a file of the archive no longer matches its MANIFEST.sha256.
 Each side's canonical numerics (``numerics.canonical`` in the provenance of every file under
 ``results/data``; absent in files written before it was recorded) is reported as all / none /
-mixed / unknown. Exit status: 0 when everything compared is equal, 1 on any difference, 2 when
-the archive cannot be read or the rerun fails.
+mixed / unknown. Exit status: 0 when everything compared is equal, 1 on any difference, 2 with
+one line on stderr when the archive cannot be read (empty, not gzip, not a tar, truncated,
+corrupt: its gzip checksum is verified to the end), the results folder is not a folder, or the
+rerun fails.
 """
 
 import argparse
+import gzip
 import hashlib
 import json
 import os
@@ -37,192 +41,19 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from dataclasses import dataclass
+import zlib
 from pathlib import Path
+
+from attnrepro.verify_compare import KINDS, compare
 
 REPO = Path(__file__).resolve().parents[2]
 COPIED = ("Snakefile", "workflow", "src", "config", "envs", "requirements.lock")  # what a rerun needs
 LOCK = "requirements.lock"
-MACHINE_BOUND_COLUMNS = ("reproduced", "verdict", "reason")
 
 
-@dataclass
-class Entry:
-    kind: str  # "parquet", "table" or "ledger"
-    path: str  # relative to the results folder
-    status: str  # "equal", "differs", "only in archive", "only here", "skipped"
-    detail: str = ""
-
-
-# ---- values and frames -------------------------------------------------------------------
-
-def _show(value):
-    """A value as printed in a difference: floats to the last digit."""
-    import numpy as np
-
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
-    if isinstance(value, np.integer):
-        return str(int(value))
-    if isinstance(value, np.ndarray):
-        return np.array2string(value, threshold=8)
-    return repr(value)
-
-
-def _same(x, y):
-    """Exact equality of two cells, NaN (or None) equal to NaN; arrays element by element."""
-    import numpy as np
-    import pandas as pd
-
-    if isinstance(x, (np.ndarray, list, tuple)) or isinstance(y, (np.ndarray, list, tuple)):
-        x, y = np.asarray(x, dtype=object), np.asarray(y, dtype=object)
-        return x.shape == y.shape and all(_same(p, q) for p, q in zip(x.ravel(), y.ravel()))
-    x_na, y_na = bool(pd.isna(x)), bool(pd.isna(y))
-    if x_na or y_na:
-        return x_na and y_na
-    return bool(x == y)
-
-
-def _unequal(a, b):
-    """Boolean array over the rows of two columns: True where they differ."""
-    import numpy as np
-    import pandas as pd
-
-    x, y = a.to_numpy(), b.to_numpy()
-    try:
-        return np.asarray((x != y) & ~(pd.isna(x) & pd.isna(y)), dtype=bool)
-    except (TypeError, ValueError):  # arrays in cells, pd.NA: cell by cell
-        return np.array([not _same(p, q) for p, q in zip(x, y)], dtype=bool)
-
-
-def first_difference(archive, here):
-    """None when two frames are equal (same columns, rows, dtypes, values; NaN equals NaN),
-    else a sentence naming the first difference: row, column, the archive's and this value."""
-    only_archive = [c for c in archive.columns if c not in here.columns]
-    only_here = [c for c in here.columns if c not in archive.columns]
-    if only_archive or only_here:
-        return f"columns only in archive {only_archive}, only here {only_here}"
-    if len(archive) != len(here):
-        return f"{len(archive)} rows in archive, {len(here)} here"
-    first = None
-    for column in archive.columns:
-        a, b = archive[column].reset_index(drop=True), here[column].reset_index(drop=True)
-        if a.dtype != b.dtype:
-            return f"column {column!r}: type {a.dtype} in archive, {b.dtype} here"
-        rows = _unequal(a, b).nonzero()[0]
-        if len(rows) and (first is None or rows[0] < first[0]):
-            first = (int(rows[0]), column, len(rows))
-    if first is None:
-        return None
-    row, column, count = first
-    return (f"row {row}, column {column!r}: archive {_show(archive[column].iloc[row])}, "
-            f"here {_show(here[column].iloc[row])} ({count} value(s) differ in that column)")
-
-
-# ---- the three kinds of file -------------------------------------------------------------
-
-def _experiment(rel):
-    """(experiment, table) of a Parquet path, or (None, None) outside the plan's experiments."""
-    from attnrepro.plan import parse_output
-
-    try:
-        experiment, table, _ = parse_output(rel)
-    except ValueError:
-        return None, None
-    return experiment, table
-
-
-def compare_parquet(rel, archive_path, here_path):
-    from attnrepro import io, plan
-
-    experiment, table = _experiment(rel)
-    if experiment and plan.EXPERIMENTS[experiment].timing and table == "machine":
-        return Entry("parquet", rel, "skipped", "describes the machine that ran it")
-    try:  # an archive from before integrity records is read; a corrupt file on either side differs
-        archive, here = io.read_parquet(archive_path, require_integrity=False), io.read_parquet(here_path)
-    except io.ResultError as error:
-        return Entry("parquet", rel, "differs", str(error))
-    if experiment:
-        archive = archive.drop(columns=plan.measured_columns(experiment, archive.columns))
-        here = here.drop(columns=plan.measured_columns(experiment, here.columns))
-    difference = first_difference(archive, here)
-    return Entry("parquet", rel, "differs" if difference else "equal", difference or "")
-
-
-def _timing_table(name):
-    from attnrepro import plan
-    from attnrepro.report import catalog
-
-    product = catalog.PRODUCTS.get(name)
-    return product is not None and any(plan.EXPERIMENTS[e].timing for e in product.experiments)
-
-
-def _read_csv(path):
-    import pandas as pd
-
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
-
-
-def compare_table(rel, archive_path, here_path):
-    if _timing_table(Path(rel).stem):
-        return Entry("table", rel, "skipped", "built from a timing experiment (its Parquet is compared)")
-    difference = first_difference(_read_csv(archive_path), _read_csv(here_path))
-    return Entry("table", rel, "differs" if difference else "equal", difference or "")
-
-
-def ledger_differences(archive, here):
-    """[sentence] for each claim only on one side and each differing value, in the archive's order."""
-    archive, here = archive.set_index("id", drop=False), here.set_index("id", drop=False)
-    out = [f"claim {i} only in archive" for i in archive.index if i not in here.index]
-    out += [f"claim {i} only here" for i in here.index if i not in archive.index]
-    columns = [c for c in archive.columns if c in here.columns]
-    for claim in (i for i in archive.index if i in here.index):
-        a, b = archive.loc[claim], here.loc[claim]
-        machine_bound = "machine-bound" in (a.get("class"), b.get("class"))
-        for column in columns:
-            if machine_bound and column in MACHINE_BOUND_COLUMNS:
-                continue
-            if a[column] != b[column]:
-                out.append(f"claim {claim}, column {column!r}: archive {a[column]!r}, here {b[column]!r}")
-    return out
-
-
-def compare_ledger(rel, archive_path, here_path):
-    archive, here = _read_csv(archive_path), _read_csv(here_path)
-    differences = ledger_differences(archive, here)
-    if differences:
-        more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
-        return Entry("ledger", rel, "differs", differences[0] + more)
-    extra = sorted(set(archive.columns) ^ set(here.columns))
-    note = f"{len(archive)} claims" + (f"; column(s) {extra} on one side only, not compared" if extra else "")
-    return Entry("ledger", rel, "equal", note)
-
-
-KINDS = {  # kind: (files of a results folder, comparison)
-    "parquet": (lambda root: root.rglob("*.parquet"), compare_parquet),
-    "table": (lambda root: (root / "tables").glob("*.csv"), compare_table),
-    "ledger": (lambda root: (root / "ledger.csv",), compare_ledger),
-}
-
-
-def compare(archive_results, here_results):
-    """[Entry] for every file of the three kinds on either side, by kind then path."""
-    archive_results, here_results = Path(archive_results), Path(here_results)
-    entries = []
-    for kind, (files, comparison) in KINDS.items():
-        def listed(root):
-            return {p.relative_to(root).as_posix() for p in files(root) if p.is_file()}
-
-        archive_files, here_files = listed(archive_results), listed(here_results)
-        for rel in sorted(archive_files | here_files):
-            shown = f"results/{rel}"
-            if rel not in here_files:
-                entries.append(Entry(kind, shown, "only in archive"))
-            elif rel not in archive_files:
-                entries.append(Entry(kind, shown, "only here"))
-            else:
-                entries.append(comparison(shown, archive_results / rel, here_results / rel))
-    return entries
+class CannotVerify(Exception):
+    """The archive, the results folder or the rerun's folder cannot be used: one sentence naming
+    it, printed on stderr; exit status 2."""
 
 
 # ---- canonical numerics, the archive's record, warnings ----------------------------------
@@ -235,7 +66,7 @@ def canonical_status(results):
     for path in Path(results).glob("data/**/*.parquet"):
         try:  # unknown when unreadable; an archive's file may predate integrity records
             numerics = io.read_provenance(path, require_integrity=False).get("numerics") or {}
-        except io.ResultError:
+        except (io.ResultError, OSError):
             numerics = {}
         counts[numerics.get("canonical") if isinstance(numerics.get("canonical"), bool) else None] += 1
     total = sum(counts.values())
@@ -245,13 +76,53 @@ def canonical_status(results):
             f"of {total} data files)")
 
 
+def _reason(error):
+    """Why a .tar.gz cannot be read, in a few words, from what tarfile, gzip or zlib raised."""
+    text = " ".join(str(error).split())
+    if isinstance(error, EOFError):
+        return "truncated: the compressed data ends before its end marker"
+    if isinstance(error, (gzip.BadGzipFile, zlib.error)) or "zlib" in text:
+        return f"corrupt compressed data ({text})"
+    if isinstance(error, tarfile.ReadError) and "not a gzip file" in text:
+        return "not gzip-compressed (an archive of a run is a .tar.gz)"
+    if isinstance(error, tarfile.ReadError) and "unexpected end of data" in text:
+        return "truncated: a member ends before its recorded size"
+    if isinstance(error, tarfile.ReadError):
+        return f"not a tar archive inside its gzip compression ({text})"
+    if isinstance(error, tarfile.TarError):
+        return f"a member cannot be extracted safely ({text})"
+    return f"cannot be read ({type(error).__name__}: {text})"
+
+
+def _only_zeros_after(stream, offset):
+    """Read ``stream`` from ``offset`` to its end (a gzip stream verifies its CRC and length there):
+    whether it holds only zero bytes, the tar's end-of-archive blocks."""
+    stream.seek(offset)
+    while chunk := stream.read(1 << 20):
+        if chunk.strip(b"\0"):
+            return False
+    return True
+
+
 def extract(archive, dest):
-    """Extract the archive into ``dest``; its one top folder."""
-    with tarfile.open(archive) as tar:
-        tar.extractall(dest, filter="data")
+    """Extract the archive into ``dest``; its one top folder. :class:`CannotVerify` (one sentence
+    naming the archive) unless the file is a complete, intact gzip-compressed tar holding one
+    folder with ``results/``: tarfile itself checks neither the gzip checksum nor what follows a
+    corrupt member header (it takes that header for the end of the archive)."""
+    try:
+        if Path(archive).stat().st_size == 0:
+            raise CannotVerify(f"{archive}: unreadable archive: an empty file")
+        with tarfile.open(archive, "r:gz") as tar:
+            tar.getmembers()  # every header, up to the first that cannot be read
+            tar.extractall(dest, filter="data")
+            if not _only_zeros_after(tar.fileobj, tar.offset):
+                raise CannotVerify(f"{archive}: unreadable archive: a corrupt member header at byte "
+                                 f"{tar.offset} of the tar (the members after it cannot be read)")
+    except (OSError, EOFError, zlib.error, tarfile.TarError) as error:
+        raise CannotVerify(f"{archive}: unreadable archive: {_reason(error)}") from None
     tops = [p for p in Path(dest).iterdir() if p.is_dir()]
     if len(tops) != 1 or not (tops[0] / "results").is_dir():
-        raise ValueError(f"{archive}: not an attnrepro archive (one folder holding results/)")
+        raise CannotVerify(f"{archive}: not an attnrepro archive (one folder holding results/)")
     return tops[0]
 
 
@@ -260,13 +131,33 @@ def manifest_mismatches(top):
     manifest = top / "MANIFEST.sha256"
     if not manifest.is_file():
         return ["MANIFEST.sha256 (absent)"]
+    try:
+        lines = manifest.read_text().splitlines()
+    except (OSError, ValueError):
+        return ["MANIFEST.sha256 (unreadable)"]
     bad = []
-    for line in manifest.read_text().splitlines():
+    for line in lines:
         digest, _, name = line.partition("  ")
         path = top / name
-        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+        inside = path.resolve().is_relative_to(top.resolve())  # no ../ out of the archive
+        if not inside or not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
             bad.append(name)
     return bad
+
+
+def _environment(top):
+    """The archive's environment.json as a dict, and a warning when it cannot be read."""
+    path = top / "environment.json"
+    if not path.is_file():
+        return {}, []
+    try:
+        env = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        env = error
+    if isinstance(env, dict) and all(isinstance(env.get(k) or {}, dict) for k in ("git", "versions")):
+        return env, []
+    return {}, ["the archive's environment.json cannot be read: its commit and package versions "
+                "are not compared"]
 
 
 def warnings(top):
@@ -278,8 +169,8 @@ def warnings(top):
     if bad:
         out.append(f"{len(bad)} file(s) of the archive do not match its MANIFEST.sha256 "
                    f"(changed after it was written): {', '.join(bad[:3])}")
-    env_file = top / "environment.json"
-    env = json.loads(env_file.read_text()) if env_file.is_file() else {}
+    env, unreadable = _environment(top)
+    out += unreadable
     theirs, ours = (env.get("git") or {}), provenance.git_state(REPO)
     if theirs.get("commit") != ours["commit"]:
         out.append(f"the archive's commit ({theirs.get('commit') or 'not recorded'}) is not this checkout's "
@@ -302,7 +193,10 @@ def _lock_warnings(top):
         return [f"the archive holds no {LOCK}: the locks are not compared"]
     if not ours.is_file():
         return [f"this checkout has no {LOCK}: the locks are not compared"]
-    a, b = theirs.read_text().splitlines(), ours.read_text().splitlines()
+    try:
+        a, b = theirs.read_text().splitlines(), ours.read_text().splitlines()
+    except (OSError, ValueError) as error:
+        return [f"a {LOCK} cannot be read ({type(error).__name__}): the locks are not compared"]
     if a == b:
         return []
     only_a, only_b = [x for x in a if x not in b], [x for x in b if x not in a]
@@ -323,14 +217,16 @@ def workflow_files(repo=REPO):
 def rerun(top, workdir, cores):
     """Copy this checkout's workflow to ``workdir``, run Snakemake there on the archive's config;
     the results folder, or None (after printing the log's tail) when Snakemake fails."""
-    workdir = Path(workdir)
-    for name in workflow_files():
-        (workdir / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / name, workdir / name, follow_symlinks=False)
     config = (top / "config.resolved.yaml").resolve()
     if not config.is_file():
-        print("the archive holds no config.resolved.yaml: nothing to rerun", file=sys.stderr)
-        return None
+        raise CannotVerify("the archive holds no config.resolved.yaml: nothing to rerun")
+    workdir = Path(workdir)
+    try:
+        for name in workflow_files():
+            (workdir / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, workdir / name, follow_symlinks=False)
+    except OSError as error:
+        raise CannotVerify(f"cannot copy this checkout's workflow into {workdir}: {error}") from None
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--configfile", str(config)]
     log = workdir / "verify-snakemake.log"
@@ -379,27 +275,34 @@ def _parser():
 
 
 def main(argv=None):
+    """Extract, warn, rerun or take ``--results``, compare and report; the exit status (0 equal,
+    1 any difference, 2 :class:`CannotVerify` or a failed rerun)."""
     args = _parser().parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="attnrepro-verify-") as tmp:
-        try:
-            top = extract(args.archive, Path(tmp) / "archive")
-        except (OSError, tarfile.TarError, ValueError) as error:
-            print(f"verify: {error}", file=sys.stderr)
+    try:
+        with tempfile.TemporaryDirectory(prefix="attnrepro-verify-") as tmp:
+            return _verify(args, Path(tmp))
+    except CannotVerify as error:
+        print(f"verify: {error}", file=sys.stderr)
+        return 2
+
+
+def _verify(args, tmp):
+    if args.results and not _results_dir(args.results).is_dir():
+        raise CannotVerify(f"--results {args.results}: no such folder")
+    top = extract(args.archive, tmp / "archive")
+    print(f"archive: {args.archive}")
+    for sentence in warnings(top):
+        print(f"warning: {sentence}")
+    if args.results:
+        here = _results_dir(args.results)
+    else:
+        here = rerun(top, Path(args.workdir or tmp / "rerun"), args.cores)
+        if here is None:
+            print("verdict: RERUN FAILED (see above)")
             return 2
-        print(f"archive: {args.archive}")
-        for sentence in warnings(top):
-            print(f"warning: {sentence}")
-        if args.results:
-            here = _results_dir(args.results)
-        else:
-            workdir = Path(args.workdir or Path(tmp) / "rerun")
-            here = rerun(top, workdir, args.cores)
-            if here is None:
-                print("verdict: RERUN FAILED (see above)")
-                return 2
-        print(f"here: {here}")
-        verdict, status = report(compare(top / "results", here))
-        print(f"canonical numerics: archive {canonical_status(top / 'results')}")
-        print(f"canonical numerics: here    {canonical_status(here)}")
-        print(verdict)
+    print(f"here: {here}")
+    verdict, status = report(compare(top / "results", here))
+    print(f"canonical numerics: archive {canonical_status(top / 'results')}")
+    print(f"canonical numerics: here    {canonical_status(here)}")
+    print(verdict)
     return status

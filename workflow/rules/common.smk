@@ -24,8 +24,8 @@ from attnrepro import jobs as attnrepro_jobs  # noqa: E402
 from attnrepro.report import catalog  # noqa: E402
 from attnrepro.report import job as report_job  # noqa: E402
 
-try:
-    attnrepro_config.validate(config)
+try:  # the config files Snakemake loaded are read again: a key given twice is refused
+    attnrepro_config.validate(config, files=workflow.configfiles)
 except attnrepro_config.ConfigError as error:
     raise WorkflowError(str(error))
 

@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-import yaml
+
+from attnrepro import yamlfile
 
 CLASSES = ("exact", "round-off", "stochastic", "machine-bound")
 VERDICTS = ("reproduced", "within tolerance", "differs", "missing")
@@ -103,9 +104,10 @@ def check_location(claim_id, location):
 
 def load_claims(path):
     """The claims of ``config/published.yaml``: each with its location in the article, refused
-    when one has none or two share an id."""
-    with open(path) as fh:  # libyaml's parser when PyYAML has it: the same data, 8 times faster
-        entries = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["claims"]
+    when one has none, two share an id, or a claim gives a key twice (yamlfile.DuplicateKey,
+    naming file, line and key: YAML would keep the last value silently)."""
+    # libyaml's parser when PyYAML has it: the same data, 8 times faster
+    entries = yamlfile.load(path, fast=True)["claims"]
     claims = [Claim.from_dict(e) for e in entries]
     unplaced = [c.id for c in claims if c.location is None]
     if unplaced:
