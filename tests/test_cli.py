@@ -186,3 +186,11 @@ def test_run_with_config_after_the_subcommand(tmp_path):
     assert proc.returncode == 0, proc.stderr
     row = main_table(out)
     assert (row.task, row.L, row.seed, row.steps, row.eval_sequences) == ("copy", 6, 0, 20, 50)
+
+
+def test_a_key_given_twice_in_a_set_value_is_refused():
+    from attnrepro import yamlfile
+
+    with pytest.raises(yamlfile.DuplicateKey, match=r"--set ablations, line 1: key a.lr given twice"):
+        overridden("train", "ablations={a: {lr: 0.1, lr: 0.2}}")
+    assert overridden("train", "ablations={a: {lr: 0.1}}")["train"]["ablations"] == {"a": {"lr": 0.1}}

@@ -103,9 +103,8 @@ def _with_overrides(args, config, exp):
     SET_HELP), validated for this experiment alone (``config.validate(experiments=[id])``)."""
     import copy
 
-    import yaml
-
     from attnrepro import config as cfg
+    from attnrepro import yamlfile
 
     section = copy.deepcopy(config.get(exp.id) or {})
     for item in args.set:
@@ -121,7 +120,7 @@ def _with_overrides(args, config, exp):
             if not isinstance(parent, dict):
                 raise SystemExit(f"--set {key}: {exp.id}.{'.'.join(path[:i + 1])} is {parent!r}, "
                                  "not a mapping")
-        value = float(text) if _NUMBER.fullmatch(text.strip()) else yaml.safe_load(text)
+        value = float(text) if _NUMBER.fullmatch(text.strip()) else yamlfile.loads(text, f"--set {key}")
         if isinstance(parent.get(path[-1]), list) and not isinstance(value, list):
             value = [value]  # a list of one: one case of a fan-out key (tasks=sort, d_k=16)
         parent[path[-1]] = value
@@ -225,10 +224,11 @@ def main(argv=None):
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     from attnrepro.config import ConfigError
+    from attnrepro.yamlfile import DuplicateKey
 
     try:
         return run(args) if args.command == "run" else list_experiments(args)
-    except ConfigError as error:
+    except (ConfigError, DuplicateKey) as error:
         print(f"attnrepro: {error}", file=sys.stderr)
         return 2
     except Exception as error:

@@ -69,14 +69,23 @@ def load(path, fast=False):
     file, each duplicated key and both of its lines. ``fast``: libyaml's parser when PyYAML has
     it (the same data, several times faster for a large file). YAML errors pass through."""
     with open(path, encoding="utf-8") as fh:
-        loader = _loader(fast)(fh)
-        try:
-            node = loader.get_single_node()
-            if node is None:
-                return None
-            found = duplicates(loader, node)
-            if found:
-                raise DuplicateKey(path, found)
-            return loader.construct_document(node)
-        finally:
-            loader.dispose()
+        return _strict(_loader(fast)(fh), path)
+
+
+def loads(text, name="<string>"):
+    """The data of the YAML ``text`` (a value on a command line), read as :func:`load` reads a
+    file; ``name`` stands for the file in a :class:`DuplicateKey`'s message."""
+    return _strict(_loader(False)(text), name)
+
+
+def _strict(loader, name):
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        found = duplicates(loader, node)
+        if found:
+            raise DuplicateKey(name, found)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
