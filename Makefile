@@ -6,7 +6,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= all
 
-.PHONY: reproduce test lint env slurm-env
+.PHONY: reproduce test lint env slurm-env mutation-env mutation
 
 env: $(VENV)/.installed
 
@@ -30,6 +30,23 @@ $(SLURM_VENV)/.installed: requirements.lock requirements-slurm.lock pyproject.to
 	$(SLURM_VENV)/bin/pip install --quiet -r requirements.lock -r requirements-slurm.lock
 	$(SLURM_VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
+
+# Mutation testing of the guard modules (CONTRIBUTING.md, "Mutation testing"): mutmut in a venv
+# of its own (requirements-mutation.lock on top of the lock).
+MUTATION_VENV ?= .venv-mutation
+
+mutation-env: $(MUTATION_VENV)/.installed
+
+$(MUTATION_VENV)/.installed: requirements.lock requirements-mutation.lock pyproject.toml
+	$(PYTHON) -m venv $(MUTATION_VENV)
+	$(MUTATION_VENV)/bin/pip install --quiet --upgrade pip
+	$(MUTATION_VENV)/bin/pip install --quiet -r requirements.lock -r requirements-mutation.lock
+	$(MUTATION_VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+# every guard module, or one: `make mutation MODULES=attnrepro.io`
+mutation: $(MUTATION_VENV)/.installed
+	$(MUTATION_VENV)/bin/python tests/mutation/run.py $(MODULES)
 
 reproduce: $(VENV)/.installed
 	$(BIN)/snakemake --workflow-profile workflow/profiles/default --cores $(CORES)

@@ -72,12 +72,46 @@ def small_config():
     return cfg.validate(config)
 
 
+# Set by tests/mutation/run.py (`make mutation`): each mutant runs the fast tests that reach it;
+# a test that copies the workflow, runs Snakemake or trains is skipped there (not_in_a_mutant).
+MUTATION = "ATTNREPRO_MUTATION"
+
+
+def not_in_a_mutant(what="runs the workflow"):
+    """Skip a test too slow to run once per mutant (``what`` it does) under mutation testing."""
+    if os.environ.get(MUTATION):
+        pytest.skip(f"{what}: not inside a mutant ({MUTATION} is set)")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _subprocesses_under_mutation():
+    """Under mutmut's first pass (MUTANT_UNDER_TEST=stats, which records the functions each test
+    calls in this process), a subprocess runs the original code: it could not record its calls
+    (mutmut reads its settings from the working directory's pyproject.toml), and they would not
+    reach this process. While a mutant is tested, subprocesses inherit it and run it too."""
+    if not os.environ.get(MUTATION):
+        yield
+        return
+    original = subprocess.Popen.__init__
+
+    def init(self, *args, env=None, **kwargs):
+        base = os.environ if env is None else env
+        if base.get("MUTANT_UNDER_TEST") == "stats":
+            env = {**base, "MUTANT_UNDER_TEST": ""}
+        original(self, *args, env=env, **kwargs)
+
+    subprocess.Popen.__init__ = init
+    yield
+    subprocess.Popen.__init__ = original
+
+
 # tests/golden/numerics.json: the golden fingerprint, which every job reads (attnrepro.fingerprint)
 COPIED = ("Snakefile", "workflow", "src", "config", "envs", "tests/golden/numerics.json")
 
 
 def copy_repo(dest):
     """A runnable copy of the workflow (no results, no .snakemake) in ``dest``."""
+    not_in_a_mutant()
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
@@ -105,6 +139,7 @@ def link_articles(dest):
 
 def snakemake(workdir, *args, configfile="config/small.yaml", timeout=900, cores=2):
     """Run Snakemake in ``workdir`` with a clean environment; returns the CompletedProcess."""
+    not_in_a_mutant()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), *args]
     if configfile:  # last: --configfile takes every word that follows it

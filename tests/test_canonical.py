@@ -12,7 +12,7 @@ import pytest
 from attnrepro import canonical, fingerprint, io
 from attnrepro.report import golden, results
 
-from conftest import REPO
+from conftest import REPO, not_in_a_mutant
 
 FLAGS = {"sse4_2", "avx", "avx2", "fma"}
 PINNED = ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", *canonical.TORCH)
@@ -114,6 +114,7 @@ def test_a_sort_training_gives_the_same_bits_whatever_the_environment(tmp_path):
     """Sort, L = 6, seed 0, default config but 500 steps: four environments, one set of tables, bit
     for bit; the control (native numerics, the Sandybridge kernel) shows that the environment can
     matter."""
+    not_in_a_mutant("trains four times")
     runs = {name: (tmp_path / name / "train" / "sort-L6-seed0.parquet", env)
             for name, env in ENVIRONMENTS.items()}
     control = tmp_path / "control" / "train" / "sort-L6-seed0.parquet"
@@ -133,6 +134,7 @@ def test_a_sort_training_gives_the_same_bits_whatever_the_environment(tmp_path):
 
 
 def test_torch_runs_pinned_and_a_native_job_is_marked_in_the_ledger_status(tmp_path):
+    not_in_a_mutant("runs torch jobs in subprocesses")
     pinned, log = _run(tmp_path / "pinned.parquet", {"ATEN_CPU_CAPABILITY": "default"},
                        experiment="torch_modules", case="default")
     assert pinned["torch_capability"] == "AVX2" and pinned["mkl_cbwr"] == "COMPATIBLE"
