@@ -28,12 +28,17 @@ def _read_int(path):
     return int(text) if text.isdigit() else None  # "max": no limit
 
 
-def machine_bytes():
-    """This machine's memory in bytes: MemTotal of /proc/meminfo (else os.sysconf), or the
-    cgroup's limit when it is smaller; None when neither can be read."""
+MEMINFO = "/proc/meminfo"
+# the memory limit of this process's cgroup: cgroup v2, then v1 ("max" or a huge number: none)
+CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def machine_bytes(meminfo=MEMINFO, cgroup_limits=CGROUP_LIMITS):
+    """This machine's memory in bytes: MemTotal of ``meminfo`` (else os.sysconf), or the
+    cgroup's limit (``cgroup_limits``) when it is smaller; None when neither can be read."""
     total = None
     try:
-        with open("/proc/meminfo") as fh:
+        with open(meminfo) as fh:
             for line in fh:
                 if line.startswith("MemTotal:"):
                     total = int(line.split()[1]) * 1024
@@ -45,7 +50,7 @@ def machine_bytes():
             total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         except (AttributeError, ValueError, OSError):
             return None
-    for cgroup in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+    for cgroup in cgroup_limits:
         limit = _read_int(cgroup)
         if limit is not None and 0 < limit < total:
             total = limit
@@ -115,10 +120,18 @@ def _driver(params, drivers):
     return best
 
 
-def _cases(experiment_id, config):
+def estimated_cases(experiment_id, config):
+    """{case name: params} as the estimates read them: every case the experiment's rule can
+    build, and for ``attention_map`` the parameters of the train case it reads, under
+    ``"trained"`` (its memory is that model's, read back)."""
     if experiment_id == "train":
         return plan.runnable_cases("train", config)
-    return plan.cases(experiment_id, config)
+    cases = plan.cases(experiment_id, config)
+    if experiment_id == "attention_map":
+        trained = plan.runnable_cases("train", config)
+        cases = {name: {**params, "trained": trained[params["run"]]} if params.get("run") in trained
+                 else params for name, params in cases.items()}
+    return cases
 
 
 def errors(config, limit_bytes=None):
@@ -134,7 +147,7 @@ def errors(config, limit_bytes=None):
         if experiment_id not in config:
             continue
         over = []
-        for case, params in _cases(experiment_id, config).items():
+        for case, params in estimated_cases(experiment_id, config).items():
             found = terms(experiment_id, params)
             needed = total(found)
             if needed > limit_bytes:
@@ -142,11 +155,14 @@ def errors(config, limit_bytes=None):
         if not over:
             continue
         needed, case, params, found = max(over, key=lambda item: item[0])
-        _, what, drivers = max(found, key=lambda t: t[0])
-        key, value = _shown(experiment_id, case, params, _driver(params, drivers), config)
+        # the largest term that a key drives (the allowance alone, below a few MiB: no key)
+        _, what, drivers = max((t for t in found if t[2]), key=lambda t: t[0], default=found[-1])
+        driver = _driver(params, drivers)
+        blamed = (f"{experiment_id}: every case" if driver is None
+                  else "{}: {}".format(*_shown(experiment_id, case, params, driver, config)))
         where = "" if case == "default" else f" (case {case})"
         if len(over) > 1:
             where = f" (case {case}; {len(over) - 1} more cases over the limit)"
-        out.append(f"{key}: {value} needs about {needed:.2g} bytes = {needed / GIB:.3g} GiB ({what}) "
+        out.append(f"{blamed} needs about {needed:.2g} bytes = {needed / GIB:.3g} GiB ({what}) "
                    f"in one job{where}; the limit is {limit_bytes / GIB:.3g} GiB ({source})")
     return out
