@@ -110,6 +110,9 @@ class FrameLoad:
             raise FileNotFoundError(experiment)
         return self.frames[(experiment, table)]
 
+    def numerics(self, experiment, table="main"):
+        return "canonical"
+
     def params(self, experiment, table="main"):
         cases = dict.fromkeys(self.frames[(experiment, table)]["case"])
         return {case: (self._params.get(case, {}), f"{experiment}/{case}.parquet") for case in cases}

@@ -26,7 +26,7 @@ import yaml
 from attnrepro import config as cfg
 from attnrepro.report import editions, editions_text, figures_ledger, ledger
 
-from conftest import REPO, link_articles, missing, snakemake
+from conftest import REPO, copy_repo, link_articles, missing, planned_jobs, snakemake
 from test_html_report import CHROMIUM, PROBE, console_errors, page_state, render
 
 PUBLISHED = REPO / "config" / "published.yaml"
@@ -383,3 +383,55 @@ def test_every_link_of_an_edition_reaches_a_file_of_the_run(run):
     pages = [(run / editions_text.edition_path(a)).read_text() for a in editions_text.ARTICLES]
     kinds = {h.split("/")[1] for page in pages for h in re.findall(r'<a href="(\.\./[^"#]+)"', page)}
     assert {"tables", "figures", "data"} <= kinds and checked > 50, (kinds, checked)
+
+
+# --- the articles, identified -----------------------------------------------------------------------
+
+def test_the_recorded_hashes_are_the_articles_and_a_word_changed_is_refused(texts, tmp_path):
+    hashes = editions_text.expected_hashes(PUBLISHED)
+    assert set(hashes) == set(editions_text.ARTICLES)
+    assert editions_text.problems(str(ARTICLES), hashes) == {}
+    folder = tmp_path / "seeds"
+    shutil.copytree(ARTICLES, folder)
+    path = folder / editions_text.ARTICLES["001"][0]
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace(" derive ", " deduce ", 1), encoding="utf-8")  # one word
+    changed = editions_text.sha256(path)
+    assert changed != hashes["001"]
+    assert editions_text.problems(str(folder), hashes) == {"001": (
+        f"{path}: SHA-256 {changed}, but config/published.yaml records {hashes['001']}: another text than "
+        "the one every location was read against")}
+    with pytest.raises(editions.LocationError, match=rf"{path}: SHA-256 {changed}, but .* {hashes['001']}"):
+        editions.write("001", path, _empty_ledger(tmp_path), PUBLISHED, _config(tmp_path),
+                       tmp_path / "e.html")
+    assert not (tmp_path / "e.html").exists()
+
+
+def _empty_ledger(tmp_path):
+    path = tmp_path / "ledger.csv"
+    path.write_text("id,article,section,claim,published,reproduced,class,verdict,reason\n")
+    return path
+
+
+def _config(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text((REPO / "config/config.yaml").read_text())
+    return path
+
+
+def test_a_missing_articles_folder_is_said_in_the_index_and_the_log(tmp_path):
+    from attnrepro.report import index
+
+    unbuilt = editions_text.problems(str(tmp_path / "nowhere"))
+    assert set(unbuilt) == set(editions_text.ARTICLES)
+    assert unbuilt["000"] == (f"{tmp_path}/nowhere/{editions_text.ARTICLES['000'][0]}: not found "
+                              f"(no folder {tmp_path}/nowhere; config articles.folder)")
+    text = index.lines(cfg.load(REPO / "config/config.yaml"), unbuilt)
+    assert f"- `articles/000.html`: not built: {unbuilt['000']}" in text
+    root = copy_repo(tmp_path / "repo")
+    (root / "elsewhere.yaml").write_text("articles:\n  folder: ../no-such-folder\n")
+    proc = snakemake(root, "-n", configfile="config/small.yaml elsewhere.yaml")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert ("annotated edition not built: ../no-such-folder/000_75179352abf5523f.txt: not found (no folder "
+            "../no-such-folder; config articles.folder)") in proc.stdout + proc.stderr
+    assert "edition_000" not in planned_jobs(proc) and "index" in planned_jobs(proc)

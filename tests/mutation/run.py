@@ -14,8 +14,9 @@ test, or, when it changes nothing observable, mark its line equivalent in the co
 
 The table: per module, the mutants (a line marked equivalent makes none), those killed (a test
 failed, or it timed out), the survivors, those no test reaches (not killed either), the lines
-marked equivalent, the kill rate (killed / mutants), and the seconds its mutants took. The survivors are listed below it (``mutmut show
-NAME`` prints one's diff). Exit status 1 when a module's kill rate is below THRESHOLD.
+marked equivalent, the kill rate (killed / mutants), and the seconds its mutants took. The
+survivors are listed below it (``mutmut show NAME`` prints one's diff). Exit status 1 when a
+module's kill rate is below THRESHOLD.
 """
 
 import json

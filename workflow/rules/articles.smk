@@ -4,9 +4,12 @@
 # config/published.yaml and results/ledger.csv; `ledger_overview` draws every numeric claim,
 # published against reproduced, in results/figures/ledger_overview.svg. Target: `articles`.
 #
-# The articles live beside the checkout, not in it: a copy of the workflow elsewhere (a test's
-# temporary folder, `attnrepro verify`'s rerun) has none, so the default target leaves the
-# editions out there, with a warning, and builds the figure (article_outputs, common.smk).
+# The articles live beside the checkout, not in it (config `articles.folder`): a copy of the
+# workflow elsewhere (a test's temporary folder, `attnrepro verify`'s rerun) has none, and an
+# article whose text is not the one config/published.yaml hashes would have its claims marked on
+# other words; so the default target leaves those editions out, with a warning naming the file
+# (and the hashes), and builds the figures (article_outputs, common.smk). Asked for by name, such
+# an edition's job refuses, saying the same.
 
 for article in editions_text.ARTICLES:
 
@@ -14,8 +17,9 @@ for article in editions_text.ARTICLES:
         name:
             f"edition_{article}"
         input:
-            text=editions_text.article_path(article),
+            text=editions_text.article_path(article, ARTICLES_FOLDER),
             ledger="results/ledger.csv",
+            speed="results/speed.csv",
             published="config/published.yaml",
             config="results/config.resolved.yaml",
             code=report_sources("attnrepro.report.editions"),
@@ -38,7 +42,7 @@ for article in editions_text.ARTICLES:
         shell:
             "python -m attnrepro.report --pin {params.pin} edition {params.article}"
             " --text {input.text:q} --ledger {input.ledger} --published {input.published}"
-            " --config {input.config} --out {output} 2> {log}"
+            " --config {input.config} --speed {input.speed} --out {output} 2> {log}"
 
 
 rule ledger_overview:
@@ -66,8 +70,33 @@ rule ledger_overview:
         " --published {input.published} --svg {output} 2> {log}"
 
 
+rule machine_speed:
+    input:
+        speed="results/speed.csv",
+        code=report_sources("attnrepro.report.figures_speed"),
+    output:
+        report(
+            editions_text.SPEED,
+            caption="../report/machine_speed.rst",
+            category="Ledger",
+            labels={"name": "machine_speed", "format": "svg"},
+        ),
+    log:
+        "results/logs/report/machine_speed.log",
+    localrule: True
+    conda:
+        CONDA_ENV
+    threads: 1
+    params:
+        pin=NUMERICS["pin"],
+    shell:
+        "python -m attnrepro.report --pin {params.pin} machine-speed --speed {input.speed}"
+        " --svg {output} 2> {log}"
+
+
 rule articles:
     input:
         [editions_text.edition_path(a) for a in editions_text.ARTICLES],
         editions_text.OVERVIEW,
+        editions_text.SPEED,
     localrule: True

@@ -64,6 +64,7 @@ rule ledger:
             caption="../report/ledger.rst",
             category="Ledger",
         ),
+        speed="results/speed.csv",
     log:
         "results/logs/report/ledger.log",
     localrule: True
@@ -77,7 +78,7 @@ rule ledger:
     shell:
         "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
         " ledger --published {input.published}"
-        " --csv {output.csv} --md {output.md} {params.evidence}"
+        " --csv {output.csv} --md {output.md} --speed {output.speed} {params.evidence}"
         " --inputs {input.data} 2> {log}"
 
 
@@ -108,8 +109,12 @@ rule index:
     conda:
         CONDA_ENV
     threads: 1
+    params:
+        # which editions are not built, and why: the index says so, and is rebuilt when they appear
+        unbuilt=json.dumps(UNBUILT, sort_keys=True),
     shell:
-        "python -m attnrepro.report.job index --config {input.config} --out {output} 2> {log}"
+        "python -m attnrepro.report.job index --config {input.config} --unbuilt {params.unbuilt:q}"
+        " --out {output} 2> {log}"
 
 
 rule archive:

@@ -29,6 +29,7 @@ import importlib
 import json
 import logging
 import sys
+from pathlib import Path
 
 from attnrepro import jobs
 from attnrepro.report import job
@@ -60,6 +61,10 @@ def _parser():
     gate.add_argument("ledger", help="results/ledger.csv")
     gate.add_argument("--golden", help="the golden files' folder (tests/golden): compare the run with them")
     gate.add_argument("--data", default="results/data", help="the run's Parquet folder (with --golden)")
+    gate.add_argument("--tables", help="the run's results/tables: each claim's printed cell must read as the "
+                                       "ledger's reproduced value (attnrepro.report.agreement)")
+    gate.add_argument("--published", default="config/published.yaml",
+                      help="the claims, which name their printed cells (with --tables)")
     golden = sub.add_parser("golden",
                             help="write the golden files from a finished canonical run (review the diff)")
     golden.add_argument("--ledger", default="results/ledger.csv")
@@ -101,12 +106,24 @@ def check_gate(args):
     problems = golden.ledger_problems(table)
     if args.golden:
         problems += golden.golden_problems(args.golden, table, args.data)
+    if args.tables:
+        problems += _table_problems(args, table)
     if problems:
         print(f"gate: {len(problems)} problem(s)\n" + "\n".join(f"  {p}" for p in problems))
         return 1
     checked = f"; equal to the golden files in {args.golden}" if args.golden else ""
+    checked += f"; every printed claim of {args.tables} reads as the ledger" if args.tables else ""
     print(f"gate passed: every claim present, every exact claim reproduced, canonical numerics{checked}")
     return 0
+
+
+def _table_problems(args, table):
+    """Each claim's printed cell in the run's tables against the ledger (report.agreement)."""
+    if not Path(args.tables).is_dir():
+        return [f"no tables folder {args.tables}"]
+    ledger = importlib.import_module("attnrepro.report.ledger")
+    agreement = importlib.import_module("attnrepro.report.agreement")
+    return agreement.disagreements(ledger.load_claims(args.published), table, args.tables)
 
 
 def write_golden(args):
@@ -137,16 +154,21 @@ def _article_parsers(sub):
     edition.add_argument("--published", required=True, help="config/published.yaml (the locations)")
     edition.add_argument("--config", required=True, help="the resolved config (YAML): the data files")
     edition.add_argument("--out", required=True)
+    edition.add_argument("--speed", help="results/speed.csv: this machine's speed against the article's")
     overview = sub.add_parser("ledger-overview", help="draw the ledger's overview figure (SVG)")
     overview.add_argument("--ledger", required=True, help="results/ledger.csv")
     overview.add_argument("--published", required=True, help="config/published.yaml (bands, tolerances)")
     overview.add_argument("--svg", required=True)
+    machine = sub.add_parser("machine-speed", help="draw this machine's speed against the articles' (SVG)")
+    machine.add_argument("--speed", required=True, help="results/speed.csv (the ledger's)")
+    machine.add_argument("--svg", required=True)
 
 
 def write_edition(args):
     editions = importlib.import_module("attnrepro.report.editions")
     try:
-        editions.write(args.article, args.text, args.ledger, args.published, args.config, args.out)
+        editions.write(args.article, args.text, args.ledger, args.published, args.config, args.out,
+                       args.speed)
     except editions.LocationError as error:
         print(f"attnrepro.report edition: {error}", file=sys.stderr)
         return 1
@@ -176,6 +198,12 @@ def planned_params(inputs, configfile=None):
         log.warning("%d of the %d input(s) are not planned by that config and are not checked: %s",
                     len(unplanned), len(inputs), shown)
     return json.dumps(expected, sort_keys=True)
+
+
+def draw_machine_speed(args):
+    figures = importlib.import_module("attnrepro.report.figures_speed")
+    figures.write(args.speed, args.svg)
+    return 0
 
 
 def main(argv=None):
@@ -222,5 +250,6 @@ def _dispatch(args):
         "golden": write_golden,
         "edition": write_edition,
         "ledger-overview": draw_ledger_overview,
+        "machine-speed": draw_machine_speed,
     }
     return standalone[args.command](args) or 0

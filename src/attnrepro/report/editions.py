@@ -221,7 +221,7 @@ def _block_html(block, by_line, counter, title):
     return f'<pre class="{block.kind}"{anchor} aria-label="{label}">{inner}</pre>'
 
 
-def render(article, text, article_notes, title):
+def render(article, text, article_notes, title, factor=None):
     """The edition's HTML: the article's blocks with every note highlighted exactly once."""
     by_line = {}
     for note in sorted(article_notes, key=lambda n: (n.line, n.column)):
@@ -231,23 +231,31 @@ def render(article, text, article_notes, title):
     if sorted(counter) != sorted(n.id for n in article_notes):
         lost = sorted({n.id for n in article_notes} - set(counter))
         raise LocationError(f"article {article}: claims not placed in its text: {', '.join(lost[:5])}")
-    return editions_page.page(article, title, body, article_notes)
+    return editions_page.page(article, title, body, article_notes, factor)
 
 
-def build(article, text, claims, table, config):
-    """The HTML of one article's edition from its text, all claims, the ledger and the config."""
+def build(article, text, claims, table, config, factor=None):
+    """The HTML of one article's edition from its text, all claims, the ledger and the config;
+    ``factor`` (a speed.Factor) is this machine's speed against the article's, said on the page."""
     mine = [c for c in claims if c.article == article]
     title = editions_text.ARTICLES[article][1]
-    return render(article, text, notes(mine, table, config, text.split("\n")), title)
+    return render(article, text, notes(mine, table, config, text.split("\n")), title, factor)
 
 
-def write(article, text_path, ledger_csv, published_path, config_path, out):
+def write(article, text_path, ledger_csv, published_path, config_path, out, speed_csv=None):
     """Build ``results/articles/<article>.html`` (atomically)."""
     from attnrepro import config as cfg
+    from attnrepro.report import speed
 
+    expected = editions_text.expected_hashes(published_path).get(article)
+    found = editions_text.sha256(text_path)
+    if found != expected:
+        raise LocationError(f"{text_path}: SHA-256 {found}, but {published_path} records {expected}: another "
+                            "text than the one every location was read against; its edition is not built")
     text = Path(text_path).read_text(encoding="utf-8")
     table = pd.read_csv(ledger_csv, dtype=str, keep_default_na=False)
-    page = build(article, text, ledger.load_claims(published_path), table, cfg.load(config_path))
+    factor = speed.read(speed_csv).get(article)
+    page = build(article, text, ledger.load_claims(published_path), table, cfg.load(config_path), factor)
     with io.atomic_path(out) as tmp:
         tmp.write_text(page, encoding="utf-8")
     return out

@@ -178,11 +178,14 @@ def others(notes):
             f"<ol>{items}</ol></details>")
 
 
-def page(article, title, body, notes):
-    """The whole HTML document of an edition."""
+def page(article, title, body, notes, factor=None):
+    """The whole HTML document of an edition; ``factor`` (a speed.Factor): this machine's speed."""
     intro = (f'<p class="about"><i>Annotated edition of article {article}, "{html.escape(title)}": the text '
              "as published, every number the ledger judges marked by its verdict (colour and sign) and "
              "its class (underline); hover or focus a number for the value this run reproduced.</i></p>")
+    if factor is not None:
+        intro += (f'<p class="about speed"><i>Machine speed: {html.escape(factor.sentence())}; each raw '
+                  "time is judged by whether it moves with that factor.</i></p>")
     return ("<!doctype html>\n"
             f'<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -10,12 +10,15 @@ columns of ``config/published.yaml``'s locations count characters of those lines
 Pure Python (no pandas): Snakemake reads :data:`ARTICLES` to build the DAG.
 """
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-# the folder of the articles, relative to the repository (the working directory of a run)
+# the folder of the articles, relative to the repository (the working directory of a run): the
+# default of config `articles.folder`
 ARTICLES_DIR = "../shared/seeds"
+PUBLISHED = "config/published.yaml"  # its `articles:` entry holds each file's SHA-256
 ARTICLES = {  # article id -> its file in ARTICLES_DIR, and its title (shared/seeds/README.md)
     "000": ("000_75179352abf5523f.txt", "01 - Transformer Architecture: attention, encoder, decoder"),
     "001": ("001_4eed2fe571f53353.txt", "95 - Attention, Derived in Full"),
@@ -25,6 +28,7 @@ ARTICLES = {  # article id -> its file in ARTICLES_DIR, and its title (shared/se
 
 EDITIONS_DIR = "results/articles"
 OVERVIEW = "results/figures/ledger_overview.svg"  # the ledger's overview figure (figures_ledger)
+SPEED = "results/figures/machine_speed.svg"  # this machine's speed against the articles' (figures_speed)
 
 
 def article_path(article, folder=ARTICLES_DIR):
@@ -32,10 +36,44 @@ def article_path(article, folder=ARTICLES_DIR):
     return f"{folder}/{ARTICLES[article][0]}"
 
 
-def missing_articles(folder=ARTICLES_DIR):
-    """The articles' files not found (relative to the working directory): a copy of the workflow
-    outside this checkout's folder has none, and builds no edition."""
-    return [article_path(a, folder) for a in ARTICLES if not Path(article_path(a, folder)).is_file()]
+def folder_of(config):
+    """The articles' folder of a run's config (``articles.folder``, default :data:`ARTICLES_DIR`)."""
+    return (config.get("articles") or {}).get("folder") or ARTICLES_DIR
+
+
+def expected_hashes(published=PUBLISHED):
+    """{article: SHA-256} that ``config/published.yaml`` records for the articles' files."""
+    from attnrepro import yamlfile
+
+    return {str(k): v for k, v in (yamlfile.load(published, fast=True).get("articles") or {}).items()}
+
+
+def sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def problem(article, folder=ARTICLES_DIR, hashes=None):
+    """Why ``article``'s edition cannot be built (its file is missing, or is not the text the
+    locations were read against: another SHA-256), or None."""
+    path = article_path(article, folder)
+    if not Path(path).is_file():
+        where = "" if Path(folder).is_dir() else f" (no folder {folder}; config articles.folder)"
+        return f"{path}: not found{where}"
+    expected = (hashes if hashes is not None else expected_hashes()).get(article)
+    found = sha256(path)
+    if expected is None:
+        return f"{path}: {PUBLISHED} records no SHA-256 for article {article} (found {found})"
+    if found != expected:
+        return (f"{path}: SHA-256 {found}, but {PUBLISHED} records {expected}: another text than the "
+                "one every location was read against")
+    return None
+
+
+def problems(folder=ARTICLES_DIR, hashes=None):
+    """{article: why its edition cannot be built} of the articles that cannot (:func:`problem`)."""
+    hashes = expected_hashes() if hashes is None else hashes
+    found = {a: problem(a, folder, hashes) for a in ARTICLES}
+    return {a: why for a, why in found.items() if why}
 
 
 def edition_path(article):

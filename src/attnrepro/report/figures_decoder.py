@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.report import style
-from attnrepro.report.formats import ablation_runs, grid_runs, over_seeds, shared
+from attnrepro.report.formats import ablation_runs, grid_runs, shared
+from attnrepro.report.statistics import over_seeds
 
 ACCURACIES = (("sequence_accuracy", "per-sequence accuracy (fraction of test questions)"),
               ("token_accuracy", "per-token accuracy (fraction of answer symbols)"))

@@ -87,14 +87,6 @@ def or_dash(values, fmt):
     return ["-" if pd.isna(v) else fmt for v in values]
 
 
-def over_seeds(frame, by, columns):
-    """Mean, minimum and count over the runs (seeds) of each group: ``<column>_mean``, ``_min``; ``runs``."""
-    grouped = frame.groupby(list(by), sort=True)
-    out = grouped[list(columns)].agg(["mean", "min"])
-    out.columns = [f"{c}_{stat}" for c, stat in out.columns]
-    return out.assign(runs=grouped.size()).reset_index()
-
-
 def shared(frame, column):
     """The one value of ``column`` that every row of ``frame`` has (a setting common to the runs)."""
     values = frame[column].drop_duplicates()

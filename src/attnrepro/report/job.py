@@ -53,7 +53,7 @@ RUNS = {
     "index": ("attnrepro.report.index",),
     "archive": ("attnrepro.archive",),
 }
-OUTPUT_OPTIONS = ("md", "csv", "svg", "out")
+OUTPUT_OPTIONS = ("md", "csv", "svg", "out", "speed")
 
 
 def _parser():
@@ -94,6 +94,7 @@ def add_ledger(ledger):
     ledger.add_argument("--published", required=True)
     ledger.add_argument("--csv", required=True)
     ledger.add_argument("--md", required=True)
+    ledger.add_argument("--speed", help="where to write each article's speed factor (results/speed.csv)")
     ledger.add_argument("--gate", action="store_true", help="exit 1 if an exact claim is not reproduced")
     ledger.add_argument("--numerics-evidence", help="the numerics sweep's ledger_numerics.csv, to cite")
     ledger.add_argument("--seed-evidence",
@@ -118,6 +119,8 @@ def add_evidence(numerics, seeds):
 
 def add_index(index):
     index.add_argument("--config", required=True, help="the resolved config (YAML)")
+    index.add_argument("--unbuilt", metavar="JSON", default="{}",
+                       help="{article: why its annotated edition is not built} (the rule's, from common.smk)")
     index.add_argument("--out", required=True)
 
 
@@ -171,7 +174,7 @@ def write_ledger(args):
     load = _module("attnrepro.report.results").Loader(args.inputs)
     return _module("attnrepro.report.ledger_io").write(
         args.published, load, args.csv, args.md, gate=args.gate,
-        numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence)
+        numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence, speed_csv=args.speed)
 
 
 def write_numerics(args):
@@ -191,7 +194,7 @@ def write_index(args):
     from attnrepro import io
 
     config = yaml.safe_load(Path(args.config).read_text()) or {}
-    io.write_text(args.out, _module("attnrepro.report.index").lines(config))
+    io.write_text(args.out, _module("attnrepro.report.index").lines(config, json.loads(args.unbuilt)))
 
 
 def write_archive(args):

@@ -17,10 +17,8 @@ column, reduction) and its class:
   What the article's own code gives here (``here``) is said, never the verdict.
 - ``machine-bound``: a timing; *within tolerance* inside the claim's stated band.
 
-A published string is a number as printed ("0.367", "2.56e-06", "27,253", "1.",
-"True", "[0 1 2 3 4 5]"), optionally with a unit ("35 s", "3 GiB", "97%"), or an
-interval from the prose ("1.99-2.04", "8.3-13.0 s", "about 30 to 65", "95-98%").
-The reproduced value is written in the same style; a "%" multiplies it by 100.
+How a published string is parsed and a reproduced value written like it, and how a claim's
+value is selected, live in :mod:`attnrepro.report.claims` (its names are re-exported here).
 An interval is never an exact match: a machine-bound one is *within tolerance* when
 the value lies in its band (the interval by default). A stochastic range from the prose
 ("0.987-0.995", "95-98%") names the grid rows it holds for with ``per`` in its source
@@ -29,209 +27,29 @@ every row's statistic (each L's 3-seed mean) lies in the range, and the reason n
 each row outside and whether that row's 95% interval of 3-seed statistics in the seed
 distribution overlaps the range. A stochastic interval without ``per`` is *within
 tolerance* when the statistic lies in it or the run's seed spread overlaps it.
-
-Selectors: ``where`` values may be lists (any of them); ``over`` (a second
-selector, on the same experiment and table unless it names others) divides the
-value, for the prose's ratios of two reproduced figures ("a factor of 9.6").
-``decimals`` (optional) is the rounding a NumPy array printer applied before it
-dropped trailing zeros: "0.54" printed from ``x.round(3)`` is compared at 3 decimals.
 """
-
-import math
-import re
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from attnrepro import yamlfile
-
-CLASSES = ("exact", "round-off", "stochastic", "machine-bound")
-VERDICTS = ("reproduced", "within tolerance", "differs", "missing")
-REDUCERS = {"single": None, "mean": np.mean, "min": np.min, "max": np.max,
-            "sum": np.sum, "count": len, "all": np.all, "any": np.any}
-_SCI = re.compile(r"[-+]?\d+(?:\.(\d*))?e([-+]?)(\d+)")
-_FIXED = re.compile(r"[-+]?\d+(?:\.(\d*))?")
-_THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.(\d*))?")
-_NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:e[-+]?\d+)?"
-_UNIT = r"(?P<space>\s*)(?P<unit>%|[A-Za-z]+)"
-_SINGLE = re.compile(rf"(?P<num>{_NUM})(?:{_UNIT})?")
-_INTERVAL = re.compile(rf"(?:about\s+)?(?P<low>{_NUM})\s*(?:-|–|to)\s*"
-                       rf"(?:about\s+)?(?P<num>{_NUM})(?:{_UNIT})?")
-
-
-@dataclass
-class Claim:
-    id: str
-    article: str
-    section: str
-    claim: str
-    published: str
-    cls: str
-    source: dict
-    tolerance: float = None  # round-off: both values below it
-    band: list = None  # machine-bound: [low, high] accepted for the reproduced value
-    here: str = None  # what the article's own code prints on this machine kind, when known
-    note: str = ""  # why a value that is not an exact match differs
-    decimals: int = None  # the rounding of a NumPy printer that drops trailing zeros
-    location: dict = None  # where it is printed in the article: {line, column[, text]} (check_location)
-    extra: dict = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, d):
-        d = dict(d)
-        known = {k: d.pop(k) for k in list(d) if k in cls.__dataclass_fields__ and k != "cls"}
-        klass = d.pop("class")
-        if klass not in CLASSES:
-            raise ValueError(f"claim {known.get('id')}: class must be one of {CLASSES}, got {klass!r}")
-        if (known.get("source") or {}).get("per") and klass != "stochastic":
-            raise ValueError(f"claim {known.get('id')}: only a stochastic range is judged row by row (per)")
-        if known.get("location") is not None:
-            check_location(known.get("id"), known["location"])
-        return cls(cls=klass, extra=d, **known)
-
-
-def check_location(claim_id, location):
-    """A claim's ``location``: {line, column} (integers from 1) and, when the article prints the
-    claim otherwise than its published string, ``text`` (that printed form); nothing else."""
-    keys = set(location) if isinstance(location, dict) else set()
-    if not ({"line", "column"} <= keys <= {"line", "column", "text"}
-            and all(type(location[k]) is int and location[k] >= 1 for k in ("line", "column"))
-            and (isinstance(location.get("text", "-"), str) and location.get("text", "-").strip())):
-        raise ValueError(f"claim {claim_id}: location must be {{line, column[, text]}}, line and column "
-                         f"integers from 1, text the printed string; got {location!r}")
-
-
-def load_claims(path):
-    """The claims of ``config/published.yaml``: each with its location in the article, refused
-    when one has none, two share an id, or a claim gives a key twice (yamlfile.DuplicateKey,
-    naming file, line and key: YAML would keep the last value silently)."""
-    # libyaml's parser when PyYAML has it: the same data, 8 times faster
-    entries = yamlfile.load(path, fast=True)["claims"]
-    claims = [Claim.from_dict(e) for e in entries]
-    unplaced = [c.id for c in claims if c.location is None]
-    if unplaced:
-        raise ValueError(f"claims without a location in {path}: {', '.join(unplaced[:5])}"
-                         + (f" and {len(unplaced) - 5} more" if len(unplaced) > 5 else ""))
-    ids = [c.id for c in claims]
-    duplicated = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicated:
-        raise ValueError(f"duplicated claim ids in {path}: {', '.join(duplicated)}")
-    return claims
-
-
-def _normalise(text):
-    text = str(text).strip()
-    if text.endswith("."):
-        text = text[:-1]
-    return "0" + text[2:] if text.startswith("-0") and set(text[1:]) <= set("0.e+-") else text
-
-
-def _number_text(value, number, decimals=None):
-    """``value`` written like the printed ``number`` (no unit): sci, thousands or fixed."""
-    if decimals is not None:
-        text = f"{float(value):.{decimals}f}"
-        return _normalise(text.rstrip("0").rstrip(".") if "." in text else text)
-    if (m := _SCI.fullmatch(number)) is not None:
-        mantissa, _, exponent = f"{float(value):.{len(m.group(1) or '')}e}".partition("e")
-        sign = "-" if int(exponent) < 0 else m.group(2).replace("-", "")
-        return _normalise(f"{mantissa}e{sign}{str(abs(int(exponent))).zfill(len(m.group(3)))}")
-    if (m := _THOUSANDS.fullmatch(number)) is not None:
-        return _normalise(f"{float(value):,.{len(m.group(1) or '')}f}")
-    if (m := _FIXED.fullmatch(number)) is not None:
-        return _normalise(f"{float(value):.{len(m.group(1) or '')}f}")
-    return None
-
-
-def _parse(published):
-    """(number, space, unit, interval) of a published number or interval, or None for text."""
-    published = str(published).strip()
-    for pattern, interval in ((_SINGLE, False), (_INTERVAL, True)):
-        if (m := pattern.fullmatch(published)) is not None:
-            return m.group("num"), m.group("space") or "", m.group("unit") or "", interval
-    return None
-
-
-def _to_float(number):
-    return float(number.replace(",", ""))
-
-
-def published_range(published):
-    """(low, high) of a published number or interval in the units of the reproduced value."""
-    parsed = _parse(published)
-    if parsed is None:
-        raise ValueError(f"not a number: {published!r}")
-    number, _, unit, interval = parsed
-    high = _to_float(number)
-    low = _to_float(_INTERVAL.fullmatch(str(published).strip()).group("low")) if interval else high
-    scale = 100.0 if unit == "%" else 1.0
-    return low / scale, high / scale
-
-
-def format_like(value, published, decimals=None):
-    """``value`` written with the precision and style of the ``published`` string."""
-    published = str(published).strip()
-    if published in ("True", "False"):
-        return str(bool(value))
-    if isinstance(value, (bool, np.bool_)):
-        return str(int(value)) if published in ("0", "1") else str(bool(value))
-    if isinstance(value, str) or (parsed := _parse(published)) is None:
-        return str(value)
-    number, space, unit, _ = parsed
-    if unit == "%":
-        value = float(value) * 100
-    text = _number_text(value, number, decimals)
-    if text is None:
-        return str(value)
-    return f"{text}{space}{unit}"
-
-
-def _published_text(claim):
-    """The published string normalised like a reproduced one (trailing zeros, when printed by NumPy)."""
-    text = _normalise(claim.published)
-    if claim.decimals is not None and _FIXED.fullmatch(text) and "." in text:
-        text = _normalise(text.rstrip("0").rstrip("."))
-    return text
-
-
-def _matching(frame, source):
-    """The rows of ``frame`` matching ``source['where']`` (refused when none, or no column)."""
-    rows = frame
-    for key, wanted in (source.get("where") or {}).items():
-        rows = rows[rows[key].isin(wanted) if isinstance(wanted, list) else rows[key] == wanted]
-    if source["column"] not in rows.columns:
-        raise KeyError(source["column"])
-    if rows.empty:
-        raise ValueError(f"no row matches {source.get('where')}")
-    return rows
-
-
-def select(frame, source):
-    """The values of ``source['column']`` in the rows matching ``source['where']``."""
-    return _matching(frame, source)[source["column"]].to_numpy()
-
-
-def reduce(values, how):
-    if how in (None, "single"):
-        if len(values) != 1:
-            raise ValueError(f"expected exactly one row, found {len(values)}")
-        return values[0]
-    return REDUCERS[how](values)
-
+from attnrepro.report import speed, statistics
+from attnrepro.report.claims import (  # noqa: F401  (the ledger's names, used through it)
+    CLASSES, REDUCERS, VERDICTS, Claim, _normalise, _parse, _published_text, cases_read, check_location,
+    check_printed, format_like, load_claims, published_range, reduce, reproduced, select,
+)
 
 def _spread(values):
     """(low, high, what): the seed range, or the 95% interval of the mean from 5 seeds on."""
     values = np.asarray(values, dtype=float)
     if len(values) >= 5:
-        half = 1.96 * values.std(ddof=1) / math.sqrt(len(values))
-        return (values.mean() - half, values.mean() + half,
-                f"95% interval of the mean over {len(values)} seeds")
-    return values.min(), values.max(), f"range over {len(values)} seeds"
+        return (*statistics.mean_interval(values), f"95% interval of the mean over {len(values)} seeds")
+    return statistics.minimum(values), statistics.maximum(values), f"range over {len(values)} seeds"
 
 
-def judge(claim, value, values=None, spread=None):
+def judge(claim, value, values=None, spread=None, factor=None, rule=None):
     """(verdict, reproduced text, reason) for one claim and its reproduced value; a stochastic
-    claim is judged against the seed distribution ``spread`` (None: the run has none)."""
+    claim is judged against the seed distribution ``spread`` (None: the run has none), a raw time
+    against its article's speed ``factor`` (a speed.Factor) under the speed ``rule``."""
     if value is None:
         return "missing", "", "no result file holds this value"
     if isinstance(value, dict):  # one statistic per row (source ``per``): a range, row by row
@@ -246,6 +64,8 @@ def judge(claim, value, values=None, spread=None):
         return _judge_roundoff(claim, value, text)
     if claim.cls == "stochastic":
         return _judge_stochastic(claim, value, text, values, spread)
+    if claim.raw_time and factor is not None and rule is not None:
+        return _judge_raw_time(claim, value, text, factor, rule)
     return _judge_timing(claim, value, text)
 
 
@@ -352,39 +172,46 @@ def _judge_timing(claim, value, text):
     return "differs", text, _join("machine-bound: raw time of another CPU", claim.note)
 
 
+def _judge_raw_time(claim, value, text, factor, rule):
+    """A raw time: consistent with this machine's speed factor for the article (speed.judge); the
+    claim's own band said as information."""
+    low_p, high_p = published_range(claim.published)
+    inside, reason = speed.judge(low_p / float(value), high_p / float(value), factor, rule)
+    band = claim.band or ([low_p, high_p] if low_p != high_p else None)
+    info = ""
+    if band is not None:
+        where = "inside" if band[0] <= float(value) <= band[1] else "outside"
+        info = f"as information, the raw time lies {where} the claim's band {band[0]:g} to {band[1]:g}"
+    return ("within tolerance" if inside else "differs"), text, _join(reason, info, claim.note)
+
+
+def raw_time_factors(claims, load):
+    """{article: speed.Factor} from the claims marked ``raw_time`` that print one value (the prose's
+    intervals are judged against the factor, they do not make it) and that the run reproduces."""
+    ratios = {}
+    for claim in claims:
+        low_p, high_p = published_range(claim.published) if claim.raw_time else (None, None)
+        if not claim.raw_time or low_p != high_p:
+            continue
+        try:
+            value = float(reproduced(claim.source, load)[0])
+        except (FileNotFoundError, KeyError, ValueError):
+            continue
+        if value > 0:
+            ratios.setdefault(claim.article, {})[claim.id] = high_p / value
+    return speed.factors(ratios)
+
+
 def _join(*parts):
     return "; ".join(p for p in parts if p)
 
 
-def reproduced(source, load):
-    """(value, per-row values) of a selector; with ``over``, the ratio of two selections; with
-    ``per``, ({row: statistic}, {row: values}): the selection split by that column."""
-    frame = load(source["experiment"], source.get("table", "main"))
-    if source.get("per"):
-        groups = {key: rows[source["column"]].to_numpy()
-                  for key, rows in _matching(frame, source).groupby(source["per"])}
-        return {key: reduce(v, source.get("reduce")) for key, v in groups.items()}, groups
-    values = select(frame, source)
-    value = reduce(values, source.get("reduce"))
-    if source.get("over"):
-        over = {"experiment": source["experiment"], "table": source.get("table", "main"), **source["over"]}
-        value, values = value / reproduced(over, load)[0], None
-    return value, values
-
-
-def cases_read(source, load):
-    """[(experiment, table, case)] of the files whose rows a selector reads (``over``'s too)."""
-    table = source.get("table", "main")
-    frame = load(source["experiment"], table)
-    found = [(source["experiment"], table, case) for case in dict.fromkeys(_matching(frame, source)["case"])]
-    if source.get("over"):
-        found += cases_read({"experiment": source["experiment"], "table": table, **source["over"]}, load)
-    return list(dict.fromkeys(found))
-
-
-def evaluate(claims, load, spread=None):
+def evaluate(claims, load, spread=None, rule=None):
     """The ledger as a DataFrame. ``load(experiment, table)`` returns a results table; ``spread``
-    (a seeds_evaluate.Spread, or None) is what the stochastic claims are judged against."""
+    (a seeds_evaluate.Spread, or None) is what the stochastic claims are judged against; ``rule``
+    (a speed.Rule, from published.yaml's ``speed``; None: each raw time judged alone by its band) how
+    a raw time is judged against its article's speed factor (:func:`raw_time_factors`)."""
+    factors = raw_time_factors(claims, load) if rule is not None else {}
     rows = []
     for claim in claims:
         value, values = None, None
@@ -392,7 +219,7 @@ def evaluate(claims, load, spread=None):
             value, values = reproduced(claim.source, load)
         except (FileNotFoundError, KeyError, ValueError):
             value, values = None, None
-        verdict, text, reason = judge(claim, value, values, spread)
+        verdict, text, reason = judge(claim, value, values, spread, factors.get(claim.article), rule)
         rows.append({
             "id": claim.id, "article": claim.article, "section": claim.section,
             "claim": claim.claim, "published": claim.published, "reproduced": text,

@@ -1,10 +1,12 @@
-"""Read the published claims, evaluate them, write ``ledger.csv`` and ``LEDGER.md``."""
+"""Read the published claims, evaluate them, write ``ledger.csv``, ``LEDGER.md`` and ``speed.csv``."""
 
 import logging
 
+import pandas as pd
+
 from attnrepro import io
 from attnrepro.evidence import citations
-from attnrepro.report import editions_text, ledger
+from attnrepro.report import claims as published, editions_text, ledger, speed
 
 log = logging.getLogger("attnrepro.report")
 
@@ -18,7 +20,19 @@ def summary_line(counts):
     return "; ".join(parts)
 
 
-def markdown(table):
+def speed_lines(factors, rule):
+    """The section of LEDGER.md on this machine's speed factor per article (report.speed)."""
+    if not factors:
+        return ["Machine speed: no raw time of this run to compare with the articles' (no speed factor)."]
+    lines = ["**Machine speed** (raw times; src/attnrepro/report/speed.py): " + "; ".join(
+        f.sentence() for f in factors.values()) + "."]
+    if rule is not None:
+        lines.append(f"A raw time is judged by whether its ratio lies within {rule.band:g}x of its article's "
+                     f"factor: {rule.why}.")
+    return lines
+
+
+def markdown(table, factors=None, rule=None):
     counts = ledger.summary(table)
     lines = ["# Ledger: every published number beside the reproduced one", ""]
     lines.append(f"**Summary** ({len(table)} claims) - {summary_line(counts)}.")
@@ -34,6 +48,8 @@ def markdown(table):
                  "machine-bound (timings: judged by a band stated before measuring).")
     lines.append("")
     lines.append(numerics_line(table))
+    lines.append("")
+    lines += speed_lines(factors or {}, rule)
     lines.append("")
     lines.append("Each id links to the number in its article's annotated edition "
                  "(`articles/<article>.html`).")
@@ -78,19 +94,27 @@ def numerics_column(claims, load):
     return out
 
 
-def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None, seeds_csv=None):
+def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None, seeds_csv=None,
+          speed_csv=None):
     """Evaluate every claim: the stochastic ones against the seed distribution's CSV when given
-    (else the run's own seeds, as their reasons say); a round-off or stochastic deviation's
-    reason cites the numerics sweep's CSV when given, or says which target builds it."""
+    (else the run's own seeds, as their reasons say), the raw times against each article's speed
+    factor (written to ``speed_csv`` when given); a round-off or stochastic deviation's reason
+    cites the numerics sweep's CSV when given, or says which target builds it."""
     claims = ledger.load_claims(published_path)
+    rule = published.load_speed(published_path)
     found = citations.reasons(numerics_csv, claims, load)
     cited = {"numerics"} if numerics_csv else set()
-    table = citations.annotate(ledger.evaluate(claims, load, citations.spread(seeds_csv, load)),
+    table = citations.annotate(ledger.evaluate(claims, load, citations.spread(seeds_csv, load), rule),
                                claims, found, cited)
     table["numerics"] = numerics_column(claims, load)
+    factors = ledger.raw_time_factors(claims, load)
     with io.atomic_path(csv_path) as tmp:
         table.to_csv(tmp, index=False)
-    io.write_text(md_path, markdown(table))
+    io.write_text(md_path, markdown(table, factors, rule))
+    if speed_csv is not None:
+        rows = pd.DataFrame([f.row(rule) for f in factors.values()], columns=speed.COLUMNS)
+        with io.atomic_path(speed_csv) as tmp:
+            rows.to_csv(tmp, index=False)
     counts = table["verdict"].value_counts().to_dict()
     log.info("ledger: %d claims, %s", len(table), counts)
     failures = ledger.exact_failures(table)

@@ -8,9 +8,10 @@ the pure functions of :mod:`attnrepro.model.tasks` on its per-question table.
 import pandas as pd
 
 from attnrepro.report.formats import (
-    ROUND_OFF, ablation_runs, distinct_split, grid_runs, or_dash, over_seeds, shared,
+    ROUND_OFF, ablation_runs, distinct_split, grid_runs, or_dash, shared,
 )
 from attnrepro.report.render import Table
+from attnrepro.report.statistics import over_seeds
 
 # the hyperparameters of a training that an ablation may change (columns of train's main)
 SETTINGS = ("steps", "batch", "d", "heads", "layers", "d_ff", "lr", "alphabet", "scale", "post_ln",

@@ -1,0 +1,107 @@
+"""One number, one value: a claim's table cell reads as the ledger's reproduced value.
+
+The statistics over seeds are computed once (attnrepro.report.statistics) with the article's
+arithmetic; every claim that a table prints names its cell (``printed`` in published.yaml), and
+attnrepro.report.agreement compares the two (the CI gate on the default run, here on the small run)."""
+
+import pandas as pd
+import pytest
+
+from attnrepro.report import agreement, ledger, render, statistics, tables_decoder
+from conftest import REPO
+from report_helpers import FrameLoad
+
+# sort, L = 4, seeds 0, 1, 2: the per-token accuracies of the default run
+TOKEN = [0.998, 0.992, 0.9965]
+
+
+def _runs():
+    return pd.DataFrame({"task": "sort", "L": 4, "seed": [0, 1, 2], "ablation": "full",
+                         "token_accuracy": TOKEN,
+                         "sequence_accuracy": [0.97, 0.99, 0.98], "n_parameters": 27125,
+                         "d": 32, "heads": 4, "layers": 2, "d_ff": 128, "batch": 32, "lr": 0.003,
+                         "steps": 1500, "alphabet": 20, "scale": True, "post_ln": False, "position": True,
+                         "eval_sequences": 500, "eval_seed": 999})
+
+
+CLAIM = ledger.Claim.from_dict({
+    "id": "001.train.sort-L4.token-mean", "article": "001", "section": "s", "claim": "c",
+    "published": "0.995", "class": "stochastic", "location": {"line": 1, "column": 1},
+    "source": {"experiment": "train", "where": {"task": "sort", "L": 4, "ablation": "full"},
+               "column": "token_accuracy", "reduce": "mean"},
+    "printed": {"table": "train_accuracy", "row": {"task": "sort", "L": 4}, "column": "per-token mean"}})
+
+
+def test_the_mean_over_seeds_is_the_articles_numpy_mean_in_seed_order():
+    assert statistics.mean(TOKEN) == 0.9954999999999999  # np.mean([...]) of the listing: prints 0.995
+    grouped = pd.DataFrame({"g": 1, "v": TOKEN}).groupby("g")["v"].mean().iloc[0]
+    assert grouped == 0.9955000000000002  # pandas' own: prints 0.996, what the table printed before
+    summary = statistics.over_seeds(_runs(), ["task", "L"], ["token_accuracy"])
+    assert summary["token_accuracy_mean"].tolist() == [0.9954999999999999]
+    assert summary["token_accuracy_min"].tolist() == [0.992] and summary["runs"].tolist() == [3]
+    # in the order the article's loop visits the seeds, whatever the order of the files
+    shuffled = pd.DataFrame({"task": "sort", "L": 4, "seed": [2, 1, 0], "x": [0.3, 0.2, 0.1]})
+    assert statistics.mean(shuffled["x"]) == 0.19999999999999998  # in the files' order
+    assert statistics.over_seeds(shuffled, ["task", "L"], ["x"])["x_mean"].tolist() == [0.20000000000000004]
+    assert ledger.reproduced({"experiment": "e", "column": "x", "reduce": "mean"},
+                             FrameLoad({("e", "main"): shuffled}))[0] == 0.20000000000000004
+
+
+def test_the_trainings_table_prints_the_ledgers_digit(tmp_path):
+    load = FrameLoad({("train", "main"): _runs()})
+    table = tables_decoder.build_train_accuracy(load)
+    render.write_table(table, tmp_path / "train_accuracy.md", tmp_path / "train_accuracy.csv")
+    row = ledger.evaluate([CLAIM], load)
+    assert row["reproduced"].tolist() == ["0.995"]
+    assert "| 0.995 " in (tmp_path / "train_accuracy.md").read_text()
+    assert agreement.disagreements([CLAIM], row, tmp_path) == []
+    stale = pd.read_csv(tmp_path / "train_accuracy.csv")
+    stale.loc[0, "per-token mean"] = 0.9955000000000002  # a builder with pandas' mean
+    stale.to_csv(tmp_path / "train_accuracy.csv", index=False)
+    assert agreement.disagreements([CLAIM], row, tmp_path) == [
+        "claim 001.train.sort-L4.token-mean: table train_accuracy {'task': 'sort', 'L': 4} 'per-token mean' "
+        "prints 0.996 at the article's precision (np.float64(0.9955000000000002)), the ledger 0.995"]
+
+
+def test_a_printed_cell_that_is_not_there_is_a_disagreement_and_a_row_of_another_grid_is_not(tmp_path):
+    pd.DataFrame({"task": ["sort"], "L": [6], "per-token mean": [0.99]}).to_csv(
+        tmp_path / "train_accuracy.csv", index=False)
+    row = pd.DataFrame({"id": [CLAIM.id], "reproduced": ["0.995"]})
+    assert agreement.disagreements([CLAIM], row, tmp_path) == []  # the run's grid holds no L = 4
+    moved = ledger.Claim.from_dict(_as_dict(CLAIM, column="per-token average"))
+    assert agreement.disagreements([moved], row, tmp_path) == [
+        f"claim {CLAIM.id}: {tmp_path}/train_accuracy.csv has no column 'per-token average'"]
+    gone = ledger.Claim.from_dict(_as_dict(CLAIM, table="no_such_table"))
+    assert agreement.disagreements([gone], row, tmp_path) == [
+        f"claim {CLAIM.id}: no table {tmp_path}/no_such_table.csv"]
+
+
+def _as_dict(claim, **printed):
+    return {"id": claim.id, "article": claim.article, "section": claim.section, "claim": claim.claim,
+            "published": claim.published, "class": claim.cls, "source": claim.source,
+            "location": claim.location, "printed": {**claim.printed, **printed}}
+
+
+def test_a_printed_entry_names_table_row_and_column():
+    with pytest.raises(ValueError, match="printed must be"):
+        ledger.Claim.from_dict({**_as_dict(CLAIM), "printed": {"table": "t", "column": "c"}})
+
+
+def test_every_printed_claim_names_a_table_of_the_catalog():
+    from attnrepro.report import catalog
+
+    claims = ledger.load_claims(REPO / "config/published.yaml")
+    printed = [c for c in claims if c.printed]
+    assert len(printed) >= 390
+    tables = {n for n, p in catalog.PRODUCTS.items() if p.kind == "table"}
+    assert {c.printed["table"] for c in printed} <= tables
+    assert all(c.source["experiment"] in catalog.PRODUCTS[c.printed["table"]].experiments for c in printed)
+
+
+def test_every_printed_claim_of_the_small_run_reads_as_its_ledger(small_run):
+    claims = ledger.load_claims(REPO / "config/published.yaml")
+    table = pd.read_csv(small_run / "results/ledger.csv", dtype=str, keep_default_na=False)
+    assert agreement.disagreements(claims, table, small_run / "results/tables") == []
+    checked = [c for c in claims if c.printed and agreement.cell(small_run / "results/tables", c.printed)[0]
+               is not None]
+    assert len(checked) > 150

@@ -1,0 +1,97 @@
+"""This machine's speed factor per article, and each raw time judged against it (report.speed)."""
+
+import pandas as pd
+import pytest
+
+from attnrepro.report import ledger, speed
+from report_helpers import FrameLoad
+
+RULE = speed.Rule(3.0, "the article's own runs of one timing spread by up to 2.7x")
+# published seconds of five raw times; this machine about 4x faster, but n = 4096 only 1.2x
+PUBLISHED = {512: "0.004", 1024: "0.016", 2048: "0.064", 4096: "0.240", 8192: "1.000"}
+HERE = {512: 0.001, 1024: 0.0041, 2048: 0.0158, 4096: 0.2, 8192: 0.26}
+
+
+def _claims(prose=None):
+    claims = [ledger.Claim.from_dict({
+        "id": f"000.cost.n-{n}", "article": "000", "section": "s", "claim": f"time at n = {n}",
+        "published": text, "class": "machine-bound", "raw_time": True,
+        "band": [float(text) / 3, float(text) * 3], "location": {"line": 1, "column": 1},
+        "source": {"experiment": "quadratic_cost", "where": {"n": n}, "column": "mean_seconds"}})
+        for n, text in PUBLISHED.items()]
+    if prose:
+        claims.append(ledger.Claim.from_dict({
+            "id": "000.prose.cost.n-8192", "article": "000", "section": "s", "claim": "three runs",
+            "published": prose, "class": "machine-bound", "raw_time": True,
+            "location": {"line": 1, "column": 1},
+            "source": {"experiment": "quadratic_cost", "where": {"n": 8192}, "column": "mean_seconds"}}))
+    return claims
+
+
+def _load():
+    frame = pd.DataFrame({"n": list(HERE), "mean_seconds": list(HERE.values())})
+    return FrameLoad({("quadratic_cost", "main"): frame})
+
+
+def test_the_factor_is_the_median_ratio_with_a_bootstrap_interval():
+    factors = ledger.raw_time_factors(_claims(), _load())
+    factor = factors["000"]
+    ratios = sorted(float(PUBLISHED[n]) / HERE[n] for n in HERE)
+    assert factor.factor == pytest.approx(ratios[2]) and factor.factor == 0.016 / 0.0041
+    assert factor.low <= factor.factor <= factor.high
+    assert factor.low >= ratios[0] and factor.high <= ratios[-1]
+    assert speed.median_interval(list(factor.ratios.values())) == (factor.factor, factor.low, factor.high)
+    assert "3.9x as fast as its author's machine (median of 5 ratios" in factor.sentence()
+
+
+def test_one_outlying_raw_time_and_only_it_differs_and_says_why():
+    table = ledger.evaluate(_claims(prose="0.9-1.1"), _load(), rule=RULE).set_index("id")
+    assert (table["verdict"] == "differs").tolist() == [False, False, False, True, False, False]
+    outlier = table.loc["000.cost.n-4096", "reason"]
+    assert "ratio 1.2 is outside it: this time does not scale like the article's other raw times" in outlier
+    assert "(accepted: 1.3x to 11.7x, the factor within x/ 3: the article's own runs" in outlier
+    assert "as information, the raw time lies inside the claim's band 0.08 to 0.72" in outlier
+    inside = table.loc["000.cost.n-512", "reason"]
+    assert inside.startswith("raw time: this machine runs article 000's raw times 3.9x as fast")
+    assert "ratio 4 is consistent with it" in inside
+    # the prose's interval (not part of the factor) is judged against it too
+    prose = table.loc["000.prose.cost.n-8192", "reason"]
+    assert "this time's ratio 3.46 to 4.23 is consistent with it" in prose
+
+
+def test_without_a_rule_a_raw_time_is_judged_alone_by_its_band():
+    table = ledger.evaluate(_claims(), _load()).set_index("id")
+    assert table.loc["000.cost.n-4096", "verdict"] == "within tolerance"  # 0.2 lies in 0.08 to 0.72
+    assert not table["reason"].str.contains("raw times .* as fast").any()
+
+
+def test_the_rule_and_the_raw_time_mark_are_checked(tmp_path):
+    with pytest.raises(ValueError, match="speed must be"):
+        speed.Rule.from_dict({"band": 0.5, "why": "x"})
+    with pytest.raises(ValueError, match="speed must be"):
+        speed.Rule.from_dict({"band": 3})
+    with pytest.raises(ValueError, match="raw_time: true marks a machine-bound raw time only"):
+        ledger.Claim.from_dict({"id": "x", "article": "000", "section": "s", "claim": "c",
+                                "published": "1", "class": "exact", "raw_time": True,
+                                "source": {"experiment": "e", "column": "c"}})
+
+
+def test_the_ledger_writes_the_factors_and_the_editions_read_them(tmp_path):
+    from attnrepro.report import ledger_io
+
+    published = tmp_path / "published.yaml"
+    lines = ["speed: {band: 3, why: the article's own runs of one timing spread by up to 2.7x}", "claims:"]
+    for claim in _claims():
+        lines.append(f"  - {{id: {claim.id}, article: '000', section: s, claim: c, "
+                     f"published: '{claim.published}', class: machine-bound, raw_time: true, "
+                     f"source: {claim.source}, "
+                     "location: {line: 1, column: 1}}")
+    published.write_text("\n".join(lines).replace("'mean_seconds'", "mean_seconds") + "\n")
+    out = {k: tmp_path / f"l.{k}" for k in ("csv", "md")}
+    assert ledger_io.write(published, _load(), out["csv"], out["md"], speed_csv=tmp_path / "speed.csv") == 0
+    factors = speed.read(tmp_path / "speed.csv")
+    assert list(factors) == ["000"] and factors["000"].factor == 0.016 / 0.0041
+    assert factors["000"].ratios == ledger.raw_time_factors(_claims(), _load())["000"].ratios
+    text = out["md"].read_text()
+    assert "**Machine speed**" in text and "within 3x of its article's factor" in text
+    assert pd.read_csv(out["csv"]).set_index("id").loc["000.cost.n-4096", "verdict"] == "differs"
