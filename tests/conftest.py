@@ -126,6 +126,15 @@ def copy_repo(dest):
     return dest
 
 
+def copy_run(run, dest):
+    """A copy of the finished run ``run`` in ``dest``: results, Snakemake's records and the times
+    kept (nothing is out of date), and the articles beside it as beside ``run``: a run whose
+    articles went missing would rebuild its index (its rule's ``unbuilt`` parameter)."""
+    shutil.copytree(run, dest, symlinks=True)
+    link_articles(dest)
+    return Path(dest)
+
+
 def link_articles(dest):
     """The articles where a run in ``dest`` reads them, ``../shared/seeds`` (a link to this
     checkout's, when they are there): the copy then builds the annotated editions as the checkout

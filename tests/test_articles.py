@@ -26,7 +26,7 @@ import yaml
 from attnrepro import config as cfg
 from attnrepro.report import editions, editions_text, figures_ledger, ledger
 
-from conftest import REPO, copy_repo, link_articles, missing, planned_jobs, snakemake
+from conftest import REPO, copy_repo, copy_run, link_articles, missing, planned_jobs, snakemake
 from test_html_report import CHROMIUM, PROBE, console_errors, page_state, render
 
 PUBLISHED = REPO / "config" / "published.yaml"
@@ -128,7 +128,7 @@ def _as_dict(claim):
 
 
 def test_a_claim_without_a_valid_location_is_refused(tmp_path, claims):
-    entry = _as_dict(claims[0])
+    entry = _as_dict(next(c for c in claims if c.cls == "exact"))
     for location, error in ((None, "without a location"), ({"line": 0, "column": 3}, "integers from 1"),
                             ({"line": 2, "column": 3, "row": 1}, "location must be"),
                             ({"line": 2, "column": 3, "text": " "}, "printed string")):
@@ -148,7 +148,7 @@ class Highlights(HTMLParser):
 
     def __init__(self, page):
         super().__init__()
-        self.found, self.counts, self._stack = [], {}, []
+        self.found, self.counts, self._stack, self.echoes = [], {}, [], None
         self.feed(page)
 
     def handle_starttag(self, tag, attrs):
@@ -156,6 +156,8 @@ class Highlights(HTMLParser):
         classes = (attrs.get("class") or "").split()
         if tag == "button" and "count" in classes:
             self.counts[attrs["data-verdict"]] = int(attrs["data-count"])
+        if tag == "span" and "echoes" in classes:
+            self.echoes = int(attrs["data-count"])
         if tag == "span" and "claim" in classes:
             self.found.append({"id": attrs["id"], "verdict": attrs["data-verdict"], "mark": "", "tip": ""})
         part = "mark" if tag == "mark" and self.found and not self.found[-1]["mark"] else (
@@ -188,7 +190,9 @@ def test_every_claim_is_highlighted_once_with_its_verdict(claims, texts):
         mine = table[table["article"] == article]
         assert sorted(h["id"] for h in page.found) == sorted(mine["id"])  # each once, none other
         assert collections.Counter(h["verdict"] for h in page.found) == collections.Counter(mine["verdict"])
-        assert page.counts == {v: int((mine["verdict"] == v).sum()) for v in ledger.VERDICTS}
+        computed = mine[mine["class"] != "echo"]  # the bar counts computed claims, the echoes apart
+        assert page.counts == {v: int((computed["verdict"] == v).sum()) for v in ledger.VERDICTS}
+        assert page.echoes == int((mine["class"] == "echo").sum())
         reproduced = dict(zip(mine["id"], mine["reproduced"]))
         by_id = {c.id: c for c in claims}
         for h in page.found:
@@ -242,7 +246,9 @@ def test_each_edition_of_the_run_highlights_its_claims_by_verdict(run):
         mine = table[table["article"] == article]
         assert sorted(h["id"] for h in page.found) == sorted(mine["id"])
         assert collections.Counter(h["verdict"] for h in page.found) == collections.Counter(mine["verdict"])
-        assert page.counts == {v: int((mine["verdict"] == v).sum()) for v in ledger.VERDICTS}
+        computed = mine[mine["class"] != "echo"]  # the bar counts computed claims, the echoes apart
+        assert page.counts == {v: int((computed["verdict"] == v).sum()) for v in ledger.VERDICTS}
+        assert page.echoes == int((mine["class"] == "echo").sum())
     svg = (run / editions_text.OVERVIEW).read_text()
     assert svg.lstrip().startswith("<?xml") and "reproduced = published" in svg
 
@@ -263,8 +269,7 @@ def test_ledger_md_and_the_index_link_to_the_editions(run):
 
 def test_editing_a_published_value_changes_the_verdict_in_the_edition(run, tmp_path):
     root = tmp_path / "copy"
-    shutil.copytree(run, root, symlinks=True)  # keeps the times: only what the edit feeds reruns
-    link_articles(root)
+    copy_run(run, root)  # only what the edit feeds reruns
     edition = root / editions_text.edition_path("000")
 
     def verdict():

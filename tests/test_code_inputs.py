@@ -8,13 +8,12 @@ is switched off) must not be among them.
 
 import html
 import re
-import shutil
 
 import pytest
 
 from attnrepro import deps, fingerprint, layout, plan
 
-from conftest import REPO, copy_repo, planned_jobs, small_config, snakemake
+from conftest import REPO, copy_repo, copy_run, planned_jobs, small_config, snakemake
 
 # file -> the rules of the small run (targets all and archive) that declare it: the jobs that run it.
 # The annotated editions (edition_<article>, workflow/rules/articles.smk) read the plan, the catalog
@@ -107,7 +106,7 @@ def test_editing_the_plan_the_catalog_or_the_archive_reruns_only_the_jobs_that_r
     for path, rerun in (("src/attnrepro/plan.py", {"index"}), ("src/attnrepro/report/catalog.py", {"index"}),
                         ("src/attnrepro/archive.py", set())):  # archive: not part of `all`
         root = tmp_path / path.replace("/", "_")
-        shutil.copytree(small_run, root, symlinks=True)
+        copy_run(small_run, root)
         edited = root / path
         edited.write_text(edited.read_text() + "\n# edited by a test\n")
         proc = snakemake(root, "-n")

@@ -43,6 +43,7 @@ PROGRAM = re.compile(r"(python3?|snakemake|make|pytest|sha256sum|source|bash|\.?
 SKIPPED = [
     (r"^make (reproduce|test)\b", "runs the whole pipeline or the whole test suite"),
     (r"^make slurm-env\b", "installs a venv from PyPI (network)"),
+    (r"^make mutation\b|\.venv-mutation/bin/", "mutation testing: a venv of its own and about an hour"),
     (r"^pytest -m slurm\b", "needs a SLURM cluster on localhost (root, slurm-wlm, munge)"),
     (r"^\.venv-slurm/bin/snakemake\b", "needs .venv-slurm (make slurm-env: network) and SLURM"),
     (r"^python bench/workflow\.py\b", "runs the whole pipeline, several times"),

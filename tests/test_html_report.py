@@ -32,9 +32,11 @@ OTHER_CAPTIONS = {
     # the annotated editions and the ledger's overview (workflow/rules/articles.smk)
     **{f"results/articles/{article}.html": f"edition_{article}" for article in ("000", "001", "003")},
     "results/figures/ledger_overview.svg": "ledger_overview",
+    "results/figures/machine_speed.svg": "machine_speed",  # the speed factors (articles.smk)
 }
 ARTICLE_RESULTS = [path for path in OTHER_CAPTIONS
-                   if path.startswith(("results/articles/", "results/figures/ledger_overview"))]
+                   if path.startswith(("results/articles/", "results/figures/ledger_overview",
+                                       "results/figures/machine_speed"))]
 
 PROBE = """<script id="attnrepro-probe">
 window.attnreproErrors = [];

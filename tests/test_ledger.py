@@ -285,10 +285,12 @@ def test_markdown_opens_with_one_summary_line_and_escapes_pipes():
         claim("31.927", "exact", "std", {"d_k": 1024}),
         claim("31.900", "exact", "std", {"d_k": 1024}, note="a |J| in the reason"),
         claim("3.33e-16", "round-off", "diff", {"d_k": 4}, tolerance=1e-14),
+        claim("31.927", "echo", "std", {"d_k": 1024}),  # counted apart from the headline
     ], load)
     text = ledger_io.markdown(rows)
     summary = [line for line in text.splitlines() if line.startswith("**Summary**")]
-    assert summary == ["**Summary** (3 claims) - 000: 1 reproduced, 1 within tolerance, 1 differs."]
+    assert summary == ["**Summary** (3 computed claims) - 000: 1 reproduced, 1 within tolerance, 1 differs."]
+    assert "Apart from them, 1 echoes of the configuration (values the article prints back" in text
     assert text.index("**Summary**") < text.index("## Article 000")
     assert "a \\|J\\| in the reason" in text
 
@@ -300,3 +302,18 @@ def test_markdown_keeps_the_printed_digits():
                                   source={"over": {"where": {"d_k": 4}, "column": "std"}})],
                            load)
     assert "| 1.000 " in ledger_io.markdown(rows)
+
+
+def test_a_roundoff_claim_reproduced_as_exactly_zero_differs_and_says_why():
+    claim = ledger.Claim.from_dict({"id": "r", "article": "000", "section": "s", "claim": "max |a - b|",
+                                    "published": "2.2e-16", "class": "round-off", "tolerance": 1e-14,
+                                    "source": {"experiment": "e", "column": "c"}})
+    verdict, text, reason = ledger.judge(claim, 0.0)
+    assert (verdict, text) == ("differs", "0.0e00")
+    assert reason.startswith("round-off claim reproduced as exactly 0: the two computations compared "
+                             "gave the same bits")
+    assert ledger.judge(claim, 3.3e-16)[0] == "within tolerance"
+    zero = ledger.Claim.from_dict({"id": "z", "article": "000", "section": "s", "claim": "c",
+                                   "published": "0", "class": "round-off", "tolerance": 1e-14,
+                                   "source": {"experiment": "e", "column": "c"}})
+    assert ledger.judge(zero, 0.0)[0] == "reproduced"  # a declared exact zero: the article prints 0

@@ -5,7 +5,6 @@ import functools
 import itertools
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -26,7 +25,7 @@ from attnrepro.evidence import (
 )
 from attnrepro.report import ledger, results
 
-from conftest import REPO, copy_repo, missing, planned_jobs, snakemake
+from conftest import REPO, copy_repo, copy_run, missing, planned_jobs, snakemake
 from report_helpers import FrameLoad
 
 # --- settings -> environment ---------------------------------------------------------------
@@ -467,7 +466,8 @@ def test_rule_all_builds_the_evidence_only_when_switched_on_and_the_ledger_cites
     assert default.returncode == 0, default.stderr[-3000:]
     jobs = planned_jobs(default)
     assert "numerics_settings" not in jobs and jobs.get("seeds") == 1
-    assert jobs["train_case"] == 23 + 60 - 9  # 9 shared
+    # the run's 23 trainings, and the distribution's 60 less the 9 it shares with them, apart
+    assert jobs["train_case"] == 23 and jobs["seed_training_case"] == 60 - 9
     assert "--numerics-evidence" not in default.stdout
     assert "--seed-evidence results/seeds/seed_distribution.csv --inputs" in default.stdout
     (root / "off.yaml").write_text("seed_distribution:\n  build: false\n")
@@ -486,7 +486,7 @@ def test_rule_all_builds_the_evidence_only_when_switched_on_and_the_ledger_cites
     both = snakemake(root, "-n", "-p", configfile="config/evidence.yaml")
     assert both.returncode == 0, both.stderr[-3000:]
     jobs = planned_jobs(both)
-    assert jobs.get("seeds") == 1 and jobs["train_case"] == 23 + 60 - 9  # 9 shared
+    assert jobs.get("seeds") == 1 and jobs["train_case"] == 23 and jobs["seed_training_case"] == 51
     assert (
         "--numerics-evidence results/numerics/ledger_numerics.csv"
         " --seed-evidence results/seeds/seed_distribution.csv --inputs" in both.stdout
@@ -582,28 +582,51 @@ def test_evidence_is_appended_to_roundoff_and_stochastic_deviations_only():
     ]
 
 
+def _ledger_as_if_comparable(run, out, seeds_csv):
+    """The small run's ledger judged as if its config were the article's (no ``article``): the
+    seed-distribution judgement itself, which the run's own ledger replaces by "other parameters"
+    (the small config trains fewer steps than the articles)."""
+    from attnrepro.report import ledger_io, results
+
+    inputs = sorted((run / "results/data").rglob("*.parquet"))
+    out.mkdir(parents=True, exist_ok=True)
+    ledger_io.write(REPO / "config/published.yaml", results.Loader(inputs), out / "ledger.csv",
+                    out / "LEDGER.md", seeds_csv=seeds_csv)
+    return pd.read_csv(out / "ledger.csv", dtype=str, keep_default_na=False)
+
+
 def test_the_run_judges_by_its_seed_distribution_and_switched_off_says_it_falls_back(small_run, tmp_path):
-    table = pd.read_csv(small_run / "results/seeds/seed_distribution.csv")  # on by default
+    seeds_csv = small_run / "results/seeds/seed_distribution.csv"
+    table = pd.read_csv(seeds_csv)  # on by default
     assert len(table) and set(table["L"]) == {6} and set(table["n_seeds"]) == {4}
     assert set(table["subsets"]) == {4}  # every set of 3 of the 4 seeds
 
-    def stochastic(root):
-        ledger_table = pd.read_csv(root / "results/ledger.csv", dtype=str, keep_default_na=False)
+    def stochastic(ledger_table):
         return ledger_table[ledger_table["id"].isin(table["id"]) & (ledger_table["verdict"] != "reproduced")]
 
-    placed = stochastic(small_run)
+    def ledger_of(root):
+        return pd.read_csv(root / "results/ledger.csv", dtype=str, keep_default_na=False)
+
+    # the run's own ledger: the small config's trainings are not the article's
+    own = stochastic(ledger_of(small_run))
+    assert len(own) and own["verdict"].eq("other parameters").all()
+    assert own["reason"].str.contains("train.steps", regex=False).all()
+    assert "`seeds/seed_distribution.csv`" in (small_run / "results/README.md").read_text()
+    # judged as if comparable: by the seed distribution, whose file the reason cites
+    placed = stochastic(_ledger_as_if_comparable(small_run, tmp_path / "on", str(seeds_csv)))
     assert len(placed) and placed["reason"].str.contains("results/seeds/seed_distribution.md",
                                                          regex=False).all()
     assert not placed["reason"].str.contains("weaker judgement").any()
-    assert "`seeds/seed_distribution.csv`" in (small_run / "results/README.md").read_text()
+    fallen = stochastic(_ledger_as_if_comparable(small_run, tmp_path / "off", None))
+    assert len(fallen) and fallen["reason"].str.contains("a weaker judgement").all()
+    assert fallen["reason"].str.contains("`snakemake --cores 2 seeds` builds it", regex=False).all()
+    # switched off in the run: only the ledger and what reads it rerun
     root = tmp_path / "run"
-    shutil.copytree(small_run, root, symlinks=True)  # keeps the times: nothing is out of date
+    copy_run(small_run, root)
     (root / "off.yaml").write_text("seed_distribution:\n  build: false\n")
     off = snakemake(root, configfile="config/small.yaml off.yaml")
     assert off.returncode == 0, off.stderr[-3000:]
     assert set(planned_jobs(off)) <= {"ledger", "index", "config_resolved", "all", "ledger_overview",
-                                      "edition_000", "edition_001", "edition_003"}
+                                      "machine_speed", "edition_000", "edition_001", "edition_003"}
     assert "ledger" in planned_jobs(off)
-    fallen = stochastic(root)
-    assert len(fallen) and fallen["reason"].str.contains("a weaker judgement").all()
-    assert fallen["reason"].str.contains("`snakemake --cores 2 seeds` builds it", regex=False).all()
+    assert stochastic(ledger_of(root))["verdict"].eq("other parameters").all()

@@ -1,6 +1,5 @@
 """Operations: the archive, refusal of unsafe config, determinism, partial reruns."""
 
-import shutil
 import subprocess
 import tarfile
 
@@ -9,7 +8,7 @@ import pytest
 
 from attnrepro import io, plan
 
-from conftest import REPO, copy_repo, planned_jobs, small_config, snakemake
+from conftest import REPO, copy_repo, copy_run, planned_jobs, small_config, snakemake
 
 
 def test_archive_verifies_and_detects_tampering(small_run, tmp_path):
@@ -87,8 +86,7 @@ def test_two_clean_runs_give_identical_tables(small_run, tmp_path):
 def run_copy(small_run, tmp_path):
     """A copy of the finished small run (results and Snakemake metadata included)."""
     dest = tmp_path / "copy"
-    shutil.copytree(small_run, dest, symlinks=True)
-    return dest
+    return copy_run(small_run, dest)
 
 
 def test_editing_a_config_value_reruns_only_what_it_feeds(run_copy):
@@ -113,9 +111,11 @@ def _touch_source(root, relative):
 def test_editing_the_decoder_reruns_exactly_its_importers(run_copy):
     _touch_source(run_copy, "src/attnrepro/model/decoder.py")
     jobs = planned_jobs(snakemake(run_copy, "-n"))
-    assert _case_rules(jobs) == {"train_case", "attention_map_case", "grad_check_case", "autograd_check_case"}
-    # the run's trainings and the seed distribution's (on by default; the run's own are the same jobs)
-    assert jobs["train_case"] == len(plan.runnable_cases("train", small_config()))
+    assert _case_rules(jobs) == {"train_case", "seed_training_case", "attention_map_case", "grad_check_case",
+                                 "autograd_check_case"}
+    # the run's trainings and the seed distribution's others (on by default), which live apart
+    assert jobs["train_case"] == len(plan.cases("train", small_config()))
+    assert jobs["seed_training_case"] == len(plan.seed_extra_cases(small_config()))
     assert "ledger" in jobs and "table_scale_table" not in jobs
 
 
@@ -179,7 +179,7 @@ def test_a_job_killed_between_two_table_writes_leaves_no_set_and_reruns_exactly(
 def _job_pid(log):
     import re
 
-    match = re.search(r"job of the Snakemake run pid \d+ \(pid (\d+)\)",
+    match = re.search(r"job of the Snakemake run pid \d+ .*\(this job: pid (\d+)\)",
                       log.read_text() if log.is_file() else "")
     return int(match.group(1)) if match else None
 

@@ -115,8 +115,9 @@ def test_dry_run_without_ablations_plans_no_ablation_product(tmp_path):
     jobs = planned_jobs(proc)
     assert jobs.get("table_train_accuracy") == 1
     assert not {"table_ablations", "table_copy_without_position", "figure_ablation_bars"} & set(jobs)
-    # the run's trainings and the seed distribution's (on by default; the run's own are the same jobs)
-    assert jobs["train_case"] == len(plan.runnable_cases("train", _with_ablations({})))
+    # the run's trainings, and apart the seed distribution's others (on by default)
+    assert jobs["train_case"] == len(plan.cases("train", _with_ablations({})))
+    assert jobs["seed_training_case"] == len(plan.seed_extra_cases(_with_ablations({})))
 
 
 # --- results/README.md ----------------------------------------------------------------------------

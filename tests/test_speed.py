@@ -80,10 +80,11 @@ def test_the_ledger_writes_the_factors_and_the_editions_read_them(tmp_path):
     from attnrepro.report import ledger_io
 
     published = tmp_path / "published.yaml"
-    lines = ["speed: {band: 3, why: the article's own runs of one timing spread by up to 2.7x}", "claims:"]
+    lines = ["speed: {band: 3, why: the article's own runs of one timing spread by up to 2.7x}",
+             "rationales: {raw-order: only its order of magnitude compares}", "claims:"]
     for claim in _claims():
         lines.append(f"  - {{id: {claim.id}, article: '000', section: s, claim: c, "
-                     f"published: '{claim.published}', class: machine-bound, raw_time: true, "
+                     f"published: '{claim.published}', class: machine-bound, raw_time: true, why: raw-order, "
                      f"source: {claim.source}, "
                      "location: {line: 1, column: 1}}")
     published.write_text("\n".join(lines).replace("'mean_seconds'", "mean_seconds") + "\n")

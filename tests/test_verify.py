@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, copy_repo, snakemake
+from conftest import REPO, copy_repo, copy_run, snakemake
 from attnrepro import io, plan, verify
 from attnrepro import verify_compare as vc
 
@@ -304,7 +304,7 @@ def test_a_rerun_that_fails_exits_2(tmp_path, capsys):
 def archived(small_run, tmp_path_factory):
     """(results folder, archive) of a private copy of the small run, archived with its lock."""
     root = tmp_path_factory.mktemp("verify") / "run"
-    shutil.copytree(small_run, root, symlinks=True)  # keeps the times: nothing is out of date
+    copy_run(small_run, root)
     shutil.rmtree(root / "results/archive", ignore_errors=True)
     shutil.copy(REPO / "requirements.lock", root / "requirements.lock")
     proc = snakemake(root, "archive")

@@ -3,6 +3,7 @@
 import ast
 import re
 import time
+from pathlib import Path
 
 import yaml
 
@@ -30,8 +31,30 @@ def test_every_file_carries_its_provenance(small_run):
         assert path.startswith(f"results/data/{exp.article}/{exp.id}/")
         assert meta["versions"]["numpy"] and meta["started"] <= meta["finished"]
         assert meta["threads"] >= 1 and meta["blas"]
-        assert meta["git"].keys() == {"commit", "dirty"}
+        # a copy of the workflow is no git checkout: neither clean nor dirty, and it says why
+        assert meta["git"] == {"commit": None, "dirty": None, "unknown": meta["git"]["unknown"]}
+        assert meta["git"]["unknown"].startswith("no commit to record: fatal: not a git repository")
         assert meta["numerics"]["canonical"] is True, (path, meta["numerics"])  # numerics.pin reached the job
+
+
+def test_a_checkout_records_its_commit_and_whether_it_is_dirty(tmp_path):
+    from attnrepro import provenance
+
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    run = ["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a"]
+    import subprocess
+
+    subprocess.run([*run[:3], "init", "-q"], check=True)
+    (repo / "src" / "x.py").write_text("a = 1\n")
+    subprocess.run([*run, "add", "."], check=True)
+    subprocess.run([*run, "commit", "-qm", "x"], check=True)
+    state = provenance.git_state(repo)
+    assert len(state["commit"]) == 40 and state == {"commit": state["commit"], "dirty": False}
+    (repo / "src" / "x.py").write_text("a = 2\n")
+    assert provenance.git_state(repo)["dirty"] is True
+    assert provenance.git_state(tmp_path / "nowhere") == {
+        "commit": None, "dirty": None, "unknown": provenance.git_state(tmp_path / "nowhere")["unknown"]}
 
 
 def test_small_config_reaches_the_jobs(small_run):
@@ -94,3 +117,18 @@ def test_second_run_has_nothing_to_do_and_is_fast(small_run):
 def test_small_config_file_is_valid():
     assert yaml.safe_load((REPO / "config" / "small.yaml").read_text())
     small_config()
+
+
+def test_the_index_counts_the_files_each_folder_holds_on_disk(small_run):
+    """Each data folder the index names holds exactly the files it counts: the seed distribution's
+    trainings beyond the run's own live under results/seeds/, never beside the run's trainings."""
+    text = (small_run / "results/README.md").read_text()
+    counted = re.findall(r"`(data/\d{3}/\w+)/\*\.parquet` \((\d+) files?\)", text)
+    assert len(counted) > 20
+    for folder, n in dict(counted).items():
+        assert len(list((small_run / "results" / folder).glob("*.parquet"))) == int(n), folder
+    seeds = re.search(r"`(seeds/data/001/train)/<task>-L<L>-seed<seed>.parquet` \((\d+) files\)", text)
+    assert seeds is not None
+    assert len(list((small_run / "results" / seeds.group(1)).glob("*.parquet"))) == int(seeds.group(2))
+    run_seeds = {p.name for p in (small_run / "results/data/001/train").glob("*.parquet")}
+    assert run_seeds == {Path(p).name for p in plan.experiment_outputs("train", small_config())}

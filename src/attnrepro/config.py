@@ -42,7 +42,7 @@ def _read(path):
     if not path.is_file():
         return None, [f"config file not found: {path}"]
     try:
-        data = yamlfile.load(path)
+        data = yamlfile.load(path, fast=True)
     except yamlfile.DuplicateKey as error:
         return None, error.lines
     except (yaml.YAMLError, UnicodeDecodeError) as error:
@@ -154,7 +154,8 @@ def schema_errors(config, schema_path=SCHEMA):
     """Messages for every violation of the JSON schema, each starting with its key."""
     import yaml
 
-    validator = _validator(yaml.safe_load(Path(schema_path).read_text()))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: the same data
+    validator = _validator(yaml.load(Path(schema_path).read_text(), Loader=loader))
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     return [f"{_key(list(e.absolute_path))}: {e.message}{_bound(e)}" for e in errors]
 

@@ -14,6 +14,7 @@ PACKAGE = "attnrepro"
 SRC = Path(__file__).resolve().parents[1]
 
 
+@functools.lru_cache(maxsize=None)
 def _module_path(name, src):
     """File of a dotted module name inside ``src``, or None when it is not ours."""
     base = src.joinpath(*name.split("."))
@@ -23,6 +24,7 @@ def _module_path(name, src):
     return None
 
 
+@functools.lru_cache(maxsize=None)
 def _package_inits(name, src):
     """The ``__init__.py`` of every package on the way to ``name`` (Python runs them all)."""
     parts = name.split(".")
@@ -57,6 +59,7 @@ def _imported_names(path, name):
 
 
 @functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None)
 def data_files(path):
     """The repository-relative data files that the module file ``path`` declares it reads
     (its top-level ``READS``: a tuple or list of string literals)."""
@@ -74,6 +77,7 @@ def data_files(path):
     return ()
 
 
+@functools.lru_cache(maxsize=None)
 def source_files(*modules, src=SRC):
     """Every file of this package that importing ``modules`` executes, and the data files those
     modules read (their ``READS``).

@@ -177,6 +177,29 @@ def seed_distribution_cases(config):
     return train_cases(section)
 
 
+def seed_extra_cases(config):
+    """{case name: params} of the seed distribution's trainings that the run's own grid does not
+    hold (the run's own are the same jobs and files)."""
+    own = cases("train", config)
+    return {name: params for name, params in seed_distribution_cases(config).items()
+            if own.get(name) != params}
+
+
+def seed_output_path(case, table="main"):
+    """Where a training of the seed distribution beyond the run's own writes a table:
+    ``results/seeds/data/001/train/<case>[.<table>].parquet``, never beside the run's trainings
+    (a glob of results/data/001/train/ holds exactly the run's)."""
+    return f"{RESULTS}/seeds/" + output_path("train", case, table).removeprefix(f"{RESULTS}/")
+
+
+def seed_training_paths(config, tables=("main",)):
+    """Every table ``tables`` of every training of the seed distribution: the run's own where
+    they are, the others under results/seeds/ (seed_output_path)."""
+    extra = seed_extra_cases(config)
+    return [seed_output_path(case, t) if case in extra else output_path("train", case, t)
+            for case in seed_distribution_cases(config) for t in tables]
+
+
 def runnable_cases(experiment_id, config):
     """{case name: params} that the experiment's rule can build: the run's cases and, for
     ``train``, the seed distribution's (built only when a target asks for them)."""
@@ -243,3 +266,25 @@ def experiment_outputs(experiment_id, config):
 def all_outputs(config):
     """Every Parquet file of a full run under ``config``."""
     return [path for e in enabled(config) for path in experiment_outputs(e, config)]
+
+
+# train: the column of a training's tables that each fan-out key of its section fills
+TRAIN_SELECTORS = {"task": "tasks", "L": "lengths", "seed": "seeds"}
+
+
+def selectors(config):
+    """{experiment: {column: [config key, values]}}: for each experiment of ``config``, the list
+    keys of its section (a grid key, or one job's list such as ``quadratic_cost.n``) and the
+    values this config gives them, under the column of the results their values fill (train's
+    ``lengths`` fill ``L``). The ledger names the key when the config leaves out a claim's row."""
+    out = {}
+    for experiment_id in EXPERIMENTS:
+        section = config.get(experiment_id) or {}
+        found = {key: [f"{experiment_id}.{key}", value] for key, value in section.items()
+                 if isinstance(value, list)}
+        if experiment_id == "train":
+            found = {column: [f"train.{key}", section[key]] for column, key in TRAIN_SELECTORS.items()
+                     if isinstance(section.get(key), list)}
+        if found:
+            out[experiment_id] = found
+    return out

@@ -20,17 +20,21 @@ def now():
 
 
 def git_state(repo=REPO):
-    """Commit of the checkout and whether its tracked files differ from it."""
+    """Commit of the checkout and whether its tracked files under src/, workflow/ and config/ differ
+    from it. Where that cannot be known (not a git checkout, no git), both are None and ``unknown``
+    says why: a copy without a repository is neither clean nor dirty."""
     def git(*args):
-        return subprocess.run(
-            ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=10
-        ).stdout.strip()
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=10)
+        if done.returncode:
+            raise subprocess.SubprocessError(done.stderr.strip().splitlines()[-1] if done.stderr.strip()
+                                             else f"git {args[0]} failed")
+        return done.stdout.strip()
 
     try:
-        commit = git("rev-parse", "HEAD") or None
+        commit = git("rev-parse", "HEAD")
         dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", "src", "workflow", "config"))
-    except (OSError, subprocess.SubprocessError):
-        commit, dirty = None, None
+    except (OSError, subprocess.SubprocessError) as error:
+        return {"commit": None, "dirty": None, "unknown": f"no commit to record: {error}"}
     return {"commit": commit, "dirty": dirty}
 
 

@@ -44,10 +44,13 @@ import tempfile
 import zlib
 from pathlib import Path
 
+from attnrepro import fingerprint
 from attnrepro.verify_compare import KINDS, compare
 
 REPO = Path(__file__).resolve().parents[2]
-COPIED = ("Snakefile", "workflow", "src", "config", "envs", "requirements.lock")  # what a rerun needs
+# what a rerun needs: the workflow, its code and config, the lock, and the repository files that
+# the code reads (the modules' READS, such as the golden fingerprint every job checks)
+COPIED = ("Snakefile", "workflow", "src", "config", "envs", "requirements.lock", *fingerprint.READS)
 LOCK = "requirements.lock"
 
 

@@ -94,6 +94,39 @@ def report_outputs():
     ]
 
 
+def article_comparison():
+    """The ledger's `--article` JSON (attnrepro.report.comparable.Article): the parameters the
+    article's config (config/config.yaml) plans for the run's cases, the run's list values
+    (plan.selectors), and each experiment section whose keys differ from the article's.
+    """
+    article = attnrepro_config.load(attnrepro_config.DEFAULT)
+    sections = {}
+    for name in plan.EXPERIMENTS:
+        mine, theirs = config.get(name) or {}, article.get(name) or {}
+        keys = sorted(
+            k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k)
+        )
+        if keys:
+            sections[name] = keys
+    upstream = {
+        name: [
+            list(case)
+            for case in dict.fromkeys(
+                plan.parse_output(p)[::2]
+                for p in plan.input_paths(name, config).values()
+            )
+        ]
+        for name in plan.enabled(config)
+    }
+    comparison = {
+        "params": plan.expected_params(all_outputs(), article),
+        "grid": plan.selectors(config),
+        "sections": sections,
+        "upstream": {name: cases for name, cases in upstream.items() if cases},
+    }
+    return json.dumps(comparison, sort_keys=True, separators=(",", ":"))
+
+
 def yaml_text(cfg):
     """The resolved config as YAML (a param: changing any value rewrites it)."""
     import yaml
@@ -119,9 +152,12 @@ def git_sha():
 GIT_SHA = git_sha()
 
 
-def case_params(experiment_id):
-    """An input function: the JSON parameters of the job's case."""
-    all_cases = plan.runnable_cases(experiment_id, config)
+def case_params(experiment_id, all_cases=None):
+    """An input function: the JSON parameters of the job's case (among ``all_cases``, default
+    every case the experiment's rules can build)."""
+    all_cases = (
+        plan.runnable_cases(experiment_id, config) if all_cases is None else all_cases
+    )
 
     def params(wildcards):
         return json.dumps(all_cases[wildcards.case], sort_keys=True)
@@ -162,8 +198,9 @@ def expected_params(paths):
 
 
 def case_pattern(experiment_id):
-    """A wildcard constraint matching exactly the cases the rule can build."""
-    names = plan.runnable_cases(experiment_id, config)
+    """A wildcard constraint matching exactly the run's cases of the experiment (the seed
+    distribution's other trainings have a rule of their own, evidence.smk)."""
+    names = plan.cases(experiment_id, config)
     return "|".join(sorted(names)) or "__none__"
 
 

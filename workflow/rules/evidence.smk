@@ -52,10 +52,9 @@ def numerics_data(wildcards):
 
 
 def seed_trainings():
-    """The main table of every training of the seed distribution (plan.seed_distribution_cases)."""
-    return [
-        plan.output_path("train", case) for case in plan.seed_distribution_cases(config)
-    ]
+    """The main table of every training of the seed distribution: the run's own, and the others
+    under results/seeds/ (plan.seed_training_paths)."""
+    return plan.seed_training_paths(config)
 
 
 def train_sections():
@@ -73,11 +72,7 @@ def archive_files(wildcards):
     files = all_outputs() + report_outputs() + evidence_all() + article_outputs()
     if "seeds" in EVIDENCE_ON:
         # every table of those trainings: `attnrepro verify` compares every Parquet file
-        files += [
-            plan.output_path("train", case, table)
-            for case in plan.seed_distribution_cases(config)
-            for table in plan.EXPERIMENTS["train"].tables
-        ]
+        files += plan.seed_training_paths(config, plan.EXPERIMENTS["train"].tables)
     if "numerics" in EVIDENCE_ON:
         files += [evidence.SETTINGS_FILE, *numerics_data(wildcards)]
     return sorted(set(files))

@@ -48,3 +48,35 @@ for exp in plan.EXPERIMENTS.values():
             " --section {params.section:q} --threads {threads} --pin {params.pin}"
             " --params-json {params.json:q} --out {output.main} {params.tables}"
             " {params.inputs} 2> {log}"
+
+
+# The seed distribution's trainings beyond the run's own: the train experiment's job, writing under
+# results/seeds/data/ (plan.seed_output_path), never beside the run's trainings.
+TRAIN = plan.EXPERIMENTS["train"]
+SEED_EXTRA = plan.seed_extra_cases(config)
+
+
+rule seed_training_case:
+    input:
+        sources(TRAIN.module),
+    output:
+        **{t: plan.seed_output_path("{case}", t) for t in TRAIN.tables},
+    log:
+        "results/logs/seeds/001/train/{case}.log",
+    benchmark:
+        "results/benchmarks/seeds/001/train/{case}.tsv"
+    wildcard_constraints:
+        case=alternatives(SEED_EXTRA),
+    conda:
+        CONDA_ENV
+    threads: TRAIN.threads
+    params:
+        json=case_params("train", SEED_EXTRA),
+        article=TRAIN.article,
+        section=TRAIN.section,
+        tables=extra_tables,
+        pin=NUMERICS["pin"],
+    shell:
+        "python -m attnrepro.job train --article {params.article}"
+        " --section {params.section:q} --threads {threads} --pin {params.pin}"
+        " --params-json {params.json:q} --out {output.main} {params.tables} 2> {log}"

@@ -75,9 +75,11 @@ rule ledger:
         evidence=evidence_options,
         pin=NUMERICS["pin"],
         expected=expected_params(all_outputs()),
+        # what the article's config plans: a claim computed otherwise is "other parameters"
+        article=article_comparison(),
     shell:
         "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
-        " ledger --published {input.published}"
+        " ledger --published {input.published} --article {params.article:q}"
         " --csv {output.csv} --md {output.md} --speed {output.speed} {params.evidence}"
         " --inputs {input.data} 2> {log}"
 

@@ -28,8 +28,10 @@ import numpy as np
 from attnrepro import yamlfile
 from attnrepro.report import statistics
 
-CLASSES = ("exact", "round-off", "stochastic", "machine-bound")
-VERDICTS = ("reproduced", "within tolerance", "differs", "missing")
+CLASSES = ("exact", "echo", "round-off", "stochastic", "machine-bound")
+COMPUTED = ("exact", "round-off", "stochastic", "machine-bound")  # the headline's: an echo is counted apart
+JUSTIFIED = ("echo", "round-off", "machine-bound")  # classes whose claims name their rationale (why:)
+VERDICTS = ("reproduced", "within tolerance", "differs", "missing", "other parameters")
 REDUCERS = statistics.REDUCERS  # the article's arithmetic, shared with the tables and the evidence
 _SCI = re.compile(r"[-+]?\d+(?:\.(\d*))?e([-+]?)(\d+)")
 _FIXED = re.compile(r"[-+]?\d+(?:\.(\d*))?")
@@ -58,6 +60,8 @@ class Claim:
     location: dict = None  # where it is printed in the article: {line, column[, text]} (check_location)
     printed: dict = None  # the report table cell that prints it: {table, row: {column: value}, column}
     raw_time: bool = False  # machine-bound: a raw time, judged against its article's speed factor
+    why: str = None  # the name of its rationale (published.yaml rationales:): why its class, band, tolerance
+    rationale: str = None  # that rationale's sentence, quoted in the reason (load_claims)
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -112,8 +116,17 @@ def load_claims(path):
     when one has none, two share an id, or a claim gives a key twice (yamlfile.DuplicateKey,
     naming file, line and key: YAML would keep the last value silently)."""
     # libyaml's parser when PyYAML has it: the same data, 8 times faster
-    entries = yamlfile.load(path, fast=True)["claims"]
-    claims = [Claim.from_dict(e) for e in entries]
+    data = yamlfile.load(path, fast=True)
+    claims = [Claim.from_dict(e) for e in data["claims"]]
+    rationales = data.get("rationales") or {}
+    for claim in claims:
+        if claim.cls in JUSTIFIED and claim.why is None:
+            raise ValueError(f"claim {claim.id} ({claim.cls}) in {path}: no why: (the name of its rationale)")
+        if claim.why is not None:
+            if claim.why not in rationales:
+                raise ValueError(f"claim {claim.id} in {path}: why: {claim.why!r} is not one of the "
+                                 f"rationales ({', '.join(rationales)})")
+            claim.rationale = " ".join(str(rationales[claim.why]).split())
     unplaced = [c.id for c in claims if c.location is None]
     if unplaced:
         raise ValueError(f"claims without a location in {path}: {', '.join(unplaced[:5])}"

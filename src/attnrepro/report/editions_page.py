@@ -11,16 +11,18 @@ import html
 from attnrepro.report.ledger import VERDICTS
 
 VERDICT_CLASSES = {"reproduced": "v-reproduced", "within tolerance": "v-within",
-                   "differs": "v-differs", "missing": "v-missing"}
-CLAIM_CLASSES = {"exact": "c-exact", "round-off": "c-roundoff", "stochastic": "c-stochastic",
-                 "machine-bound": "c-machine"}
-SYMBOLS = {"reproduced": "✓", "within tolerance": "≈", "differs": "✗", "missing": "?"}
-CLASS_STYLES = (("exact", "solid"), ("round-off", "dotted"), ("stochastic", "dashed"),
-                ("machine-bound", "double"))
+                   "differs": "v-differs", "missing": "v-missing", "other parameters": "v-other"}
+CLAIM_CLASSES = {"exact": "c-exact", "echo": "c-echo", "round-off": "c-roundoff",
+                 "stochastic": "c-stochastic", "machine-bound": "c-machine"}
+SYMBOLS = {"reproduced": "✓", "within tolerance": "≈", "differs": "✗", "missing": "?",
+           "other parameters": "○"}
+CLASS_STYLES = (("exact", "solid"), ("echo", "wavy"), ("round-off", "dotted"),
+                ("stochastic", "dashed"), ("machine-bound", "double"))
 
 CSS = """
 :root { --ink: #1b1b1b; --muted: #5a5a5a; --line: #d0d4d9; --focus: #1a5fb4;
-  --reproduced: #cdebd6; --within: #fbe7a6; --differs: #f6b9b3; --missing: #d9dcdf; }
+  --reproduced: #cdebd6; --within: #fbe7a6; --differs: #f6b9b3; --missing: #d9dcdf;
+  --other: #e4e7f0; }
 * { box-sizing: border-box; }
 body { margin: 0; color: var(--ink); background: #fff; line-height: 1.6;
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
@@ -58,11 +60,14 @@ mark::after { position: absolute; right: -.4em; top: -.7em; font-size: .55em; li
 .v-within mark, .count.v-within { background: var(--within); }
 .v-differs mark, .count.v-differs { background: var(--differs); }
 .v-missing mark, .count.v-missing { background: var(--missing); }
+.v-other mark, .count.v-other { background: var(--other); }
 .v-reproduced mark::after { content: "✓"; }
 .v-within mark::after { content: "≈"; }
 .v-differs mark::after { content: "✗"; }
 .v-missing mark::after { content: "?"; }
+.v-other mark::after { content: "○"; }
 .c-exact mark { border-bottom-style: solid; }
+.c-echo mark { border-bottom: 0; text-decoration: underline wavy #888; }
 .c-roundoff mark { border-bottom-style: dotted; }
 .c-stochastic mark { border-bottom-style: dashed; }
 .c-machine mark { border-bottom: 3px double #444; }
@@ -142,11 +147,18 @@ SCRIPT = """
 
 
 def counts(notes):
-    """{verdict: number of notes}, every verdict of the ledger present."""
+    """{verdict: number of notes} of the computed claims (echoes of the configuration are counted
+    apart: :func:`echoes`), every verdict of the ledger present."""
     out = {verdict: 0 for verdict in VERDICTS}
     for note in notes:
-        out[note.verdict] = out.get(note.verdict, 0) + 1
+        if note.cls != "echo":
+            out[note.verdict] = out.get(note.verdict, 0) + 1
     return out
+
+
+def echoes(notes):
+    """The notes of claims that echo the configuration (class echo), counted apart."""
+    return [n for n in notes if n.cls == "echo"]
 
 
 def bar(article, title, notes):
@@ -158,8 +170,13 @@ def bar(article, title, notes):
         for v, n in counts(notes).items())
     legend = "".join(f'<span><u style="text-decoration-style:{style}">{name}</u></span>'
                      for name, style in CLASS_STYLES)
+    echoed = echoes(notes)
+    apart = sum(n.verdict == "reproduced" for n in echoed)
+    computed = len(notes) - len(echoed)
     return (f'<header class="bar" aria-label="verdicts of article {article}">'
-            f'<span class="name">Article {article}: {len(notes)} numbers judged</span>{chips}'
+            f'<span class="name">Article {article}: {computed} computed numbers judged</span>{chips}'
+            f'<span class="echoes" data-count="{len(echoed)}">and {len(echoed)} echoes of the configuration '
+            f"({apart} reproduced)</span>"
             '<button type="button" id="previous" aria-label="previous number not reproduced">'
             "◀ previous</button>"
             '<button type="button" id="next" aria-label="next number not reproduced">next ▶</button>'

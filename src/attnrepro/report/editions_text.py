@@ -42,10 +42,14 @@ def folder_of(config):
 
 
 def expected_hashes(published=PUBLISHED):
-    """{article: SHA-256} that ``config/published.yaml`` records for the articles' files."""
-    from attnrepro import yamlfile
+    """{article: SHA-256} that ``config/published.yaml`` records for the articles' files (read
+    without the strict check of a key given twice: every Snakemake start reads them, and the
+    ledger job reads the whole file strictly, :func:`attnrepro.report.claims.load_claims`)."""
+    import yaml
 
-    return {str(k): v for k, v in (yamlfile.load(published, fast=True).get("articles") or {}).items()}
+    with open(published, encoding="utf-8") as fh:
+        data = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return {str(k): v for k, v in (data.get("articles") or {}).items()}
 
 
 def sha256(path):

@@ -47,14 +47,16 @@ def table_hash(path):
 
 
 def hashed_files(data_root):
-    """The Parquet files under ``data_root`` (results/data) of non-timing experiments, sorted."""
+    """The Parquet files of non-timing experiments under ``data_root`` (results/data) and beside it
+    under seeds/data (the seed distribution's trainings beyond the run's own), sorted."""
     root = Path(data_root)
-    files = sorted(root.rglob("*.parquet"))
+    files = sorted(root.rglob("*.parquet")) + sorted((root.parent / "seeds" / "data").rglob("*.parquet"))
     return [p for p in files if not plan.EXPERIMENTS[plan.parse_output(p)[0]].timing]
 
 
 def _relative(path, data_root):
-    return f"{plan.RESULTS}/data/{Path(path).relative_to(data_root).as_posix()}"
+    """A file's path as the repository names it: results/data/... or results/seeds/data/..."""
+    return f"{plan.RESULTS}/{Path(path).relative_to(Path(data_root).parent).as_posix()}"
 
 
 def snapshot_tables(data_root):
@@ -210,14 +212,17 @@ def golden_problems(golden_dir, table, data_root):
 
 
 def ledger_problems(table):
-    """What no run may show: an empty ledger, a missing claim, an exact claim not reproduced,
-    a claim computed with non-canonical numerics."""
+    """What no run may show: an empty ledger, a missing claim, a claim not comparable with the
+    article (computed with other parameters: the gate runs on the article's config), an exact
+    claim not reproduced, a claim computed with non-canonical numerics."""
     if table.empty:
         return ["the ledger is empty"]
     problems = [f"claim {r.id}: missing ({r.reason})" for r in table.itertuples() if r.verdict == "missing"]
+    problems += [f"claim {r.id}: not comparable with the article ({r.reason})" for r in table.itertuples()
+                 if r.verdict == "other parameters"]
     problems += [f"claim {r.id}: exact claim not reproduced (published {r.published}, reproduced "
                  f"{r.reproduced})" for r in ledger.exact_failures(table).itertuples()
-                 if r.verdict != "missing"]
+                 if r.verdict not in ("missing", "other parameters")]
     if "numerics" in table.columns:
         problems += [f"claim {r.id}: {r.numerics}" for r in table.itertuples() if r.numerics != "canonical"]
     return problems

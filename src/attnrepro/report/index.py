@@ -61,9 +61,10 @@ def _evidence_lines(config):
             out.append(f"- `{sweep}`: the sweep's data, one folder per setting, laid out as `data/` "
                        "(the cases of `numerics.cases`).")
         else:
-            trainings = _rel(plan.output_path("train", "<task>-L<L>-seed<seed>"))
-            out.append(f"- `{trainings}`: the trainings it reads (`train.lengths` x "
-                       "`seed_distribution.seeds`; the grid's own cases are the same files).")
+            trainings = _rel(plan.seed_output_path("<task>-L<L>-seed<seed>"))
+            n = len(plan.seed_extra_cases(config)) * len(plan.EXPERIMENTS["train"].tables)
+            out.append(f"- `{trainings}` ({n} files): its trainings beyond the run's own (`train.lengths` x "
+                       "`seed_distribution.seeds`; the run's own are its files in `data/001/train/`).")
     return out
 
 

@@ -95,6 +95,9 @@ def add_ledger(ledger):
     ledger.add_argument("--csv", required=True)
     ledger.add_argument("--md", required=True)
     ledger.add_argument("--speed", help="where to write each article's speed factor (results/speed.csv)")
+    ledger.add_argument("--article", metavar="JSON",
+                        help="what the article's config plans (attnrepro.report.comparable.Article): a claim "
+                             "computed otherwise is judged 'other parameters'")
     ledger.add_argument("--gate", action="store_true", help="exit 1 if an exact claim is not reproduced")
     ledger.add_argument("--numerics-evidence", help="the numerics sweep's ledger_numerics.csv, to cite")
     ledger.add_argument("--seed-evidence",
@@ -172,9 +175,11 @@ def draw_figure(args):
 
 def write_ledger(args):
     load = _module("attnrepro.report.results").Loader(args.inputs)
+    article = _module("attnrepro.report.comparable").Article.from_json(args.article) if args.article else None
     return _module("attnrepro.report.ledger_io").write(
         args.published, load, args.csv, args.md, gate=args.gate,
-        numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence, speed_csv=args.speed)
+        numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence, speed_csv=args.speed,
+        article=article)
 
 
 def write_numerics(args):

@@ -32,7 +32,7 @@ tolerance* when the statistic lies in it or the run's seed spread overlaps it.
 import numpy as np
 import pandas as pd
 
-from attnrepro.report import speed, statistics
+from attnrepro.report import comparable, speed, statistics
 from attnrepro.report.claims import (  # noqa: F401  (the ledger's names, used through it)
     CLASSES, REDUCERS, VERDICTS, Claim, _normalise, _parse, _published_text, cases_read, check_location,
     check_printed, format_like, load_claims, published_range, reduce, reproduced, select,
@@ -58,8 +58,9 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None):
     interval = (_parse(claim.published) or (None,) * 4)[3]
     if text == _published_text(claim) and not interval:
         return "reproduced", text, ""
-    if claim.cls == "exact":
-        return "differs", text, claim.note or "exact claim: digits differ"
+    if claim.cls in ("exact", "echo"):
+        what = "exact claim" if claim.cls == "exact" else f"echo{_why(claim)}"
+        return "differs", text, claim.note or f"{what}: digits differ"
     if claim.cls == "round-off":
         return _judge_roundoff(claim, value, text)
     if claim.cls == "stochastic":
@@ -74,14 +75,23 @@ def _here_matches(claim, value):
 
 
 def _judge_roundoff(claim, value, text):
+    """Both values below the claim's tolerance. A reproduced exact zero is no round-off figure: the
+    two computations it compares gave the same bits (a tensor against itself would), so it cannot
+    say the code agrees up to round-off; where the article prints 0 the text already matched."""
     published = published_range(claim.published)[1]
     tol = claim.tolerance
+    if float(value) == 0.0:
+        why = ("round-off claim reproduced as exactly 0: the two computations compared gave the same bits, "
+               f"so nothing is measured at the level of round-off (the article prints {claim.published})")
+        return "differs", text, _join(why, claim.note)
     if tol is not None and abs(float(value)) <= tol and abs(published) <= tol:
-        reason = f"round-off: both below {tol:g}; the last bits depend on the CPU and BLAS kernel"
+        reason = (f"round-off: both below {tol:g}{_why(claim)}; the last bits depend on the CPU and BLAS "
+                  "kernel")
         if _here_matches(claim, value):
             reason += f" (the article's own code gives {claim.here} on this machine kind)"
         return "within tolerance", text, _join(reason, claim.note)
-    return "differs", text, _join(f"round-off claim above its tolerance {tol}", claim.note)
+    above = f"round-off claim above its tolerance {tol}{_why(claim)}"
+    return "differs", text, _join(above, claim.note)
 
 
 # the fallback when no seed distribution places a stochastic claim (never silent)
@@ -161,15 +171,40 @@ def _span(values, published):
 
 
 def _judge_timing(claim, value, text):
+    """Inside the claim's band (or the article's own interval), which its rationale explains; the
+    reproduced value is shown at the precision that decides (0.093 s against 0.07-0.09 s)."""
     band = claim.band
     if band is None and (_parse(claim.published) or (None,) * 4)[3]:
         band = published_range(claim.published)  # the article's own interval
     if band is not None:
         low, high = band
         inside = low <= float(value) <= high
-        reason = f"machine-bound: accepted band {low:g} to {high:g} stated before measuring"
+        text = decisive_text(value, claim.published, claim.decimals, low, high)
+        reason = f"machine-bound: accepted band {low:g} to {high:g}{_why(claim)}"
         return ("within tolerance" if inside else "differs"), text, _join(reason, claim.note)
     return "differs", text, _join("machine-bound: raw time of another CPU", claim.note)
+
+
+def decisive_text(value, published, decimals, low, high):
+    """``value`` written like ``published``, with as many more digits as it takes for the text to
+    fall on the same side of [low, high] as the value does: what was judged, not a rounding that
+    contradicts the verdict ("0.09 s" for 0.093 against 0.07-0.09 s reads "0.093 s")."""
+    inside = low <= float(value) <= high
+    text = format_like(value, published, decimals)
+    for extra in range(1, 9):
+        shown = published_range(text) if _parse(text) else None
+        if shown is None or (low <= shown[1] <= high) == inside:
+            return text
+        text = format_like(value, _more_digits(published, extra))
+    return text
+
+
+def _more_digits(published, extra):
+    """``published`` with ``extra`` more decimals in its number ("0.07-0.09 s" -> "0.090 s")."""
+    number, space, unit, _ = _parse(published)
+    mantissa, e, exponent = number.partition("e")
+    mantissa = mantissa + ("" if "." in mantissa else ".") + "0" * extra
+    return f"{mantissa}{e}{exponent}{space}{unit}"
 
 
 def _judge_raw_time(claim, value, text, factor, rule):
@@ -181,7 +216,8 @@ def _judge_raw_time(claim, value, text, factor, rule):
     info = ""
     if band is not None:
         where = "inside" if band[0] <= float(value) <= band[1] else "outside"
-        info = f"as information, the raw time lies {where} the claim's band {band[0]:g} to {band[1]:g}"
+        info = (f"as information, the raw time lies {where} the claim's band {band[0]:g} to {band[1]:g}"
+                f"{_why(claim)}")
     return ("within tolerance" if inside else "differs"), text, _join(reason, info, claim.note)
 
 
@@ -202,15 +238,23 @@ def raw_time_factors(claims, load):
     return speed.factors(ratios)
 
 
+def _why(claim):
+    """`` (<rationale>)`` of a claim that names one (published.yaml rationales), else ""."""
+    return f" ({claim.rationale})" if claim.rationale else ""
+
+
 def _join(*parts):
     return "; ".join(p for p in parts if p)
 
 
-def evaluate(claims, load, spread=None, rule=None):
+def evaluate(claims, load, spread=None, rule=None, article=None):
     """The ledger as a DataFrame. ``load(experiment, table)`` returns a results table; ``spread``
     (a seeds_evaluate.Spread, or None) is what the stochastic claims are judged against; ``rule``
     (a speed.Rule, from published.yaml's ``speed``; None: each raw time judged alone by its band) how
-    a raw time is judged against its article's speed factor (:func:`raw_time_factors`)."""
+    a raw time is judged against its article's speed factor (:func:`raw_time_factors`); ``article``
+    (a comparable.Article, or None: every claim taken as computed with the article's parameters)
+    what the article's config plans: a claim computed with other parameters, or whose row this
+    run's config left out, is judged "other parameters"."""
     factors = raw_time_factors(claims, load) if rule is not None else {}
     rows = []
     for claim in claims:
@@ -219,7 +263,11 @@ def evaluate(claims, load, spread=None, rule=None):
             value, values = reproduced(claim.source, load)
         except (FileNotFoundError, KeyError, ValueError):
             value, values = None, None
-        verdict, text, reason = judge(claim, value, values, spread, factors.get(claim.article), rule)
+        other = _other_parameters(claim, value, load, article) if article is not None else None
+        if other is not None:
+            verdict, text, reason = other
+        else:
+            verdict, text, reason = judge(claim, value, values, spread, factors.get(claim.article), rule)
         rows.append({
             "id": claim.id, "article": claim.article, "section": claim.section,
             "claim": claim.claim, "published": claim.published, "reproduced": text,
@@ -229,6 +277,20 @@ def evaluate(claims, load, spread=None, rule=None):
                                        "reproduced", "class", "verdict", "reason"])
 
 
+def _other_parameters(claim, value, load, article):
+    """(verdict, text, reason) of a claim not comparable with the article (report.comparable), or None."""
+    if value is None:
+        why = comparable.left_out(claim, article)
+        return (comparable.VERDICT, "", f"not computed: {why} (this run's config left out the article's "
+                                        "row)") if why else None
+    why = comparable.differing(claim, load, article)
+    if not why:
+        return None
+    text = (_span(value.values(), claim.published) if isinstance(value, dict)
+            else format_like(value, claim.published, claim.decimals))
+    return comparable.VERDICT, text, f"computed with other parameters than the article's: {why}"
+
+
 def summary(ledger):
     """Counts of each verdict per article (rows: article, columns: verdicts)."""
     table = pd.crosstab(ledger["article"], ledger["verdict"])
@@ -236,5 +298,5 @@ def summary(ledger):
 
 
 def exact_failures(ledger):
-    """Claims classed exact that did not reproduce (the CI gate on this machine kind)."""
-    return ledger[(ledger["class"] == "exact") & (ledger["verdict"] != "reproduced")]
+    """Claims classed exact or echo that did not reproduce (the CI gate on this machine kind)."""
+    return ledger[ledger["class"].isin(["exact", "echo"]) & (ledger["verdict"] != "reproduced")]

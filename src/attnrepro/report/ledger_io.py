@@ -32,20 +32,41 @@ def speed_lines(factors, rule):
     return lines
 
 
-def markdown(table, factors=None, rule=None):
-    counts = ledger.summary(table)
+def config_lines(article):
+    """What LEDGER.md says first when the run's config is not the article's (report.comparable)."""
+    if article is None or not article.sections:
+        return []
+    differ = "; ".join(f"{s} ({', '.join(keys)})" for s, keys in sorted(article.sections.items()))
+    return [f"**This run's config is not the article's** (config/config.yaml) in: {differ}. A claim "
+            "computed with other parameters than the article's, or whose row the config left out, is "
+            "judged *other parameters* and its reason names the keys: it is not compared with the "
+            "article.", ""]
+
+
+def markdown(table, factors=None, rule=None, article=None):
+    computed = table[table["class"] != "echo"]
+    echoes = table[table["class"] == "echo"]
+    counts = ledger.summary(computed)
     lines = ["# Ledger: every published number beside the reproduced one", ""]
-    lines.append(f"**Summary** ({len(table)} claims) - {summary_line(counts)}.")
+    lines += config_lines(article)
+    lines.append(f"**Summary** ({len(computed)} computed claims) - {summary_line(counts)}.")
     lines.append("")
-    lines.append("Claims per verdict, by article:")
+    lines.append(f"Apart from them, {len(echoes)} echoes of the configuration (values the article prints "
+                 "back, or counts and shapes that follow from its sizes alone): "
+                 f"{int((echoes['verdict'] == 'reproduced').sum())} reproduced, "
+                 f"{int((echoes['verdict'] != 'reproduced').sum())} not.")
+    lines.append("")
+    lines.append("Computed claims per verdict, by article:")
     lines.append("")
     lines.append(counts.reset_index().to_markdown(index=False))
     lines.append("")
-    lines.append("Classes: exact (the printed digits must come out), round-off (1e-16 level: judged "
-                 "against a tolerance), stochastic (judged against the 95% interval of the 3-seed "
-                 "statistics of the seed distribution, or, where the run has none, against the run's own "
-                 "seeds, as the reason says; a published range row by row, each L's 3-seed mean inside it), "
-                 "machine-bound (timings: judged by a band stated before measuring).")
+    lines.append("Classes: exact (the printed digits must come out), echo (judged as exact, counted apart), "
+                 "round-off (1e-16 level: judged against a tolerance), stochastic (judged against the 95% "
+                 "interval of the 3-seed statistics of the seed distribution, or, where the run has none, "
+                 "against the run's own seeds, as the reason says; a published range row by row, each L's "
+                 "3-seed mean inside it), machine-bound (timings: a raw time against the article's speed "
+                 "factor, a ratio or slope by its band). Each band, tolerance and echo names its rationale "
+                 "(config/published.yaml, rationales), which its reason quotes.")
     lines.append("")
     lines.append(numerics_line(table))
     lines.append("")
@@ -95,22 +116,24 @@ def numerics_column(claims, load):
 
 
 def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None, seeds_csv=None,
-          speed_csv=None):
+          speed_csv=None, article=None):
     """Evaluate every claim: the stochastic ones against the seed distribution's CSV when given
     (else the run's own seeds, as their reasons say), the raw times against each article's speed
     factor (written to ``speed_csv`` when given); a round-off or stochastic deviation's reason
-    cites the numerics sweep's CSV when given, or says which target builds it."""
+    cites the numerics sweep's CSV when given, or says which target builds it. ``article`` (a
+    comparable.Article): what the article's config plans; a claim computed otherwise is judged
+    "other parameters", and LEDGER.md says which sections of the config differ."""
     claims = ledger.load_claims(published_path)
     rule = published.load_speed(published_path)
     found = citations.reasons(numerics_csv, claims, load)
     cited = {"numerics"} if numerics_csv else set()
-    table = citations.annotate(ledger.evaluate(claims, load, citations.spread(seeds_csv, load), rule),
-                               claims, found, cited)
+    table = citations.annotate(ledger.evaluate(claims, load, citations.spread(seeds_csv, load), rule,
+                                               article), claims, found, cited)
     table["numerics"] = numerics_column(claims, load)
     factors = ledger.raw_time_factors(claims, load)
     with io.atomic_path(csv_path) as tmp:
         table.to_csv(tmp, index=False)
-    io.write_text(md_path, markdown(table, factors, rule))
+    io.write_text(md_path, markdown(table, factors, rule, article))
     if speed_csv is not None:
         rows = pd.DataFrame([f.row(rule) for f in factors.values()], columns=speed.COLUMNS)
         with io.atomic_path(speed_csv) as tmp:

@@ -23,6 +23,7 @@ class Loader:
     """``loader(experiment, table)``: the concatenated cases, with a ``case`` column."""
 
     def __init__(self, paths):
+        self._params = {}
         self.files = defaultdict(list)
         for path in sorted(map(str, paths)):
             experiment, table, case = parse(path)
@@ -36,9 +37,13 @@ class Loader:
         return pd.concat(frames, ignore_index=True)
 
     def params(self, experiment, table="main"):
-        """{case: (provenance parameters, path)} of the files behind ``self(experiment, table)``."""
-        return {case: (io.read_provenance(path).get("params") or {}, path)
-                for case, path in self.files.get((experiment, table), [])}
+        """{case: (provenance parameters, path)} of the files behind ``self(experiment, table)``
+        (read once per loader: the ledger asks for them claim by claim)."""
+        key = (experiment, table)
+        if key not in self._params:
+            self._params[key] = {case: (io.read_provenance(path).get("params") or {}, path)
+                                 for case, path in self.files.get(key, [])}
+        return self._params[key]
 
     def numerics(self, experiment, table="main"):
         """'canonical' when every file behind ``self(experiment, table)`` ran the canonical
