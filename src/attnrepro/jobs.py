@@ -123,9 +123,11 @@ def runs_snakemake(argv):
 
 
 def find_run(pid=None):
-    """The :class:`Run` of the nearest Snakemake ancestor of ``pid`` (default: this process), or None."""
+    """The :class:`Run` of the nearest Snakemake ancestor of ``pid`` (default: this process), or None.
+    Every ancestor counts, pid 1 too (Snakemake is pid 1 in a container that runs it alone); the
+    walk ends above pid 1, whose parent, pid 0, has no ``/proc`` entry."""
     stat = _stat(pid or os.getpid())
-    while stat is not None and stat[1] > 1:
+    while stat is not None:
         parent = stat[1]
         stat = _stat(parent)
         if stat is not None and runs_snakemake(_argv(parent)):
@@ -197,7 +199,7 @@ def belongs_to(environ=os.environ):
 def start(poll=POLL_SECONDS, environ=os.environ):
     """Record the run this job belongs to and watch it (once per process); the run, or None.
     Raises :class:`RunEnded` when the run has already ended: the job must not even begin."""
-    if _state["run"] is None and _state["watchdog"] is None:
+    if _state["watchdog"] is None:  # a recorded run always has its watchdog
         run, how = belongs_to(environ)
         log.info("%s (this job: pid %d)", how, os.getpid())
         check(run)
