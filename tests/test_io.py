@@ -223,6 +223,7 @@ def test_a_result_written_with_other_parameters_is_stale(tmp_path):
                                          {"params": {"steps": 400, "task": "copy"}}), planned)
     # check_inputs: only the cases the plan names are compared
     io.check_inputs([path], {"train": {"other-case": planned}})
+    io.check_inputs([path], {"attention_map": {"default": planned}})  # no plan for train at all
     with pytest.raises(io.StaleResult):
         io.check_inputs([path], {"train": {"copy-L6-seed0": planned}})
     assert not issubclass(io.StaleResult, (ValueError, KeyError, OSError))

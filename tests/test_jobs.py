@@ -358,6 +358,8 @@ def test_command_lines_at_the_edges_of_what_runs_snakemake():
     assert jobs.runs_snakemake(["python", "-m", "snakemake"])
     assert not jobs.runs_snakemake(["python", "-m"])
     assert not jobs.runs_snakemake(["grep", "-rn", "snakemake"])  # an argument, not the program
+    assert jobs.runs_snakemake(["python3", "-u", "-m", "snakemake"])
+    assert not jobs.runs_snakemake(["git", "commit", "-a", "-m", "snakemake"])  # another program's -m
 
 
 def test_find_run_walks_every_ancestor_up_to_pid_1(monkeypatch):
