@@ -91,6 +91,15 @@ def _outcome(path, df):
     return "same"
 
 
+def _refused(read, path, problem, **options):
+    """Assert that ``read(path)`` raises CorruptResult with exactly the message a user reads."""
+    with pytest.raises(io.CorruptResult) as caught:
+        read(path, **options)
+    assert str(caught.value) == (f"{path}: corrupt result file ({problem}); "
+                                 f"rebuild it with `snakemake --cores N --forcerun {path}`")
+    assert caught.value.path == str(path)
+
+
 def test_no_flipped_bit_is_read_as_data(tmp_path):
     df, path = _result(tmp_path)
     size = len(path.read_bytes())
@@ -109,8 +118,11 @@ def test_a_flipped_bit_in_a_data_page_fails_its_page_checksum(tmp_path):
         start = chunk.dictionary_page_offset or chunk.data_page_offset
         for position in (start + chunk.total_compressed_size // 2, start + chunk.total_compressed_size - 3):
             flipped = _flipped(path, position, 3, tmp_path / "f.parquet")
-            with pytest.raises(io.CorruptResult, match="CRC checksum verification failed"):
+            with pytest.raises(io.CorruptResult) as caught:
                 io.read_parquet(flipped)
+            assert str(caught.value).startswith(
+                f"{flipped}: corrupt result file (unreadable: OSError: could not verify page integrity, "
+                "CRC checksum verification failed")
 
 
 def test_a_flipped_bit_in_the_footer_fails_the_content_hash(tmp_path):
@@ -121,8 +133,7 @@ def test_a_flipped_bit_in_the_footer_fails_the_content_hash(tmp_path):
     for name in (b"step", b"loss", b"task"):  # a column's name in the Thrift schema
         for bit in range(7):
             flipped = _flipped(path, data.index(name, footer), bit, tmp_path / "f.parquet")
-            with pytest.raises(io.CorruptResult, match="content does not match the hash recorded at write"):
-                io.read_parquet(flipped)
+            _refused(io.read_parquet, flipped, "its content does not match the hash recorded at write")
 
 
 def test_an_altered_provenance_fails_its_digest(tmp_path):
@@ -136,9 +147,7 @@ def test_an_altered_provenance_fails_its_digest(tmp_path):
     meta[io.KEY] = json.dumps({"params": {"steps": 2500}}).encode()  # the integrity record kept
     pq.write_table(table.replace_schema_metadata(meta), path)
     for read in (io.read_provenance, io.read_parquet):
-        with pytest.raises(io.CorruptResult,
-                           match="its provenance does not match the digest recorded at write"):
-            read(path)
+        _refused(read, path, "its provenance does not match the digest recorded at write")
 
 
 def test_a_file_with_an_integrity_record_is_verified_even_when_records_are_optional(tmp_path):
@@ -214,6 +223,7 @@ def test_a_result_written_with_other_parameters_is_stale(tmp_path):
                                          {"params": {"steps": 400, "task": "copy"}}), planned)
     # check_inputs: only the cases the plan names are compared
     io.check_inputs([path], {"train": {"other-case": planned}})
+    io.check_inputs([path], {"attention_map": {"default": planned}})  # no plan for train at all
     with pytest.raises(io.StaleResult):
         io.check_inputs([path], {"train": {"copy-L6-seed0": planned}})
     assert not issubclass(io.StaleResult, (ValueError, KeyError, OSError))
@@ -266,6 +276,7 @@ def test_a_jobs_tables_land_as_one_set_main_last(tmp_path, monkeypatch):
         outputs.commit()
     assert renamed == ["case.curve.parquet", "case.parameters.parquet", "case.parquet"]
     assert [io.read_parquet(paths[t])["v"][0] for t in paths] == list(paths)
+    assert [io.read_provenance(paths[t]) for t in paths] == [{"table": t} for t in paths]
     assert not list(tmp_path.glob(".*.tmp"))
 
 
@@ -305,3 +316,198 @@ def test_a_job_removes_the_temporaries_of_a_killed_earlier_attempt(tmp_path):
         path.write_bytes(b"PAR1 half a file")
     assert sorted(io.remove_leftovers(own)) == sorted(map(str, left))
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in other)
+
+
+def test_each_staged_table_reaches_the_fault_hook_by_its_name(tmp_path, monkeypatch, caplog):
+    from attnrepro import jobs
+
+    monkeypatch.setenv(jobs.FAULT, "pause-after-table:curve")
+    monkeypatch.setattr(jobs, "PAUSE_SECONDS", 0)
+    paths = {t: tmp_path / f"case.{t}.parquet" for t in ("main", "curve")}
+    with io.OutputSet(paths) as outputs:
+        outputs.stage("main", pd.DataFrame({"v": [1]}), {})
+        assert caplog.messages == []
+        outputs.stage("curve", pd.DataFrame({"v": [2]}), {})
+    assert caplog.messages == ["ATTNREPRO_FAULT=pause-after-table:curve: pausing 0 s after writing the "
+                               "temporary of table curve"]
+
+
+def test_a_discarded_set_leaves_no_temporary_and_commits_nothing(tmp_path):
+    import re
+
+    from attnrepro import jobs
+
+    paths = {"main": tmp_path / "case.parquet", "curve": tmp_path / "case.curve.parquet"}
+    with io.OutputSet(paths) as outputs:
+        staged = [outputs.stage(name, pd.DataFrame({"v": [1]}), {}) for name in paths]
+        assert [(tmp.parent, re.fullmatch(r"\.(case\.(curve\.)?parquet)\.\w{8}\.tmp", tmp.name)[1])
+                for tmp in staged] == [(tmp_path, "case.parquet"), (tmp_path, "case.curve.parquet")]
+        assert all(str(tmp) in jobs._TEMPORARIES for tmp in staged)  # the watchdog would remove them
+        outputs.discard()
+        assert not list(tmp_path.iterdir())
+        assert not any(str(tmp) in jobs._TEMPORARIES for tmp in staged)
+        assert outputs.commit() == [] and not list(tmp_path.iterdir())
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_temporaries_of_a_finished_set_are_no_longer_the_watchdogs(tmp_path):
+    from attnrepro import jobs
+
+    outputs = io.OutputSet({"main": tmp_path / "case.parquet"})
+    tmp = outputs.stage("main", pd.DataFrame({"v": [1]}), {})
+    outputs.commit()
+    assert str(tmp) not in jobs._TEMPORARIES and (tmp_path / "case.parquet").exists()
+
+
+def test_leftovers_of_an_absent_folder_or_removed_meanwhile_are_no_error(tmp_path, monkeypatch):
+    assert io.remove_leftovers([tmp_path / "absent" / "x.parquet"]) == []
+    left = [tmp_path / ".x.parquet.a1.tmp", tmp_path / ".x.parquet.b2.tmp"]
+    for path in left:
+        path.write_bytes(b"PAR1 half a file")
+    real_glob = Path.glob
+
+    def listed_then_removed(self, pattern):
+        found = list(real_glob(self, pattern))
+        found[0].unlink()  # another job's cleanup, between the listing and the removal
+        return found
+
+    monkeypatch.setattr(io.Path, "glob", listed_then_removed)
+    assert io.remove_leftovers([tmp_path / "x.parquet"]) == list(map(str, left))
+    assert not list(tmp_path.iterdir())
+
+
+def test_stale_parameters_are_named_with_both_values(tmp_path):
+    """check_params: what a file says it was computed with, against what the run plans."""
+    path = tmp_path / "x.parquet"
+    planned = {"seed": 0, "data": Path("data/x.csv"), "shape": (2, 3)}
+    io.write_parquet(pd.DataFrame({"a": [1]}), path,
+                     {"params": {"seed": 0, "data": "data/x.csv", "shape": [2, 3]}})
+    io.check_params(path, planned)  # planned as the file records it: a path as text, a tuple a list
+
+    def stale(provenance, expected):
+        """(key, 'found, but planned') of the StaleResult of a file written with ``provenance``."""
+        io.write_parquet(pd.DataFrame({"a": [1]}), path, provenance)
+        with pytest.raises(io.StaleResult) as caught:
+            io.check_params(path, expected)
+        assert caught.value.path == str(path)
+        message = str(caught.value)
+        assert message.startswith(f"{path}: written with ")
+        return caught.value.key, message.split(": written with ")[1].split(" (an earlier")[0]
+
+    plans = "but this run's config plans"
+    assert stale({"params": {"seed": 0}}, {"seed": 0, "extra": None}) == (
+        "extra", f"extra = (absent), {plans} extra = null")
+    assert stale({"params": {"seed": 0, "extra": None}}, {"seed": 0}) == (
+        "extra", f"extra = null, {plans} extra = (absent)")
+    assert stale({"params": {"opt": {"b": 1, "a": 1}}}, {"opt": {"b": 1, "a": 2}}) == (
+        "opt", f'opt = {{"a": 1, "b": 1}}, {plans} opt = {{"a": 2, "b": 1}}')
+    assert stale({"params": 5}, {"seed": 0}) == ("params", f'params = 5, {plans} params = {{"seed": 0}}')
+    assert stale({}, {"seed": 0}) == ("params", f'params = (absent), {plans} params = {{"seed": 0}}')
+
+
+def test_inconsistent_inputs_name_both_files_and_sorted_values():
+    error = io.InconsistentInputs("a.parquet", "opt", {"b": 1, "a": 1}, "b.parquet", {"b": 2, "a": 1})
+    assert error.path == "a.parquet" and error.key == "opt"
+    assert str(error).startswith('a.parquet: computed with opt = {"a": 1, "b": 1}, but b.parquet with '
+                                 'opt = {"a": 1, "b": 2}: they cannot be combined')
+
+
+def test_a_result_reads_back_exactly_as_written_without_its_index(tmp_path):
+    import numpy as np
+
+    df = pd.DataFrame({"n": pd.array([1, None, 3], dtype="Int64"), "x": [-0.0, np.nan, 1.5],
+                       "task": ["copy", "sort", "copy"], "cells": [[1, 2], [3], []],
+                       "kind": pd.Categorical(["a", "b", "a"]), "ok": [True, False, True],
+                       "at": pd.to_datetime(["2020-01-01", "2021-01-01", "2022-01-01"]).tz_localize("UTC")})
+    kept = df[df["ok"]]  # index [0, 2]: a result is its columns, its index is not stored
+    path = io.write_parquet(kept, tmp_path / "x.parquet", {"params": {"data": Path("data/x.csv")}})
+    back = io.read_parquet(path)
+    pd.testing.assert_frame_equal(back, kept.reset_index(drop=True))
+    assert io.read_provenance(path) == {"params": {"data": "data/x.csv"}}  # a path as its text
+
+
+def test_a_results_bytes_do_not_depend_on_the_order_of_its_provenance(tmp_path):
+    df = pd.DataFrame({"a": [1, 2]})
+    first = io.write_parquet(df, tmp_path / "1.parquet", {"params": {"seed": 0, "steps": 5}, "id": "001"})
+    second = io.write_parquet(df, tmp_path / "2.parquet", {"id": "001", "params": {"steps": 5, "seed": 0}})
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_the_content_hash_is_pinned(tmp_path):
+    """content_hash is recorded in every file and in tests/golden/tables.csv (report/golden.py): the
+    same table must hash the same across versions, and any change of name, type, value or row order
+    must change it; the index is not content."""
+    import numpy as np
+
+    df = pd.DataFrame({"step": np.arange(3), "loss": [0.5, -0.0, np.nan], "task": ["copy", "sort", "copy"],
+                       "cells": [[1, 2], [3], []]})
+    assert io.content_hash(df) == PINNED_HASH
+    assert io.content_hash(df.set_axis([7, 8, 9])) == PINNED_HASH
+    changed = {"a name": df.rename(columns={"loss": "lost"}), "a type": df.astype({"step": "int32"}),
+               "a value": df.assign(loss=[0.5, 0.25, np.nan]), "a cell": df.assign(cells=[[1, 2], [3], [4]]),
+               "the row order": df.iloc[[1, 0, 2]].reset_index(drop=True),
+               "a text": df.assign(task=["copy", "sort", "sort"])}
+    for what, other in changed.items():
+        assert io.content_hash(other) != PINNED_HASH, what
+
+
+PINNED_HASH = "f35eb063b95652ce58b969e36430dcc923738a4abcb2bda538ad2663f272e308"
+
+
+def _with_metadata(tmp_path, name, **meta):
+    """A Parquet file of one column whose schema metadata is ``meta`` (bytes values), pandas' kept."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(pd.DataFrame({"a": [1]}), preserve_index=False)
+    keys = {"provenance": io.KEY, "integrity": io.INTEGRITY}
+    table = table.replace_schema_metadata({**table.schema.metadata, **{keys[k]: v for k, v in meta.items()}})
+    pq.write_table(table, tmp_path / name)
+    return tmp_path / name
+
+
+def test_a_file_without_an_integrity_record_is_refused_unless_records_are_optional(tmp_path):
+    import json
+
+    plain = _with_metadata(tmp_path, "plain.parquet")
+    recorded = {"numerics": {"canonical": True}}
+    old = _with_metadata(tmp_path, "old.parquet", provenance=json.dumps(recorded).encode())
+    for read in (io.read_parquet, io.read_provenance):
+        for path in (plain, old):
+            _refused(read, path, "no integrity record: not written by attnrepro.io, "
+                                 "or before it recorded one")
+    assert io.read_provenance(plain, require_integrity=False) == {}
+    assert io.read_provenance(old, require_integrity=False) == recorded
+    assert io.read_parquet(old, require_integrity=False)["a"].tolist() == [1]
+
+
+def test_an_unreadable_record_or_provenance_is_refused_naming_it(tmp_path):
+    import hashlib
+    import json
+
+    provenance = json.dumps({"params": {}}).encode()
+    digest = json.dumps({"provenance_sha256": hashlib.sha256(provenance).hexdigest()}).encode()
+    cases = {
+        "not JSON": dict(provenance=provenance, integrity=b"{not json"),
+        "no digest": dict(provenance=provenance, integrity=b"{}"),
+        "not a record": dict(provenance=provenance, integrity=b"[1, 2]"),
+        "no provenance": dict(integrity=digest),
+    }
+    problems = {"not JSON": "unreadable integrity record: Expecting property name enclosed in double quotes: "
+                            "line 1 column 2 (char 1)",
+                "no digest": "unreadable integrity record: 'provenance_sha256'",
+                "not a record": "unreadable integrity record: "
+                                "list indices must be integers or slices, not str",
+                "no provenance": "unreadable integrity record: b'attnrepro'"}
+    for name, meta in cases.items():
+        path = _with_metadata(tmp_path, f"{name}.parquet", **meta)
+        for read in (io.read_parquet, io.read_provenance):
+            _refused(read, path, problems[name])
+    garbage = b"not json"
+    record = json.dumps({"provenance_sha256": hashlib.sha256(garbage).hexdigest()}).encode()
+    path = _with_metadata(tmp_path, "garbage.parquet", provenance=garbage, integrity=record)
+    _refused(io.read_provenance, path, "unreadable provenance: Expecting value: line 1 column 1 (char 0)")
+    empty = tmp_path / "empty.parquet"
+    empty.write_bytes(b"")
+    for read in (io.read_parquet, io.read_provenance):
+        _refused(read, empty, "unreadable: ArrowInvalid: Parquet file size is 0 bytes")

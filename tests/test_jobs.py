@@ -1,10 +1,15 @@
 """A job belongs to its Snakemake run: it finds it, and writes nothing once it has ended."""
 
 import os
+import shutil
+import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -251,3 +256,240 @@ def test_a_zombie_run_has_ended():
         assert jobs._stat(child.pid)[0] == "Z" and not jobs.alive(run)
     finally:
         child.wait()
+
+
+# --- the pieces of the watch, in this process (mutation testing reaches them here) ---------------
+
+NO_SUCH_PID = 2**22 + 1  # above the kernel's largest pid_max: never a process
+
+
+@pytest.fixture()
+def sleeper():
+    """A child process sleeping until killed, and its Run as the run would hand it down."""
+    child = subprocess.Popen(["sleep", "60"])
+    me = jobs.this_process()
+    yield child, jobs.Run(child.pid, jobs._stat(child.pid)[2], me.boot, me.host)
+    child.kill()
+    child.wait()
+
+
+@pytest.fixture()
+def unstarted(monkeypatch):
+    """This process as a job that has not called jobs.start yet."""
+    monkeypatch.setitem(jobs._state, "run", None)
+    monkeypatch.setitem(jobs._state, "watchdog", None)
+
+
+def _processes(monkeypatch, table):
+    """Make jobs see ``table`` ({pid: (state, parent pid, start time, argv)}) as /proc."""
+    monkeypatch.setattr(jobs, "_stat", lambda pid: table[pid][:3] if pid in table else None)
+    monkeypatch.setattr(jobs, "_argv", lambda pid: table[pid][3] if pid in table else [])
+
+
+def test_stat_reads_state_parent_and_start_time_behind_an_odd_command_name(tmp_path):
+    odd = tmp_path / "a) b c"  # the name in /proc/<pid>/stat: "(a) b c)"
+    shutil.copy(shutil.which("sleep"), odd)
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    child = subprocess.Popen([str(odd), "60"])
+    try:
+        assert f"({odd.name})" in Path(f"/proc/{child.pid}/stat").read_text()
+        state, parent, started = jobs._stat(child.pid)
+        assert state in ("R", "S") and parent == os.getpid()
+        assert abs(started / os.sysconf("SC_CLK_TCK") - uptime) < 5  # clock ticks after boot
+    finally:
+        child.kill()
+        child.wait()
+    assert jobs._stat(NO_SUCH_PID) is None
+
+
+def test_argv_decodes_any_bytes_and_is_empty_for_no_process():
+    child = subprocess.Popen([b"\xffsleep", b"60"], executable=shutil.which("sleep"))
+    try:
+        deadline = time.monotonic() + 10
+        while jobs._argv(child.pid) == [""] and time.monotonic() < deadline:  # still in exec
+            time.sleep(0.01)
+        assert jobs._argv(child.pid) == ["\ufffdsleep", "60", ""]
+    finally:
+        child.kill()
+        child.wait()
+    assert jobs._argv(NO_SUCH_PID) == []
+
+
+def test_the_run_hands_down_its_identity_or_clears_a_stale_one(monkeypatch):
+    environ = {}
+    me = jobs.hand_down(environ)
+    assert me == jobs.Run(os.getpid(), jobs._stat(os.getpid())[2],
+                          Path("/proc/sys/kernel/random/boot_id").read_text().strip(), socket.gethostname())
+    assert environ == {jobs.RUN: me.token()} and jobs.parse(environ[jobs.RUN]) == me
+    monkeypatch.setattr(jobs, "_stat", lambda pid: None)  # a system without /proc
+    assert jobs.this_process() is None
+    assert jobs.hand_down(environ) is None and environ == {}
+    assert jobs.hand_down(environ) is None and environ == {}  # nothing to clear
+    monkeypatch.setattr(jobs, "BOOT_ID", Path("/proc/no-such-boot-id"))
+    assert jobs._boot() == ""
+
+
+def test_a_run_is_here_on_this_host_and_boot_or_where_they_are_unrecorded():
+    host, boot = socket.gethostname(), jobs._boot()
+    assert boot and jobs.Run(1, 1, boot, host).here() and jobs.Run(1, 1, "", "").here()
+    assert not jobs.Run(1, 1, "another-boot", host).here()  # this host, rebooted since
+    assert not jobs.Run(1, 1, boot, "another-host").here()
+
+
+def test_a_token_is_parsed_back_or_refused_by_name():
+    # a boot id is a UUID; a Linux hostname may hold any character, "@" too
+    odd = jobs.Run(7, 9, "6b1e-42", "user@node")
+    assert jobs.parse(odd.token()) == odd
+    for bad in ("x:2:b@h", "1:y:b@h", "1:2@h", "1:2:3:b@h", ""):
+        with pytest.raises(ValueError, match=f"ATTNREPRO_RUN='{bad}' is not pid:start:boot@host"):
+            jobs.parse(bad)
+
+
+def test_a_zombie_or_dead_process_has_ended_a_running_one_not(monkeypatch):
+    for state, lives in {"R": True, "S": True, "D": True, "Z": False, "X": False}.items():
+        _processes(monkeypatch, {5: (state, 1, 40, ["snakemake"])})
+        assert jobs.alive(jobs.Run(5, 40)) is lives, state
+    error = pytest.raises(jobs.RunEnded, jobs.check, jobs.Run(5, 40)).value
+    assert error.run == jobs.Run(5, 40)
+    jobs.check(None)  # a run by hand: nothing to check
+
+
+def test_command_lines_at_the_edges_of_what_runs_snakemake():
+    assert jobs.runs_snakemake(["python", "-m", "snakemake"])
+    assert not jobs.runs_snakemake(["python", "-m"])
+    assert not jobs.runs_snakemake(["grep", "-rn", "snakemake"])  # an argument, not the program
+    assert jobs.runs_snakemake(["python3", "-u", "-m", "snakemake"])
+    assert not jobs.runs_snakemake(["git", "commit", "-a", "-m", "snakemake"])  # another program's -m
+
+
+def test_find_run_walks_every_ancestor_up_to_pid_1(monkeypatch):
+    job = {30: ("S", 2, 50, ["bash", "-c", "python -m attnrepro.job"]),
+           31: ("R", 30, 51, ["python", "-m", "attnrepro.job"])}
+    _processes(monkeypatch, {1: ("S", 0, 1, ["/sbin/init"]), 2: ("S", 1, 40, ["snakemake", "-c2"]), **job})
+    assert jobs.find_run(31) == jobs.Run(2, 40)
+    _processes(monkeypatch, {1: ("S", 0, 3, ["/venv/bin/snakemake", "-c2"]), 2: ("S", 1, 40, ["bash"]),
+                             **job})  # a container running Snakemake alone: pid 1
+    assert jobs.find_run(31) == jobs.Run(1, 3)
+    _processes(monkeypatch, {1: ("S", 0, 1, ["/sbin/init"]), 2: ("S", 1, 40, ["bash"]), **job})
+    assert jobs.find_run(31) is None
+    _processes(monkeypatch, {2: ("S", 0, 40, ["snakemake"]), os.getpid(): ("R", 2, 60, ["python"])})
+    assert jobs.find_run() == jobs.Run(2, 40)  # this process's ancestors by default
+    run, how = jobs.belongs_to({})
+    assert run == jobs.Run(2, 40)
+    assert how == "job of the Snakemake run pid 2 (its ancestor; ATTNREPRO_RUN unset)"
+
+
+def test_how_a_job_says_which_run_it_belongs_to(monkeypatch):
+    me = socket.gethostname()
+    run, how = jobs.belongs_to({jobs.RUN: jobs.Run(1, 1, "", "another-host").token()})
+    assert run is None and how == ("the Snakemake run (pid 1) that spawned this job is on host "
+                                   f"another-host, which this job ({me}) cannot see: not watched")
+    run, how = jobs.belongs_to({jobs.RUN: jobs.Run(1, 1, "another-boot", "").token()})
+    assert run is None and how.startswith("the Snakemake run (pid 1) that spawned this job is on host ?, ")
+    _processes(monkeypatch, {})
+    assert jobs.belongs_to({}) == (None, "run by hand: no Snakemake run handed this job its identity "
+                                         "(ATTNREPRO_RUN unset), none is its ancestor")
+
+
+# the watchdog's thread ends in SystemExit (os._exit replaced), which pytest would report
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_start_watches_the_run_and_ends_the_job_with_it(sleeper, unstarted, monkeypatch, caplog, capsys,
+                                                        tmp_path):
+    """The watchdog, in a thread of this process: os._exit ends the thread instead of pytest."""
+    child, run = sleeper
+    exits = []
+
+    def leave(status):
+        exits.append(status)
+        raise SystemExit(status)  # ends the watchdog's thread only
+
+    monkeypatch.setattr(jobs.os, "_exit", leave)
+    caplog.set_level("INFO", logger="attnrepro")
+    assert jobs.start(poll=0.02, environ={jobs.RUN: run.token()}) == run == jobs.current()
+    assert caplog.messages == [f"job of the Snakemake run pid {run.pid} (handed down in ATTNREPRO_RUN) "
+                               f"(this job: pid {os.getpid()})"]
+    watchdog = jobs._state["watchdog"]
+    assert watchdog.name == "attnrepro-run-watchdog" and watchdog.daemon
+    assert jobs.start(environ={}) == run and jobs._state["watchdog"] is watchdog  # once per process
+    tmp = io.temporary_beside(tmp_path / "x.parquet")
+    jobs.register(tmp_path / ".y.parquet.gone.tmp")  # renamed meanwhile: no reason to live on
+    time.sleep(0.2)  # polls while the run lives: the job goes on
+    assert watchdog.is_alive() and tmp.exists() and exits == []
+    child.kill()
+    child.wait()
+    watchdog.join(10)
+    assert not watchdog.is_alive() and exits == [1] and not tmp.exists()
+    assert capsys.readouterr().err == (f"attnrepro: the Snakemake run that started this job (pid {run.pid}) "
+                                       "has ended; this job's outputs are not written\n")
+
+
+def test_a_job_by_hand_is_not_watched(unstarted, monkeypatch, caplog):
+    _processes(monkeypatch, {})
+    caplog.set_level("INFO", logger="attnrepro")
+    assert jobs.start(environ={}) is None and jobs._state["watchdog"] is None
+    assert caplog.messages[0].startswith("run by hand: no Snakemake run handed this job its identity")
+
+
+def test_publishing_holds_off_the_watchdog_and_lets_it_go_after_a_refusal(sleeper, monkeypatch):
+    child, run = sleeper
+    monkeypatch.setitem(jobs._state, "run", run)
+
+    def watchdog_can_poll():
+        """Whether another thread (the watchdog's) gets the lock within 0.2 s."""
+        got = []
+
+        def poll():
+            got.append(jobs._LOCK.acquire(timeout=0.2))
+            if got[0]:
+                jobs._LOCK.release()
+
+        thread = threading.Thread(target=poll)
+        thread.start()
+        thread.join()
+        return got[0]
+
+    with jobs.publishing():
+        assert not watchdog_can_poll()
+    assert watchdog_can_poll()
+    child.kill()
+    child.wait()
+    with pytest.raises(jobs.RunEnded):
+        with jobs.publishing():
+            pass
+    assert watchdog_can_poll()
+
+
+def test_the_fault_hook_acts_on_its_table_only(sleeper, unstarted, monkeypatch, caplog):
+    child, run = sleeper
+    done = []
+    monkeypatch.setattr(jobs, "time", SimpleNamespace(sleep=lambda s: done.append(("sleep", s))))
+    monkeypatch.setattr(jobs, "logging", SimpleNamespace(shutdown=lambda: done.append("shutdown")))
+    monkeypatch.setattr(jobs, "find_run", lambda: None)
+
+    def hook(fault, table="main"):
+        done.clear()
+        caplog.clear()
+        kill = lambda pid, sig: done.append(("kill", "me" if pid == os.getpid() else pid, sig))  # noqa: E731
+        monkeypatch.setattr(jobs, "os", SimpleNamespace(environ={jobs.FAULT: fault} if fault else {},
+                                                        getpid=os.getpid, kill=kill))
+        assert jobs.fault_point(table) is None
+        return done[:], [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+
+    for fault in ("", "kill-after-table:curve", "explode-after-table:main", "kill-after-table"):
+        assert hook(fault) == ([], []), fault
+    assert hook("pause-after-table:main") == (
+        [("sleep", 3.0)],
+        ["ATTNREPRO_FAULT=pause-after-table:main: pausing 3 s after writing the temporary of table main"])
+    killed_self = ["shutdown", ("kill", "me", signal.SIGKILL)]
+    assert hook("kill-after-table:curve", "curve") == (killed_self, [
+        "ATTNREPRO_FAULT=kill-after-table:curve: killing this job after writing the temporary of table "
+        "curve"])
+    assert hook("crash-after-table:main")[0] == killed_self  # no run known: only the job
+    monkeypatch.setitem(jobs._state, "run", run)
+    assert hook("crash-after-table:main")[0] == [("kill", run.pid, signal.SIGKILL), *killed_self]
+    monkeypatch.setitem(jobs._state, "run", None)
+    monkeypatch.setattr(jobs, "find_run", lambda: run)  # a run found among the ancestors
+    assert hook("crash-after-table:main")[0] == [("kill", run.pid, signal.SIGKILL), *killed_self]
+    child.kill()
+    child.wait()
+    assert hook("crash-after-table:main")[0] == killed_self  # an ended run is not killed again

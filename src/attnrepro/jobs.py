@@ -55,6 +55,7 @@ FAULT = "ATTNREPRO_FAULT"
 RUN = "ATTNREPRO_RUN"  # the identity of the run that spawned this job (hand_down)
 POLL_SECONDS = 1.0
 PAUSE_SECONDS = 3.0  # pause-after-table (module docstring)
+FAULT_ACTIONS = ("kill-after-table", "crash-after-table", "pause-after-table")
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 _LOCK = threading.RLock()
 _TEMPORARIES = set()  # files to remove if the run ends under us
@@ -115,7 +116,8 @@ def _argv(pid):
 
 def runs_snakemake(argv):
     """Whether a command line runs Snakemake: ``snakemake``, ``python .../snakemake``,
-    ``python -m snakemake``."""
+    ``python -m snakemake`` (``-m`` among its first three words: an interpreter option such as
+    ``-u`` may precede it; one further on is another program's)."""
     head = argv[:4]
     if any(os.path.basename(a) == "snakemake" for a in head[:2]):
         return True
@@ -123,9 +125,11 @@ def runs_snakemake(argv):
 
 
 def find_run(pid=None):
-    """The :class:`Run` of the nearest Snakemake ancestor of ``pid`` (default: this process), or None."""
+    """The :class:`Run` of the nearest Snakemake ancestor of ``pid`` (default: this process), or None.
+    Every ancestor counts, pid 1 too (Snakemake is pid 1 in a container that runs it alone); the
+    walk ends above pid 1, whose parent, pid 0, has no ``/proc`` entry."""
     stat = _stat(pid or os.getpid())
-    while stat is not None and stat[1] > 1:
+    while stat is not None:
         parent = stat[1]
         stat = _stat(parent)
         if stat is not None and runs_snakemake(_argv(parent)):
@@ -197,7 +201,7 @@ def belongs_to(environ=os.environ):
 def start(poll=POLL_SECONDS, environ=os.environ):
     """Record the run this job belongs to and watch it (once per process); the run, or None.
     Raises :class:`RunEnded` when the run has already ended: the job must not even begin."""
-    if _state["run"] is None and _state["watchdog"] is None:
+    if _state["watchdog"] is None:  # a recorded run always has its watchdog
         run, how = belongs_to(environ)
         log.info("%s (this job: pid %d)", how, os.getpid())
         check(run)
@@ -216,7 +220,8 @@ def _watch(run, poll):
         with _LOCK:
             if not alive(run):
                 _remove_temporaries()
-                print(f"attnrepro: {RunEnded(run)}", file=sys.stderr, flush=True)
+                print(f"attnrepro: {RunEnded(run)}", file=sys.stderr)
+                sys.stderr.flush()  # os._exit flushes nothing
                 os._exit(1)
 
 
@@ -256,16 +261,16 @@ class publishing:  # noqa: N801 (used as a context manager, like a function)
 
 def fault_point(table):
     """The test hook of ATTNREPRO_FAULT (module docstring), after ``table``'s temporary is written."""
-    action, _, name = os.environ.get(FAULT, "").partition(":")
-    if name != table or action not in ("kill-after-table", "crash-after-table", "pause-after-table"):
+    fault = os.environ.get(FAULT)
+    if fault not in [f"{action}:{table}" for action in FAULT_ACTIONS]:
         return
+    action = fault.removesuffix(f":{table}")
     if action == "pause-after-table":
         log.warning("%s=%s: pausing %g s after writing the temporary of table %s",
-                    FAULT, os.environ[FAULT], PAUSE_SECONDS, table)
+                    FAULT, fault, PAUSE_SECONDS, table)
         time.sleep(PAUSE_SECONDS)
         return
-    log.warning("%s=%s: killing this job after writing the temporary of table %s",
-                FAULT, os.environ[FAULT], table)
+    log.warning("%s=%s: killing this job after writing the temporary of table %s", FAULT, fault, table)
     if action == "crash-after-table":
         run = current() or find_run()
         if run is not None and alive(run):
