@@ -1,15 +1,21 @@
 """`python -m attnrepro verify`: an archive compared with a finished results folder, or a rerun."""
 
 import gzip
+import hashlib
 import io as bytes_io
+import json
 import random
+import re
 import shutil
 import subprocess
 import sys
 import tarfile
+import types
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -183,6 +189,172 @@ def test_the_lock_is_compared_with_this_checkouts(tmp_path):
     assert "requirements.lock differs" in warning and "numpy==0.0.0+" in warning
 
 
+
+def test_values_are_shown_as_they_are_stored():
+    """Integers without numpy's repr, a long array summarised, the first differing column of a row."""
+    frame = pd.DataFrame({"n": [1, 2], "m": [3, 4]})
+    assert vc.first_difference(frame, frame.assign(n=[1, 5], m=[3, 6])) == (
+        "row 1, column 'n': archive 2, here 5 (1 value(s) differ in that column)")
+    cells = pd.DataFrame({"v": [np.arange(9.0)]})
+    assert vc.first_difference(cells, pd.DataFrame({"v": [np.arange(9.0) + 1]})) == (
+        "row 0, column 'v': archive [0. 1. 2. ... 6. 7. 8.], here [1. 2. 3. ... 7. 8. 9.] "
+        "(1 value(s) differ in that column)")
+
+
+def test_missing_values_and_mixed_cells_are_compared_exactly():
+    """A missing value on either side against a value differs; pd.NA equals pd.NA; a list cell
+    equals only the same items (1 is not '1'), ragged lists included; an array is not a missing value."""
+    nan_first = pd.DataFrame({"x": [np.nan, 1.0]})
+    assert vc.first_difference(nan_first, pd.DataFrame({"x": [2.0, 1.0]})).startswith(
+        "row 0, column 'x': archive nan, here 2.0")
+    strings = pd.DataFrame({"s": pd.array(["a", pd.NA, pd.NA], dtype="string")})
+    assert vc.first_difference(strings, strings.copy()) is None
+    here = pd.DataFrame({"s": pd.array(["a", "b", pd.NA], dtype="string")})
+    assert vc.first_difference(strings, here) == (
+        "row 1, column 's': archive <NA>, here 'b' (1 value(s) differ in that column)")
+    assert vc.first_difference(here, strings).startswith("row 1, column 's': archive 'b', here <NA>")
+    mixed, text = pd.DataFrame({"v": [[1, "a"]]}), pd.DataFrame({"v": [["1", "a"]]})
+    assert vc.first_difference(mixed, text).startswith("row 0, column 'v'")
+    assert vc.first_difference(text, mixed).startswith("row 0, column 'v'")
+    ragged = pd.DataFrame({"v": [[[1.0], [1.0, 2.0]]]})
+    assert vc.first_difference(ragged, pd.DataFrame({"v": [[[1.0], [1.0, 2.0]]]})) is None
+    assert vc.first_difference(ragged, pd.DataFrame({"v": [[[1.0], [1.0, 3.0]]]})).startswith("row 0")
+    arrays = pd.DataFrame({"v": [np.array([1.0, 2.0]), None]})
+    assert vc.first_difference(arrays, pd.DataFrame({"v": [None, None]})).startswith(
+        "row 0, column 'v': archive [1. 2.], here None")
+
+
+def test_plain_columns_are_compared_whole_not_cell_by_cell(monkeypatch):
+    """Numbers and strings are compared as arrays (a table of a million rows stays fast)."""
+    monkeypatch.setattr(vc, "_same", lambda x, y: pytest.fail("compared cell by cell"))
+    frame = pd.DataFrame({"x": [1.0, np.nan], "s": ["a", "b"]})
+    assert vc.first_difference(frame, frame.assign(s=["a", "c"])).startswith("row 1, column 's'")
+
+
+def test_an_archive_file_from_before_integrity_records_is_compared(tmp_path):
+    """Read without its integrity record in the archive; here, a file without one differs."""
+    rel = "data/001/scale_table/d_k-8_scaled-true.parquet"
+    old = _old_parquet(tmp_path / "a" / rel, pd.DataFrame({"mean_std": [0.5]}), {"experiment": "x"})
+    new = _parquet(tmp_path / "b", rel, pd.DataFrame({"mean_std": [0.5]}))
+    assert vc.compare_parquet(rel, old, new) == vc.Entry("parquet", rel, "equal", "")
+    entry = vc.compare_parquet(rel, new, old)
+    assert (entry.status, entry.detail) == (
+        "differs", f"{old}: corrupt result file (no integrity record: not written by attnrepro.io, or before "
+                   f"it recorded one); rebuild it with `{io.rebuild_command(old)}`")
+
+
+def _old_parquet(path, df, provenance):
+    """A result file as written before integrity records: provenance, no record."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    meta = {**(table.schema.metadata or {}), io.KEY: json.dumps(provenance).encode()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table.replace_schema_metadata(meta), path)
+    return path
+
+
+def test_a_ledger_pairs_claims_whatever_their_class_on_either_side():
+    """A claim machine-bound on one side only is compared as one: its class differs, its measurement
+    does not; every column after the machine-bound ones is still compared."""
+    for a, b in (("machine-bound", "exact"), ("exact", "machine-bound")):
+        archive = _ledger({("001.timing", "class"): a})
+        here = _ledger({("001.timing", "class"): b, ("001.timing", "reproduced"): "9"})
+        assert vc.ledger_differences(archive, here) == [
+            f"claim 001.timing, column 'class': archive {a!r}, here {b!r}"]
+    archive, here = _ledger().assign(unit="s"), _ledger().assign(unit=["s", "ms"])
+    assert vc.ledger_differences(archive, here) == ["claim 001.timing, column 'unit': archive 's', here 'ms'"]
+
+
+def test_claim_ids_on_several_rows_are_named_in_the_ledgers_order():
+    ids = ["z", "y", "y", "z", "z", "x", "x", "w", "w", "v", "v"]
+    ledger = pd.DataFrame({"id": ids, "class": "exact"})
+    assert vc.ledger_differences(_ledger(), ledger) == [
+        "claim id(s) z, y, x, w, v on more than one row of the ledger here: its claims cannot be compared"]
+    ledger = pd.DataFrame({"id": ids + ["u", "u"], "class": "exact"})
+    assert vc.ledger_differences(_ledger(), ledger)[0].startswith("claim id(s) z, y, x, w, v ... on more")
+
+
+def test_a_ledger_entry_names_the_first_difference_and_counts_the_others(tmp_path):
+    _ledger().to_csv(tmp_path / "a.csv", index=False)
+    _ledger({("001.exact", "reproduced"): "6", ("001.timing", "published"): "1 s"}).to_csv(
+        tmp_path / "b.csv", index=False)
+    entry = vc.compare_ledger("results/ledger.csv", tmp_path / "a.csv", tmp_path / "b.csv")
+    assert entry == vc.Entry("ledger", "results/ledger.csv", "differs",
+                             "claim 001.exact, column 'reproduced': archive '5', here '6' (and 1 more)")
+    (tmp_path / "empty.csv").write_bytes(b"")
+    entry = vc.compare_ledger("results/ledger.csv", tmp_path / "empty.csv", tmp_path / "a.csv")
+    assert entry == vc.Entry("ledger", "results/ledger.csv", "differs",
+                             "unreadable in archive: EmptyDataError: No columns to parse from file")
+    entry = vc.compare_ledger("results/ledger.csv", tmp_path / "a.csv", tmp_path / "a.csv")
+    assert entry == vc.Entry("ledger", "results/ledger.csv", "equal", "2 claims")
+
+
+# ---- in-process: two small results folders, every kind of file -----------------------------
+
+SCALE = "data/001/scale_table/d_k-8_scaled-true.parquet"
+RESULTS = {  # rel: a frame (a Parquet file) or bytes
+    SCALE: pd.DataFrame({"d_k": [8], "mean_std": [0.5], "wall_seconds": [1.0]}),
+    "data/001/causal_timing/default.parquet": pd.DataFrame({"T": [32], "min_ms": [1.0], "matrix_mib": [0.1]}),
+    "data/001/causal_timing/default.machine.parquet": pd.DataFrame({"cpu": ["one"]}),
+    "summary/extra.parquet": pd.DataFrame({"wall_seconds": [1.0]}),  # of no experiment: all compared
+    "tables/scale_table.csv": b"d_k,mean_std\n8,2.83\n",
+    "tables/causal_timing.csv": b"T,min_ms\n32,1.0\n",
+    "tables/notes.csv": b"a\n1\n",  # of no product
+    "ledger.csv": _ledger().to_csv(index=False).encode(),
+}
+CHANGED = {  # what the second folder has instead: equal or skipped but for summary/extra.parquet
+    SCALE: RESULTS[SCALE].assign(wall_seconds=2.0),
+    "data/001/causal_timing/default.parquet": pd.DataFrame({"T": [32], "min_ms": [3.0], "matrix_mib": [0.1]}),
+    "data/001/causal_timing/default.machine.parquet": pd.DataFrame({"cpu": ["another"]}),
+    "summary/extra.parquet": pd.DataFrame({"wall_seconds": [2.0]}),
+    "tables/causal_timing.csv": b"T,min_ms\n32,9.0\n",
+}
+
+
+def _results(root, files, canonical=True):
+    """A results folder of ``files`` ({rel: frame or bytes}); Parquet files record ``canonical``."""
+    for rel, content in files.items():
+        if isinstance(content, bytes):
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(content)
+        else:
+            io.write_parquet(content, root / rel, {"experiment": rel, "numerics": {"canonical": canonical}})
+    return root
+
+
+def _two_sides(tmp_path):
+    """(archive's results, results here, each in a checkout): CHANGED, a file only in the archive,
+    a table only here."""
+    only_archive = {"data/001/scale_table/d_k-64_scaled-true.parquet": RESULTS[SCALE]}
+    archive = _results(tmp_path / "a/results", {**RESULTS, **only_archive})
+    here = _results(tmp_path / "b/results", {**RESULTS, **CHANGED, "tables/only_here.csv": b"a\n1\n"},
+                    canonical=False)
+    return archive, here
+
+
+COMPARED = [  # the entries of _two_sides, by kind then path
+    ("parquet", "results/data/001/causal_timing/default.machine.parquet", "skipped",
+     "describes the machine that ran it"),
+    ("parquet", "results/data/001/causal_timing/default.parquet", "equal", ""),
+    ("parquet", "results/data/001/scale_table/d_k-64_scaled-true.parquet", "only in archive", ""),
+    ("parquet", "results/data/001/scale_table/d_k-8_scaled-true.parquet", "equal", ""),
+    ("parquet", "results/summary/extra.parquet", "differs",
+     "row 0, column 'wall_seconds': archive 1.0, here 2.0 (1 value(s) differ in that column)"),
+    ("table", "results/tables/causal_timing.csv", "skipped",
+     "built from a timing experiment (its Parquet is compared)"),
+    ("table", "results/tables/notes.csv", "equal", ""),
+    ("table", "results/tables/only_here.csv", "only here", ""),
+    ("table", "results/tables/scale_table.csv", "equal", ""),
+    ("ledger", "results/ledger.csv", "equal", "2 claims"),
+]
+
+
+def test_compare_lists_every_file_of_either_side_by_kind_then_path(tmp_path):
+    archive, here = _two_sides(tmp_path)
+    assert [(e.kind, e.path, e.status, e.detail) for e in vc.compare(archive, here)] == COMPARED
+    assert vc.compare(archive, tmp_path / "nowhere")[-1] == vc.Entry(
+        "ledger", "results/ledger.csv", "only in archive")
+
+
 # ---- archives and folders that cannot be used: one line on stderr, exit status 2 ------------
 
 LEDGER_BYTES = _ledger().to_csv(index=False).encode()
@@ -224,6 +396,23 @@ def _bad_header(data):
     return gzip.compress(bytes(raw), mtime=0)
 
 
+def _invalid_block(data):
+    """``data`` with the type of its first deflate block set to the reserved one (0b11)."""
+    data = bytearray(data)
+    data[10] |= 0b110  # after gzip.compress's 10-byte header: BFINAL, then BTYPE
+    return bytes(data)
+
+
+MEMBERS_END = 1024 + -(-len(LEDGER_BYTES) // 512) * 512 + -(-len(BLOB) // 512) * 512  # two headers, data
+
+
+def _garbage_after_members(data):
+    """The tar inside ``data`` with a block of b"X" after its members: an invalid header, which
+    tarfile takes for the end of the archive."""
+    raw = gzip.decompress(data)
+    return gzip.compress(raw[:MEMBERS_END] + b"X" * 512 + raw[MEMBERS_END:], mtime=0)
+
+
 UNREADABLE = {  # name: (the archive's bytes from a good one's, what the line says)
     "empty": (lambda data: b"", "an empty file"),
     "not gzip": (lambda data: gzip.decompress(data),
@@ -238,6 +427,14 @@ UNREADABLE = {  # name: (the archive's bytes from a good one's, what the line sa
                                                                       "failed"),
     "corrupt member header": (_bad_header, "a corrupt member header at byte 1024 of the tar (the members "
                                            "after it cannot be read)"),
+    "invalid compressed block": (_invalid_block, "corrupt compressed data (zlib error: Error -3 while "
+                                                 "decompressing data: invalid block type)"),
+    "garbage after the members": (_garbage_after_members, f"a corrupt member header at byte {MEMBERS_END} "
+                                                          "of the tar"),
+    "a member outside its folder": (lambda data: gzip.compress(_tar({"top/results/ledger.csv": LEDGER_BYTES,
+                                                                     "../outside.txt": b"x"})),
+                                    "a member cannot be extracted safely ('../outside.txt' would be "
+                                    "extracted to"),
 }
 
 
@@ -295,6 +492,261 @@ def test_a_rerun_that_fails_exits_2(tmp_path, capsys):
     assert status == 2 and out.splitlines()[-1] == "verdict: RERUN FAILED (see above)"
     assert "train.lr: .nan is not a finite number" in err  # the tail of Snakemake's log
     assert not (tmp_path / "rerun/results").exists()
+
+
+
+def test_a_missing_archive_or_a_folder_is_one_line_naming_it(tmp_path, capsys):
+    _, results = _synthetic(tmp_path)
+    for path, error in ((tmp_path / "none.tar.gz", "FileNotFoundError: [Errno 2] No such file or directory"),
+                        (tmp_path, "IsADirectoryError: [Errno 21] Is a directory")):
+        assert verify.main([str(path), "--results", str(results)]) == 2
+        assert capsys.readouterr() == ("", f"verify: {path}: unreadable archive: cannot be read ({error}: "
+                                           f"'{path}')\n")
+
+
+def test_the_end_of_an_archive_is_read_in_bounded_chunks():
+    """Not all of a large archive in memory at once; a byte not zero anywhere after the offset counts."""
+    class Stream(bytes_io.BytesIO):
+        sizes = []
+
+        def read(self, size=-1):
+            self.sizes.append(size)
+            return super().read(size)
+
+    stream = Stream(b"X" + b"\0" * (3 << 20))
+    assert verify._only_zeros_after(stream, 1) is True
+    assert len(stream.sizes) > 1 and all(isinstance(n, int) and n > 0 for n in stream.sizes), stream.sizes
+    assert verify._only_zeros_after(Stream(b"\0" * (3 << 20) + b"X"), 0) is False
+
+
+def test_manifest_mismatches_name_files_changed_missing_or_outside_the_archive(tmp_path):
+    top = tmp_path / "top"
+    assert verify.manifest_mismatches(top) == ["MANIFEST.sha256 (absent)"]
+    for name, data in {"results/a.csv": b"a", "results/b.csv": b"b", "../outside.txt": b"o"}.items():
+        (top / name).parent.mkdir(parents=True, exist_ok=True)
+        (top / name).write_bytes(data)
+    digests = {"results/a.csv": b"a", "results/b.csv": b"changed", "results/gone.csv": b"",
+               "../outside.txt": b"o"}
+    (top / "MANIFEST.sha256").write_text("".join(f"{hashlib.sha256(data).hexdigest()}  {name}\n"
+                                                 for name, data in digests.items()))
+    assert verify.manifest_mismatches(top) == ["results/b.csv", "results/gone.csv", "../outside.txt"]
+    (top / "MANIFEST.sha256").write_bytes(b"\xff\xfe\xff not text")
+    assert verify.manifest_mismatches(top) == ["MANIFEST.sha256 (unreadable)"]
+
+
+@pytest.fixture
+def this_checkout(monkeypatch):
+    """This checkout at commit abc, clean, with numpy 2.0 and torch 2.1 (provenance replaced)."""
+    from attnrepro import provenance
+
+    state = {"commit": "abc", "dirty": False}
+    monkeypatch.setattr(provenance, "git_state", lambda repo=verify.REPO: (
+        dict(state) if repo == verify.REPO else pytest.fail(f"the git state of {repo}")))
+    monkeypatch.setattr(provenance, "package_versions", lambda: {"numpy": "2.0", "torch": "2.1"})
+    return state
+
+
+def _archive_top(root, files):
+    """An extracted archive's folder holding ``files`` ({name: bytes}) and their MANIFEST.sha256."""
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    (root / "MANIFEST.sha256").write_text("".join(f"{hashlib.sha256(data).hexdigest()}  {name}\n"
+                                                  for name, data in files.items()))
+    return root
+
+
+def test_warnings_name_what_differs_from_this_checkout(tmp_path, this_checkout):
+    lock = (verify.REPO / verify.LOCK).read_bytes()
+    env = {"git": {"commit": "abc", "dirty": False}, "versions": {"numpy": "2.0", "scipy": "1.0"}}
+    same = {"results/a.csv": b"a", "environment.json": json.dumps(env).encode(), "requirements.lock": lock}
+    assert verify.warnings(_archive_top(tmp_path / "same", same)) == []
+
+    env = {"git": {"commit": "def", "dirty": True}, "versions": {"numpy": "1.0", "torch": "2.1"}}
+    top = _archive_top(tmp_path / "other", {**{f"results/{n}.csv": b"" for n in "abcd"},
+                                            "environment.json": json.dumps(env).encode()})
+    for name in "abcd":
+        (top / f"results/{name}.csv").write_text("changed")
+    this_checkout["dirty"] = True
+    assert verify.warnings(top) == [
+        "4 file(s) of the archive do not match its MANIFEST.sha256 (changed after it was written): "
+        "results/a.csv, results/b.csv, results/c.csv",
+        "the archive's commit (def) is not this checkout's HEAD (abc)",
+        "the archive's run had uncommitted changes to tracked files",
+        "this checkout had uncommitted changes to tracked files",
+        "the archive holds no requirements.lock: the locks are not compared",
+        "package versions differ: archive numpy 1.0 here 2.0"]
+    this_checkout["commit"] = None
+    assert verify.warnings(top)[1] == ("the archive's commit (def) is not this checkout's HEAD "
+                                       "(not a git checkout)")
+
+
+@pytest.mark.parametrize("environment", [None, b"{", b"[]", b'{"git": "abc"}', b'{"versions": ["x"]}'])
+def test_an_archive_without_a_readable_environment_is_warned_of(tmp_path, this_checkout, environment):
+    files = {"requirements.lock": (verify.REPO / verify.LOCK).read_bytes()}
+    top = _archive_top(tmp_path, {**files, **({"environment.json": environment} if environment else {})})
+    (top / "MANIFEST.sha256").unlink()
+    unreadable = ["the archive's environment.json cannot be read: its commit and package versions are not "
+                  "compared"] if environment else []
+    assert verify.warnings(top) == [
+        "1 file(s) of the archive do not match its MANIFEST.sha256 (changed after it was written): "
+        "MANIFEST.sha256 (absent)", *unreadable,
+        "the archive's commit (not recorded) is not this checkout's HEAD (abc)"]
+
+
+def test_results_are_taken_as_given_or_from_the_checkout_holding_them(tmp_path):
+    (tmp_path / "checkout/results").mkdir(parents=True)
+    assert verify._results_dir(tmp_path / "checkout") == tmp_path / "checkout/results"
+    (tmp_path / "checkout/results/tables").mkdir()
+    assert verify._results_dir(tmp_path / "checkout/results") == tmp_path / "checkout/results"
+    (tmp_path / "checkout/results/data").mkdir()  # a results folder, whatever else it holds
+    (tmp_path / "checkout/results/results").mkdir()
+    assert verify._results_dir(tmp_path / "checkout/results") == tmp_path / "checkout/results"
+
+
+def _archived_results(tmp_path, results):
+    """``results`` archived as `snakemake archive` does it (attnrepro.archive.write), with this lock."""
+    from attnrepro import archive
+
+    files = [p.relative_to(results.parent).as_posix() for p in sorted(results.rglob("*")) if p.is_file()]
+    return archive.write(tmp_path / "attnrepro-results-test.tar.gz", files, "skip: []\n", results.parent,
+                         (verify.REPO / verify.LOCK).read_text())
+
+
+def test_verify_reports_every_file_its_counts_and_the_verdict(tmp_path, capsys, this_checkout):
+    archive_results, here = _two_sides(tmp_path)
+    archive = _archived_results(tmp_path, archive_results)
+    assert verify.main([str(archive), "--results", str(here.parent)]) == 1  # the checkout holding it
+    assert capsys.readouterr().out.splitlines() == [
+        f"archive: {archive}",
+        f"here: {here}",
+        "skipped          results/data/001/causal_timing/default.machine.parquet: describes the machine "
+        "that ran it",
+        "equal            results/data/001/causal_timing/default.parquet",
+        "only in archive  results/data/001/scale_table/d_k-64_scaled-true.parquet",
+        "equal            results/data/001/scale_table/d_k-8_scaled-true.parquet",
+        "differs          results/summary/extra.parquet: row 0, column 'wall_seconds': archive 1.0, here 2.0 "
+        "(1 value(s) differ in that column)",
+        "skipped          results/tables/causal_timing.csv: built from a timing experiment (its Parquet is "
+        "compared)",
+        "equal            results/tables/notes.csv",
+        "only here        results/tables/only_here.csv",
+        "equal            results/tables/scale_table.csv",
+        "equal            results/ledger.csv: 2 claims",
+        "parquet: 2 equal, 1 differs, 1 only in archive, 0 only here, 1 skipped",
+        "table: 2 equal, 0 differs, 0 only in archive, 1 only here, 1 skipped",
+        "ledger: 1 equal, 0 differs, 0 only in archive, 0 only here, 0 skipped",
+        "canonical numerics: archive all (4 canonical, 0 not, 0 unknown, of 4 data files)",
+        "canonical numerics: here    none (0 canonical, 3 not, 0 unknown, of 3 data files)",
+        "verdict: DIFFERS: 3 of 8 files differ or are on one side only"]
+    assert verify.main([str(archive), "--results", str(archive_results)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "verdict: REPRODUCED: all 7 compared files are equal"
+
+
+def test_nothing_compared_is_not_a_reproduction(tmp_path, capsys):
+    (tmp_path / "a.tar.gz").write_bytes(gzip.compress(_tar({"top/results/notes.txt": b"no results"})))
+    (tmp_path / "here").mkdir()
+    assert verify.main([str(tmp_path / "a.tar.gz"), "--results", str(tmp_path / "here")]) == 1
+    none = "unknown (0 canonical, 0 not, 0 unknown, of 0 data files)"
+    assert capsys.readouterr().out.splitlines()[-6:] == [
+        "parquet: 0 equal, 0 differs, 0 only in archive, 0 only here, 0 skipped",
+        "table: 0 equal, 0 differs, 0 only in archive, 0 only here, 0 skipped",
+        "ledger: 0 equal, 0 differs, 0 only in archive, 0 only here, 0 skipped",
+        f"canonical numerics: archive {none}", f"canonical numerics: here    {none}",
+        "verdict: NOTHING COMPARED: neither side holds results"]
+
+
+def test_canonical_status_reads_old_files_and_counts_what_it_cannot_read_as_unknown(tmp_path):
+    _old_parquet(tmp_path / "data/001/e/old.parquet", pd.DataFrame({"a": [1]}),
+                 {"numerics": {"canonical": True}})
+    assert verify.canonical_status(tmp_path) == "all (1 canonical, 0 not, 0 unknown, of 1 data files)"
+    io.write_parquet(pd.DataFrame({"a": [1]}), tmp_path / "data/001/e/text.parquet",
+                     {"numerics": {"canonical": "yes"}})
+    (tmp_path / "data/001/e/broken.parquet").write_bytes(b"not parquet")
+    assert verify.canonical_status(tmp_path) == "mixed (1 canonical, 0 not, 2 unknown, of 3 data files)"
+
+
+# ---- the rerun's pieces, in-process: the files it copies, the command it runs ---------------
+
+CHECKOUT = {  # a small checkout: what a rerun copies, in this order, and what it leaves
+    "Snakefile": "rule all:\n", "workflow/rules/a.smk": "", "src/pkg/__init__.py": "x = 1\n",
+    "config/config.yaml": "a: 1\n", "envs/env.yaml": "", "requirements.lock": "numpy==2.0\n",
+    "src/pkg/stray.pyc": "", "src/pkg/__pycache__/m.cpython-311.pyc.4242": "", "README.md": "",
+    "results/ledger.csv": "",
+}
+
+
+def _checkout(root):
+    for name, text in CHECKOUT.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (root / "config/link.yaml").symlink_to("config.yaml")
+    return root
+
+
+def test_a_rerun_copies_the_workflow_its_code_config_and_lock(tmp_path):
+    assert verify.workflow_files(_checkout(tmp_path)) == [
+        "Snakefile", "workflow/rules/a.smk", "src/pkg/__init__.py", "config/config.yaml", "config/link.yaml",
+        "envs/env.yaml", "requirements.lock"]
+
+
+@pytest.fixture
+def fake_snakemake(tmp_path, monkeypatch):
+    """This checkout replaced by a small one, Snakemake by a function that records how it is run,
+    writes ``log`` lines to its log and exits ``status``; what was printed when it started."""
+    monkeypatch.setattr(verify, "REPO", _checkout(tmp_path / "repo"))
+    monkeypatch.setenv("PYTHONPATH", "elsewhere")
+    monkeypatch.setenv("VIRTUAL_ENV", "another venv")
+    monkeypatch.setenv("ATTNREPRO_PROBE", "kept")
+    snakemake = types.SimpleNamespace(calls=[], log=["done\n"], status=0)
+
+    def run(cmd, **kwargs):
+        printed = sys.stdout.buffer.getvalue().decode()  # what reached the stdout's buffer
+        snakemake.calls.append({"cmd": cmd, **kwargs, "printed": printed})
+        kwargs["stdout"].writelines(snakemake.log)
+        return subprocess.CompletedProcess(cmd, snakemake.status)
+
+    monkeypatch.setattr(verify, "subprocess", types.SimpleNamespace(run=run, STDOUT=subprocess.STDOUT))
+    top = tmp_path / "archive/top"
+    top.mkdir(parents=True)
+    (top / "config.resolved.yaml").write_text("skip: []\n")
+    snakemake.top = top
+    return snakemake
+
+
+def test_a_rerun_runs_snakemake_on_the_archives_config_in_a_copy(tmp_path, fake_snakemake, monkeypatch):
+    """Its command line, folder and environment; the line saying so is flushed before it starts."""
+    monkeypatch.setattr(sys, "stdout", bytes_io.TextIOWrapper(bytes_io.BytesIO(), encoding="utf-8"))
+    work = tmp_path / "work"
+    assert verify.rerun(fake_snakemake.top, work, 3) == work / "results"
+    config = fake_snakemake.top / "config.resolved.yaml"
+    ((call),) = fake_snakemake.calls
+    assert call["cmd"] == [sys.executable, "-m", "snakemake", "--cores", "3", "--configfile", str(config)]
+    assert (call["cwd"], call["stderr"], call["stdout"].name) == (work, subprocess.STDOUT,
+                                                                  str(work / "verify-snakemake.log"))
+    assert "PYTHONPATH" not in call["env"] and "VIRTUAL_ENV" not in call["env"]
+    assert call["env"]["ATTNREPRO_PROBE"] == "kept"
+    assert call["printed"] == (f"rerunning in {work}: -m snakemake --cores 3 --configfile {config} "
+                               f"(log: {work / 'verify-snakemake.log'})\n")
+    copied = sorted(p.relative_to(work).as_posix() for p in work.rglob("*") if not p.is_dir())
+    assert copied == sorted(verify.workflow_files(verify.REPO) + ["verify-snakemake.log"])
+    assert (work / "src/pkg/__init__.py").read_text() == "x = 1\n"
+    assert (work / "config/link.yaml").is_symlink()  # copied as a link, as in the checkout
+    assert (work / "verify-snakemake.log").read_text() == "done\n"
+
+
+def test_a_failed_rerun_prints_the_tail_of_its_log(tmp_path, fake_snakemake, capsys):
+    fake_snakemake.log, fake_snakemake.status = [f"line {i}\n" for i in range(1, 46)], 1
+    assert verify.rerun(fake_snakemake.top, tmp_path / "work", 1) is None
+    assert capsys.readouterr().err == "".join(f"line {i}\n" for i in range(6, 46)) + "\n"
+
+
+def test_a_rerun_that_cannot_copy_the_workflow_exits_2(tmp_path, fake_snakemake):
+    (tmp_path / "file").write_text("")
+    line = f"cannot copy this checkout's workflow into {tmp_path / 'file'}: [Errno 17] File exists"
+    with pytest.raises(verify.CannotVerify, match=f"^{re.escape(line)}"):
+        verify.rerun(fake_snakemake.top, tmp_path / "file", 1)
+    assert fake_snakemake.calls == []
 
 
 # ---- the archive of the small run --------------------------------------------------------

@@ -52,6 +52,7 @@ REPO = Path(__file__).resolve().parents[2]
 # the code reads (the modules' READS, such as the golden fingerprint every job checks)
 COPIED = ("Snakefile", "workflow", "src", "config", "envs", "requirements.lock", *fingerprint.READS)
 LOCK = "requirements.lock"
+CHUNK = 1 << 20  # bytes read at a time when checking the end of an archive: never all of it at once
 
 
 class CannotVerify(Exception):
@@ -101,7 +102,7 @@ def _only_zeros_after(stream, offset):
     """Read ``stream`` from ``offset`` to its end (a gzip stream verifies its CRC and length there):
     whether it holds only zero bytes, the tar's end-of-archive blocks."""
     stream.seek(offset)
-    while chunk := stream.read(1 << 20):
+    while chunk := stream.read(CHUNK):
         if chunk.strip(b"\0"):
             return False
     return True
@@ -225,7 +226,7 @@ def rerun(top, workdir, cores):
         raise CannotVerify("the archive holds no config.resolved.yaml: nothing to rerun")
     workdir = Path(workdir)
     try:
-        for name in workflow_files():
+        for name in workflow_files(REPO):
             (workdir / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, workdir / name, follow_symlinks=False)
     except OSError as error:

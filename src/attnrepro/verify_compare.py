@@ -61,10 +61,10 @@ def _unequal(a, b):
     import pandas as pd
 
     x, y = a.to_numpy(), b.to_numpy()
-    try:
-        return np.asarray((x != y) & ~(pd.isna(x) & pd.isna(y)), dtype=bool)
-    except (TypeError, ValueError):  # arrays in cells, pd.NA: cell by cell
-        return np.array([not _same(p, q) for p, q in zip(x, y)], dtype=bool)
+    try:  # two arrays of the same length: a Boolean array, or an error
+        return (x != y) & ~(pd.isna(x) & pd.isna(y))
+    except (TypeError, ValueError):  # arrays in cells, pd.NA: cell by cell (never empty: [] != [] holds)
+        return np.array([not _same(p, q) for p, q in zip(x, y)])
 
 
 def column_difference(archive, here):
@@ -185,7 +185,7 @@ def ledger_differences(archive, here):
         return out
     columns = column_difference(archive, here)
     out = [columns] if columns else []
-    archive, here = archive.set_index("id", drop=False), here.set_index("id", drop=False)
+    archive, here = archive.set_index("id"), here.set_index("id")  # paired by id: equal ids
     out += [f"claim {i} only in archive" for i in archive.index if i not in here.index]
     out += [f"claim {i} only here" for i in here.index if i not in archive.index]
     shared = [c for c in archive.columns if c in here.columns]
