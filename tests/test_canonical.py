@@ -1,10 +1,13 @@
 """Canonical numerics (attnrepro.canonical): the same bits whatever the host's environment says."""
 
 import concurrent.futures
+import itertools
 import json
+import logging
 import os
 import subprocess
 import sys
+import types
 
 import pandas as pd
 import pytest
@@ -19,17 +22,115 @@ PINNED = ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", *canonical.TORCH)
 HOST = ("NPY_ENABLE_CPU_FEATURES", "OPENBLAS_L2_SIZE")  # set by some hosts; unset for the test's baseline
 
 
+# --- setting names and what they set ----------------------------------------------------------
+
+
+def test_setting_names_map_to_the_environment():
+    assert canonical.environment("default") == {"OPENBLAS_CORETYPE": None, "NPY_DISABLE_CPU_FEATURES": None}
+    assert canonical.environment("sandybridge-noavx512") == {
+        "OPENBLAS_CORETYPE": "Sandybridge",
+        "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
+    }
+    assert canonical.environment("skylakex") == {
+        "OPENBLAS_CORETYPE": "SkylakeX",
+        "NPY_DISABLE_CPU_FEATURES": None,
+    }
+    assert [canonical.setting_name(*s) for s in [("default",), ("default", "noavx2"), ("SkylakeX",),
+                                                  ("Haswell", "noavx512"), ("Opteron_SSE3", "default")]] == [
+        "default", "default-noavx2", "skylakex", "haswell-noavx512", "opteron_sse3"]
+    for kernel, mask in itertools.product(["default", "Zen", "Opteron_SSE3"], canonical.MASKS):
+        assert canonical.parse_setting(canonical.setting_name(kernel, mask)) == (kernel, mask)
+
+
+def test_apply_sets_and_removes_inherited_variables():
+    env = {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "AVX512_ICL", "OTHER": "x"}
+    assert canonical.apply_setting("default", dict(env)) == {"OTHER": "x"}
+    assert canonical.apply_setting("default", {}) == {}  # nothing to remove: no error
+    assert canonical.apply_setting("nehalem-noavx2", dict(env)) == {
+        "OPENBLAS_CORETYPE": "Nehalem",
+        "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",
+        "OTHER": "x",
+    }
+
+
+def test_a_setting_applied_to_this_process_after_numpy_loaded_is_refused():
+    """The variables are read when NumPy loads OpenBLAS: set later, they would change nothing."""
+    before = dict(os.environ)
+    try:
+        with pytest.raises(RuntimeError) as refused:
+            canonical.apply_setting("sandybridge")  # this process: numpy is loaded
+        assert str(refused.value) == "a numerics setting must be applied before numpy is imported"
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
+
+
+KERNELS_KNOWN = ("known: default, athlon, atom, banias, barcelona, bobcat, bulldozer, cooperlake, "
+                 "coppermine, core2, dunnington, excavator, haswell, katmai, nano, nehalem, northwood, "
+                 "opteron, opteron_sse3, penryn, piledriver, prescott, sandybridge, sapphirerapids, "
+                 "skylakex, steamroller, zen")
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("bogus", f"unknown OpenBLAS kernel 'bogus' in numerics setting 'bogus'; {KERNELS_KNOWN}"),
+    ("-noavx512", f"unknown OpenBLAS kernel '' in numerics setting '-noavx512'; {KERNELS_KNOWN}"),
+    ("haswell-fast", "unknown NumPy mask 'fast' in numerics setting 'haswell-fast'; known: noavx512, noavx2"),
+    ("default-default", "unknown NumPy mask 'default' in numerics setting 'default-default'; known: "
+                        "noavx512, noavx2"),
+    ("Haswell-", "unknown OpenBLAS kernel 'Haswell' in numerics setting 'Haswell-'; " + KERNELS_KNOWN),
+    ("haswell-", "unknown NumPy mask 'default' in numerics setting 'haswell-'; known: noavx512, noavx2"),
+    ("haswell-noavx512-x", "unknown NumPy mask 'noavx512-x' in numerics setting 'haswell-noavx512-x'; known: "
+                           "noavx512, noavx2"),
+])
+def test_unknown_setting_names_are_refused_naming_the_part_and_the_known_ones(bad, message):
+    with pytest.raises(ValueError) as refused:
+        canonical.parse_setting(bad)
+    assert str(refused.value) == message
+
+
 # --- the host and the environment ----------------------------------------------------------
 
 
 def test_a_host_that_cannot_honour_the_pin_says_why(tmp_path, monkeypatch):
-    assert "aarch64, not x86-64" in canonical.host_problem("aarch64", FLAGS)
-    assert "lacks avx2 and fma" in canonical.host_problem("x86_64", {"sse4_2", "avx"})
+    assert canonical.host_problem("aarch64", FLAGS) == (
+        "the CPU is aarch64, not x86-64: the pinned kernels do not exist there")
+    assert canonical.host_problem("x86_64", {"sse4_2", "avx"}) == (
+        "the CPU lacks avx2 and fma: the pinned kernels would not run")
+    assert canonical.host_problem("x86_64", {"avx2"}) == "the CPU lacks fma: the pinned kernels would not run"
+    assert canonical.host_problem("x86_64", set()).startswith("the CPU lacks avx2 and fma")  # no flag at all
     assert canonical.cpu_flags(tmp_path / "no-cpuinfo") is None
     monkeypatch.setattr(canonical, "cpu_flags", lambda: None)
-    assert "cannot be read before NumPy loads" in canonical.host_problem("x86_64")
+    assert canonical.host_problem("x86_64") == (
+        "the CPU flags cannot be read before NumPy loads (no /proc/cpuinfo)")
     assert canonical.host_problem("x86_64", FLAGS) is None
     assert canonical.host_problem("AMD64", FLAGS) is None
+    monkeypatch.setattr(canonical, "cpu_flags", lambda: FLAGS)
+    monkeypatch.setattr(canonical.platform, "machine", lambda: "x86_64")
+    assert canonical.host_problem() is None  # this host's machine and flags, read when not given
+    monkeypatch.setattr(canonical.platform, "machine", lambda: "arm64")
+    assert canonical.host_problem().startswith("the CPU is arm64, not x86-64")
+
+
+CPUINFO = """processor\t: 0
+model name\t: AMD EPYC 7B13
+flags\t\t: fpu sse4_2 avx avx2 fma
+vmx flags\t: ept vpid
+bugs\t\t: sysret_ss_attrs
+
+processor\t: 1
+flags\t\t: fpu sse4_2 avx
+"""
+
+
+def test_the_cpu_flags_are_read_from_the_first_flags_line(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(CPUINFO)
+    assert canonical.cpu_flags(cpuinfo) == {"fpu", "sse4_2", "avx", "avx2", "fma"}
+    cpuinfo.write_text("processor\t: 0\nFeatures\t: fp asimd\n")  # no flags line (an Arm kernel's)
+    assert canonical.cpu_flags(cpuinfo) is None
+    assert canonical.cpu_flags(tmp_path) is None  # unreadable: a folder
+    real = canonical.cpu_flags()  # this host's: an x86 Linux names fpu first; elsewhere no flags line
+    assert real is None or "fpu" in real
 
 
 def test_apply_sets_every_pinned_variable_and_removes_what_would_narrow_it():
@@ -40,6 +141,9 @@ def test_apply_sets_every_pinned_variable_and_removes_what_would_narrow_it():
     assert env == {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
                    "ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2",
                    "OPENBLAS_L2_SIZE": "256", "OTHER": "x"}
+    empty = {}  # nothing to remove: no error
+    assert canonical.apply(canonical.SETTING, empty, machine="x86_64", flags=FLAGS)["applied"] is True
+    assert empty == {k: v for k, v in env.items() if k not in ("OPENBLAS_L2_SIZE", "OTHER")}
 
 
 @pytest.mark.parametrize("pin, machine, flags, reason", [
@@ -48,6 +152,7 @@ def test_apply_sets_every_pinned_variable_and_removes_what_would_narrow_it():
     (canonical.SETTING, "x86_64", {"avx"}, "not honoured: the CPU lacks avx2"),
 ])
 def test_native_or_unable_hosts_keep_their_environment_and_are_not_canonical(pin, machine, flags, reason):
+    """End to end in this process: check() reads the real libraries back."""
     env = {"OPENBLAS_CORETYPE": "SkylakeX"}
     state = canonical.apply(pin, env, machine=machine, flags=flags)
     assert env == {"OPENBLAS_CORETYPE": "SkylakeX"} and not state["applied"]
@@ -63,6 +168,137 @@ def test_a_pin_that_did_not_take_effect_is_named():
     assert canonical.mismatches(dict(canonical.EXPECTED)) == []
     with pytest.raises(ValueError, match="numerics.pin must be one of"):
         canonical.apply("haswell", {})
+
+
+def test_apply_says_why_it_does_not_pin_and_refuses_an_unknown_pin(caplog):
+    env = {}
+    with caplog.at_level(logging.WARNING, logger="attnrepro"):
+        state = canonical.apply(canonical.SETTING, env, machine="aarch64", flags=FLAGS)
+        problem = "the CPU is aarch64, not x86-64: the pinned kernels do not exist there"
+        assert state == {"pin": canonical.SETTING, "applied": False,
+                         "reason": f"pin haswell-noavx512 not honoured: {problem}"}
+        assert caplog.messages == [f"numerics: cannot pin haswell-noavx512 on this host ({problem}); running "
+                                   "native, outputs marked non-canonical"]
+        caplog.clear()
+        assert canonical.apply("native", env) == {"pin": "native", "applied": False,
+                                                  "reason": "numerics.pin is native: the host's own numerics"}
+        assert caplog.messages == [] and env == {}  # the user's choice: no warning, nothing set
+    with pytest.raises(ValueError) as refused:
+        canonical.apply("haswell", {})
+    assert str(refused.value) == "numerics.pin must be one of haswell-noavx512, native, got 'haswell'"
+
+
+def test_effective_reads_the_kernel_openblas_loaded_and_the_features_numpy_enabled(monkeypatch):
+    import threadpoolctl
+    from numpy._core import _multiarray_umath as umath
+
+    real = canonical.effective()  # this process: what its libraries run
+    assert real["openblas_kernel"] and set(real["openblas_kernel"].split(",")) <= set(canonical.KERNELS)
+    assert set(real["numpy_features"].split()) <= set(umath.__cpu_dispatch__)
+    monkeypatch.setattr(threadpoolctl, "threadpool_info", lambda: [
+        {"internal_api": "openmp", "architecture": "Zen"},  # not OpenBLAS: not read
+        {"internal_api": "openblas", "architecture": "Haswell"},
+        {"internal_api": "openblas"},  # a second OpenBLAS that does not say its kernel
+    ])
+    monkeypatch.setattr(umath, "__cpu_dispatch__", ["X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR"])
+    monkeypatch.setattr(umath, "__cpu_features__", {"X86_V3": True, "X86_V4": True, "AVX512_ICL": False})
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    monkeypatch.delenv("NPY_DISABLE_CPU_FEATURES", raising=False)
+    assert canonical.effective() == {"openblas_coretype": "Haswell", "openblas_kernel": "Haswell,?",
+                                     "numpy_disabled": "", "numpy_features": "X86_V3 X86_V4"}
+    monkeypatch.delenv("OPENBLAS_CORETYPE")
+    monkeypatch.setenv("NPY_DISABLE_CPU_FEATURES", "X86_V4")
+    read = canonical.effective()
+    assert (read["openblas_coretype"], read["numpy_disabled"]) == ("", "X86_V4")
+
+
+def test_torch_capability_is_read_where_torch_is_loaded(monkeypatch):
+    fake = types.SimpleNamespace(backends=types.SimpleNamespace(cpu=types.SimpleNamespace(
+        get_cpu_capability=lambda: "AVX2")))
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    assert canonical.torch_capability() == "AVX2"
+    monkeypatch.delitem(sys.modules, "torch")
+    assert canonical.torch_capability() is None
+
+
+# --- what check() records, its readings given ----------------------------------------------------
+
+RUNNING = {"openblas_coretype": "Haswell", "openblas_kernel": "Haswell",
+           "numpy_disabled": "X86_V4 AVX512_ICL AVX512_SPR", "numpy_features": "X86_V3"}
+PRINTS = {"libm.exp": "6518342356ad", "numpy.tanh.float64": "2f0e8d3a9ef4"}
+APPLIED = {"pin": canonical.SETTING, "applied": True, "reason": ""}
+
+
+def _check(monkeypatch, tmp_path, state, running=RUNNING, torch="AVX2", prints=PRINTS):
+    """check(state) with the readings of a host faked (the libraries' effective numerics, torch's
+    capability, the C library, the fingerprint) against a golden file of PRINTS."""
+    monkeypatch.setattr(canonical, "effective", lambda: dict(running))
+    monkeypatch.setattr(canonical, "torch_capability", lambda: torch)
+    monkeypatch.setattr(fingerprint, "libc", lambda: "glibc 2.36")
+    monkeypatch.setattr(fingerprint, "measure", lambda: dict(prints))
+    for key, value in {"OPENBLAS_L2_SIZE": None, "MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2",
+                       "ONEDNN_MAX_CPU_ISA": "AVX2"}.items():
+        monkeypatch.delenv(key, raising=False) if value is None else monkeypatch.setenv(key, value)
+    golden = tmp_path / "numerics.json"
+    golden.write_text(fingerprint.text("glibc 2.36", PRINTS))
+    return canonical.check(state, golden)
+
+
+@pytest.mark.parametrize("torch", ["AVX2", None])  # None: the job did not load torch
+def test_a_pinned_job_with_the_golden_fingerprint_is_canonical(monkeypatch, tmp_path, caplog, torch):
+    record = _check(monkeypatch, tmp_path, APPLIED, torch=torch)
+    assert record == {"setting": "haswell-noavx512", "pin": "haswell-noavx512", "pinned": True,
+                      "canonical": True, "reason": "", **RUNNING, "torch_capability": torch,
+                      "openblas_l2_size": "", "mkl_cbwr": "COMPATIBLE", "aten_cpu_capability": "avx2",
+                      "onednn_max_cpu_isa": "AVX2",
+                      "libc": "glibc 2.36", "fingerprint": PRINTS}
+    assert caplog.messages == []
+
+
+def test_a_pin_that_did_not_take_effect_names_every_library_that_ignored_it(monkeypatch, tmp_path, caplog):
+    running = {**RUNNING, "openblas_kernel": "Sandybridge"}
+    with caplog.at_level(logging.WARNING, logger="attnrepro"):
+        record = _check(monkeypatch, tmp_path, APPLIED, running=running, torch="DEFAULT")
+    reason = ("pin haswell-noavx512 did not take effect: openblas_kernel is 'Sandybridge', not 'Haswell'; "
+              "torch_capability is 'DEFAULT', not 'AVX2'")
+    assert {k: record[k] for k in ("setting", "pinned", "canonical", "reason", "openblas_kernel")} == {
+        "setting": "native", "pinned": False, "canonical": False, "reason": reason,
+        "openblas_kernel": "Sandybridge"}
+    assert caplog.messages == [f"numerics: {reason}; outputs marked non-canonical"]
+
+
+def test_a_pinned_job_with_another_fingerprint_is_pinned_but_not_canonical(monkeypatch, tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="attnrepro"):
+        record = _check(monkeypatch, tmp_path, APPLIED, prints={**PRINTS, "libm.exp": "000000000000"})
+    reason = ("the math library computes other bits: libm.exp differ from the golden fingerprint "
+              f"({tmp_path / 'numerics.json'}, made with glibc 2.36; here glibc 2.36)")
+    assert {k: record[k] for k in ("setting", "pinned", "canonical", "reason", "fingerprint")} == {
+        "setting": "native", "pinned": True, "canonical": False, "reason": reason,
+        "fingerprint": {**PRINTS, "libm.exp": "000000000000"}}
+    assert caplog.messages == [f"numerics: {reason}; outputs marked non-canonical"]
+
+
+def test_a_job_that_did_not_pin_keeps_its_reason_and_logs_nothing_more(monkeypatch, tmp_path, caplog):
+    """Its kernel and fingerprint are recorded, not judged: it was never meant to be canonical."""
+    state = {"pin": "native", "applied": False, "reason": "numerics.pin is native: the host's own numerics"}
+    with caplog.at_level(logging.WARNING, logger="attnrepro"):
+        record = _check(monkeypatch, tmp_path, state, running={**RUNNING, "openblas_kernel": "Sandybridge"},
+                        prints={**PRINTS, "libm.exp": "000000000000"})
+    assert {k: record[k] for k in ("setting", "pin", "pinned", "canonical", "reason", "openblas_kernel")} == {
+        "setting": "native", "pin": "native", "pinned": False, "canonical": False,
+        "reason": "numerics.pin is native: the host's own numerics", "openblas_kernel": "Sandybridge"}
+    assert caplog.messages == []
+
+
+def test_check_compares_with_the_committed_golden_fingerprint_by_default(monkeypatch, tmp_path):
+    committed_libc, committed = fingerprint.load(REPO / fingerprint.GOLDEN)
+    _check(monkeypatch, tmp_path, APPLIED)  # the fakes in place
+    monkeypatch.setattr(fingerprint, "measure", lambda: dict(committed))
+    assert canonical.check(APPLIED)["canonical"] is True
+    monkeypatch.setattr(fingerprint, "measure", lambda: {**committed, "libm.exp": "000000000000"})
+    assert canonical.check(APPLIED)["reason"] == (
+        "the math library computes other bits: libm.exp differ from the golden fingerprint "
+        f"(tests/golden/numerics.json, made with {committed_libc}; here glibc 2.36)")
 
 
 # --- a job, end to end -----------------------------------------------------------------------

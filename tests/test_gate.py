@@ -71,11 +71,12 @@ def _edit_ledger(run, id, **changes):
 
 
 def test_the_golden_files_hold_what_the_update_wrote(run, capsys):
-    kept = golden.read_ledger(run / "golden" / golden.LEDGER_FILE)
-    assert list(kept["id"]) == ["001.a", "001.b", "001.c"]  # the timing claim is the machine's
-    assert list(kept["reproduced"]) == ["0.367", "4.441e-16", "0.985"]
-    tables = pd.read_csv(run / "golden" / golden.TABLES_FILE)
-    assert list(tables["path"]) == [SCALE]
+    kept = (run / "golden" / golden.LEDGER_FILE).read_text()  # the timing claim is the machine's
+    assert kept == ("id,class,reproduced\n"
+                    "001.a,exact,0.367\n001.b,round-off,4.441e-16\n001.c,stochastic,0.985\n")
+    tables = (run / "golden" / golden.TABLES_FILE).read_text().splitlines()
+    assert tables[0] == "path,rows,sha256" and len(tables) == 2
+    assert tables[1] == f"{SCALE},2,{golden.table_hash(run / SCALE)[1]}"
     numerics = json.loads((run / "golden" / golden.NUMERICS_FILE).read_text())
     assert numerics == {"libc": "glibc 2.36", "fingerprint": PRINTS}  # every file's, the timing one's too
     code, out = _gate(run, capsys)
@@ -109,7 +110,9 @@ def test_a_changed_table_value_fails_the_gate_but_a_measured_column_does_not(run
 def test_a_missing_claim_fails_the_gate(run, capsys):
     _edit_ledger(run, "001.a", verdict="missing", reproduced="", reason="no result file holds this value")
     code, out = _gate(run, capsys)
-    assert code == 1 and "claim 001.a: missing (no result file holds this value)" in out
+    assert code == 1  # once: a missing exact claim is not also "not reproduced"
+    assert out.endswith("gate: 2 problem(s)\n  claim 001.a: missing (no result file holds this value)\n"
+                        "  claim 001.a: reproduced was '0.367' in the golden file, is '' now\n")
 
 
 def test_a_claim_that_left_the_ledger_or_a_new_one_fails_the_gate(run, capsys):
@@ -150,8 +153,12 @@ def test_a_missing_golden_folder_or_ledger_fails_the_gate_with_one_clear_line(ru
 @pytest.mark.parametrize("text", [",".join(COLUMNS) + "\n", ""])  # a header alone; no byte at all
 def test_an_empty_ledger_fails_the_gate(run, capsys, text):
     (run / "results/ledger.csv").write_text(text)
+    assert golden.read_ledger(run / "results/ledger.csv").empty
+    assert list(golden.read_ledger(run / "results/ledger.csv").columns) == COLUMNS  # the same, either way
     code, out = _gate(run, capsys)
-    assert code == 1 and "the ledger is empty" in out
+    assert code == 1 and out == ("gate: 4 problem(s)\n  the ledger is empty\n"
+                                 + "".join(f"  claim {id}: in the golden file, not in this run\n"
+                                           for id in ("001.a", "001.b", "001.c")))
 
 
 def test_an_exact_claim_not_reproduced_fails_even_without_golden_files(run, capsys):
@@ -219,8 +226,10 @@ def _update(run, capsys):
 
 
 @pytest.mark.parametrize("changes, problem", [
-    ({"numerics": None}, f"numerics fingerprint: none recorded in {TIMING} (files from before the"),
-    ({"pinned": False, "canonical": False}, f"numerics: {TIMING} ran without the pin"),
+    ({"numerics": None}, f"numerics fingerprint: none recorded in {TIMING} (files from before the "
+                         "fingerprint: rebuild them)\n"),
+    ({"pinned": False, "canonical": False}, f"numerics: {TIMING} ran without the pin: not the canonical "
+                                             "numerics\n"),
 ])
 def test_the_golden_update_refuses_a_file_without_a_fingerprint_or_the_pin(run, capsys, changes, problem):
     _numerics(run, TIMING, **changes)
@@ -238,3 +247,89 @@ def test_the_golden_update_writes_the_fingerprint_from_the_run_and_keeps_an_unch
     assert _update(run, capsys)[0] == 0
     assert fingerprint.load(path) == ("glibc 2.41", {**PRINTS, "libm.exp": "333333333333"})
     assert _gate(run, capsys)[0] == 0
+
+
+def test_differences_are_listed_in_the_order_of_their_keys_whatever_the_golden_file_order(run, capsys):
+    path = run / "golden" / golden.LEDGER_FILE
+    header, *rows = path.read_text().splitlines()
+    path.write_text("\n".join([header, *reversed(rows)]) + "\n")  # reordered by hand: still the same claims
+    assert _gate(run, capsys)[0] == 0
+    _edit_ledger(run, "001.a", reproduced="0.368")
+    _edit_ledger(run, "001.c", reproduced="0.986")
+    code, out = _gate(run, capsys)
+    assert code == 1 and out.endswith(
+        "gate: 2 problem(s)\n"
+        "  claim 001.a: reproduced was '0.367' in the golden file, is '0.368' now\n"
+        "  claim 001.c: reproduced was '0.985' in the golden file, is '0.986' now\n")
+
+
+def test_the_gate_names_golden_and_ledger_values_as_written(run, capsys):
+    """No cell is read as a number or as "not available": the messages quote the files' text."""
+    path = run / "golden" / golden.TABLES_FILE
+    digits = "0" * 64  # a hash of digits alone is no number
+    path.write_text(f"path,rows,sha256\n{SCALE},,{digits}\n")  # rows emptied by hand
+    _edit_ledger(run, "001.c", reproduced="NaN")
+    kept = run / "golden" / golden.LEDGER_FILE
+    kept.write_text(kept.read_text().replace(",0.367\n", ",0.3670\n"))  # the digits, not the number
+    code, out = _gate(run, capsys)
+    now = golden.table_hash(run / SCALE)[1]
+    assert code == 1 and out.endswith(
+        "gate: 4 problem(s)\n"
+        "  claim 001.a: reproduced was '0.3670' in the golden file, is '0.367' now\n"
+        "  claim 001.c: reproduced was '0.985' in the golden file, is 'NaN' now\n"
+        f"  table {SCALE}: rows was '' in the golden file, is '2' now\n"
+        f"  table {SCALE}: sha256 was '{digits}' in the golden file, is '{now}' now\n")
+
+
+def test_a_function_only_the_golden_file_or_only_the_run_has_fails_the_gate(run, capsys):
+    prints = {k: v for k, v in PRINTS.items() if k != "numpy.tanh.float64"}
+    prints["torch.exp.float32"] = "444444444444"
+    for path in (SCALE, TIMING):
+        _numerics(run, path, fingerprint=prints)
+    code, out = _gate(run, capsys)
+    assert code == 1 and out.endswith(
+        "gate: 2 problem(s)\n"
+        "  numerics fingerprint numpy.tanh.float64: in the golden file, not in this run\n"
+        "  numerics fingerprint torch.exp.float32: new in this run, not in the golden file\n")
+
+
+def test_a_file_without_a_fingerprint_fails_the_gate_once_and_the_others_still_count(run, capsys):
+    _numerics(run, TIMING, numerics=None)  # sorted first: the files after it are read all the same
+    code, out = _gate(run, capsys)
+    assert code == 1 and out.endswith(
+        f"gate: 1 problem(s)\n  numerics fingerprint: none recorded in {TIMING} (files from before the "
+        "fingerprint: rebuild them)\n")
+
+
+def test_the_golden_update_lists_every_reason_it_refuses(run, capsys):
+    _numerics(run, TIMING, numerics=None)
+    _numerics(run, SCALE, pinned=False, canonical=False)
+    code, out = _update(run, capsys)
+    assert code == 1 and out == (
+        "golden: refused, nothing written: 2 problem(s)\n"
+        f"  numerics fingerprint: none recorded in {TIMING} (files from before the fingerprint: rebuild "
+        f"them)\n  numerics: {SCALE} ran without the pin: not the canonical numerics\n")
+    empty = run / "empty"
+    empty.mkdir()
+    with pytest.raises(golden.Refused) as refused:
+        golden.golden_fingerprint(empty)
+    assert str(refused.value) == f"no result file under {empty}"
+
+
+def test_a_run_fingerprint_joins_its_files_c_libraries_and_names_the_unknown():
+    records = [("a.parquet", {}),  # no fingerprint: listed, and the files after it still read
+               ("b.parquet", {"fingerprint": {"libm.exp": "555555555555"}}),  # no C library named
+               ("c.parquet", {"libc": "musl 1.2.5", "fingerprint": {"libm.exp": "555555555555"}})]
+    assert golden.run_fingerprint(records) == ("musl 1.2.5, unknown", {"libm.exp": "555555555555"}, {},
+                                               ["a.parquet"])
+    assert golden.run_fingerprint([]).libc == "unknown"
+
+
+@pytest.mark.parametrize("count, named", [
+    (3, "a, b, c"),
+    (5, "a, b, c and 2 more"),
+])
+def test_a_message_about_many_files_names_the_first_three(count, named):
+    bare = list("abcde"[:count])
+    assert golden.RunFingerprint("glibc 2.36", {}, {}, bare).problems() == [
+        f"numerics fingerprint: none recorded in {named} (files from before the fingerprint: rebuild them)"]

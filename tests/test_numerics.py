@@ -2,7 +2,6 @@
 
 import copy
 import functools
-import itertools
 import json
 import os
 import subprocess
@@ -28,37 +27,7 @@ from attnrepro.report import ledger, results
 from conftest import REPO, copy_repo, copy_run, missing, planned_jobs, snakemake
 from report_helpers import FrameLoad
 
-# --- settings -> environment ---------------------------------------------------------------
-
-
-def test_setting_names_map_to_the_environment():
-    assert canonical.environment("default") == {"OPENBLAS_CORETYPE": None, "NPY_DISABLE_CPU_FEATURES": None}
-    assert canonical.environment("sandybridge-noavx512") == {
-        "OPENBLAS_CORETYPE": "Sandybridge",
-        "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
-    }
-    assert canonical.environment("skylakex") == {
-        "OPENBLAS_CORETYPE": "SkylakeX",
-        "NPY_DISABLE_CPU_FEATURES": None,
-    }
-    for kernel, mask in itertools.product(["default", "Zen", "Opteron_SSE3"], canonical.MASKS):
-        assert canonical.parse_setting(canonical.setting_name(kernel, mask)) == (kernel, mask)
-
-
-def test_apply_sets_and_removes_inherited_variables():
-    env = {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "AVX512_ICL", "OTHER": "x"}
-    assert canonical.apply_setting("default", dict(env)) == {"OTHER": "x"}
-    assert canonical.apply_setting("nehalem-noavx2", dict(env)) == {
-        "OPENBLAS_CORETYPE": "Nehalem",
-        "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",
-        "OTHER": "x",
-    }
-
-
-@pytest.mark.parametrize("bad", ["bogus", "haswell-fast", "default-default", "Haswell-", "-noavx512"])
-def test_unknown_setting_names_are_refused(bad):
-    with pytest.raises(ValueError, match="unknown"):
-        canonical.parse_setting(bad)
+# --- settings (names, environment: tests/test_canonical.py) and the sweep ---------------------
 
 
 def test_candidates_and_sweep_layout(default_config):

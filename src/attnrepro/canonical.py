@@ -93,7 +93,7 @@ RECORDED = ("OPENBLAS_L2_SIZE", "MKL_CBWR", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_C
 
 def setting_name(kernel, mask=DEFAULT):
     """The setting name of an OpenBLAS kernel ("default" or a core name) and a mask name."""
-    base = DEFAULT if kernel == DEFAULT else kernel.lower()
+    base = kernel.lower()  # DEFAULT is lower case already
     return base if mask == DEFAULT else f"{base}-{mask}"
 
 
@@ -153,11 +153,13 @@ def effective():
 
 
 def cpu_flags(cpuinfo=Path("/proc/cpuinfo")):
-    """The CPU's feature flags from /proc/cpuinfo (None where there is no such file)."""
+    """The CPU's feature flags from /proc/cpuinfo (None where there is no such file): its first
+    line ``flags<tabs>: fpu vme ...``, as the kernel writes it."""
     try:
         for line in cpuinfo.read_text().splitlines():
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
+            words = line.split()
+            if words[:2] == ["flags", ":"]:
+                return set(words[2:])
     except OSError:
         return None
     return None

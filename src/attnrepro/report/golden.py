@@ -36,6 +36,10 @@ NUMERICS_FILE = Path(fingerprint.GOLDEN).name  # numerics.json
 FILES = (LEDGER_FILE, TABLES_FILE, NUMERICS_FILE)
 SHOWN = 3  # files named in a message about many
 KEPT = ["id", "class", "reproduced"]
+CSV = {"index": False}  # how the golden CSV files are written: their columns, no row index
+# a ledger's columns (report.ledger_io.write): those of a ledger file that holds no claim
+COLUMNS = ["id", "article", "section", "claim", "published", "reproduced", "class", "verdict", "reason",
+           "numerics"]
 
 
 def table_hash(path):
@@ -79,7 +83,7 @@ def read_ledger(path):
     try:
         return pd.read_csv(path, dtype=str, keep_default_na=False)
     except pd.errors.EmptyDataError:
-        return pd.DataFrame(columns=["id", "class", "verdict", "reproduced", "published", "reason"])
+        return pd.DataFrame(columns=COLUMNS)
 
 
 class Refused(Exception):
@@ -154,7 +158,7 @@ def write(out_dir, table, data_root):
     numerics = fingerprint.text(*golden_fingerprint(data_root))
     for name, frame in ((LEDGER_FILE, snapshot_ledger(table)), (TABLES_FILE, snapshot_tables(data_root))):
         with io.atomic_path(out / name) as tmp:
-            frame.to_csv(tmp, index=False)
+            frame.to_csv(tmp, **CSV)
     path = out / NUMERICS_FILE
     if not path.is_file() or path.read_text() != numerics:  # an input of every rule: kept when unchanged
         io.write_text(path, numerics)
@@ -168,7 +172,7 @@ def _differences(golden, now, key, columns, what):
                 for k in golden.index.difference(now.index)]
     problems += [f"{what} {k}: new in this run, not in the golden file"
                  for k in now.index.difference(golden.index)]
-    for k in golden.index.intersection(now.index, sort=True):
+    for k in sorted(golden.index.intersection(now.index)):
         for col in columns:
             was, is_ = str(golden.at[k, col]), str(now.at[k, col])
             if was != is_:
