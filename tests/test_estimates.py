@@ -14,11 +14,16 @@ ten runs where the heap's layout, which moves with the address space's randomisa
 """
 
 import copy
+import hashlib
+import inspect
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,7 +34,7 @@ from attnrepro.estimates_decoder import parameter_count
 from attnrepro.experiments.train import _long_parameters
 from attnrepro.model.params import count, init_params
 
-from conftest import REPO, missing, small_config
+from conftest import MUTATION, REPO, missing, small_config
 
 MIB = 2**20
 REVERSED = list(range(799, -1, -1))
@@ -119,37 +124,97 @@ def first_case(experiment, config, name=None):
     return copy.deepcopy(cases[name or next(iter(cases))])
 
 
-def probe_input(case, config, small, tmp_path):
-    """What tests/memory_probe.py reads for one case; attention_map gets its trained models."""
+def probe_input(case, config, small):
+    """What tests/memory_probe.py reads for one case, attention_map's trained models aside
+    (:func:`with_models`)."""
     out = {"experiment": case.experiment, "params": {**first_case(case.experiment, config, case.case),
                                                      **case.overrides}}
     out["warm_up"] = {**first_case(case.experiment, small), **WARM_UP.get(case.experiment, {})}
     if case.experiment == "attention_map":
         out["params"]["trained"].update(WIDE)
-        out["inputs"] = trained_model(tmp_path / "wide", out["params"]["trained"])
-        out["warm_up_inputs"] = trained_model(tmp_path / "small", out["warm_up"]["trained"])
     return out
+
+
+def with_models(probe, tmp_path):
+    """``probe`` and, for attention_map, the models it reads (written under ``tmp_path``)."""
+    if probe["experiment"] != "attention_map":
+        return probe
+    for sub in ("wide", "small"):
+        (tmp_path / sub).mkdir(exist_ok=True)
+    return {**probe, "inputs": trained_model(tmp_path / "wide", probe["params"]["trained"]),
+            "warm_up_inputs": trained_model(tmp_path / "small", probe["warm_up"]["trained"])}
+
+
+def probe(cases, tmp_path):
+    """The peak bytes of each of ``cases`` (probe inputs), measured in one subprocess."""
+    if not os.access("/proc/self/clear_refs", os.W_OK):
+        missing("/proc/self/clear_refs (Linux) to reset the peak resident memory")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.run([sys.executable, str(REPO / "tests" / "memory_probe.py")],
+                          input=json.dumps([with_models(c, tmp_path) for c in cases]),
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+# --- under mutation testing: the peaks measured once, reused by every mutant ----------------
+
+# the modules mutation testing changes here; no experiment imports them (tests/memory_probe.py
+# measures the experiments' code alone)
+GUARDS = ("preflight.py", "estimates.py", "estimates_decoder.py", "estimates_terms.py")
+
+
+def code_digest():
+    """sha256 of what a measured peak depends on besides its case: the package's code but the
+    guards, the probe, the trained models' writer, Python's and the libraries' versions."""
+    digest = hashlib.sha256()
+    for path in sorted((REPO / "src").rglob("*.py")):
+        if path.name not in GUARDS:
+            digest.update(path.relative_to(REPO).as_posix().encode() + path.read_bytes())
+    digest.update((REPO / "tests" / "memory_probe.py").read_bytes())
+    digest.update(inspect.getsource(trained_model).encode())
+    for library in ("numpy", "pandas", "pyarrow", "torch"):
+        digest.update(f"{library} {metadata.version(library)}".encode())
+    digest.update(sys.version.encode())
+    return digest.hexdigest()
+
+
+def peaks_file():
+    """The measured peaks kept under mutation testing: one file per checkout (mutmut's mutants/
+    copy of it), in the temporary directory."""
+    checkout = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"attnrepro-memory-peaks-{checkout}.json"
+
+
+def peaks(cases, tmp_path):
+    """:func:`probe` of ``cases``; under mutation testing (conftest.MUTATION set), through
+    :func:`peaks_file`: a mutant changes only the guards, never what the experiments allocate,
+    so each case is measured once, keyed by its probe input and :func:`code_digest`, and every
+    mutant compares its estimates with the same peaks (and in milliseconds, not a minute)."""
+    if not os.environ.get(MUTATION):
+        return probe(cases, tmp_path)
+    path, code = peaks_file(), code_digest()
+    keys = [json.dumps([code, case], sort_keys=True) for case in cases]
+    kept = json.loads(path.read_text()) if path.is_file() else {}
+    new = [(key, case) for key, case in zip(keys, cases) if key not in kept]
+    if new:
+        kept.update(zip([key for key, _ in new], probe([case for _, case in new], tmp_path)))
+        part = path.with_name(f"{path.name}.{os.getpid()}")
+        part.write_text(json.dumps(kept))
+        os.replace(part, path)  # whole: mutants tested in parallel read it
+    return [kept[key] for key in keys]
 
 
 @pytest.fixture(scope="module")
 def measured(request, default_config, tmp_path_factory):
-    """{id(case): (params, bytes measured)} for the cases of this module's selected tests,
-    measured in one subprocess."""
-    if not os.access("/proc/self/clear_refs", os.W_OK):
-        missing("/proc/self/clear_refs (Linux) to reset the peak resident memory")
+    """{id(case): (params, bytes measured)} for the cases of this module's selected tests."""
     params = [getattr(getattr(item, "callspec", None), "params", {}) for item in request.session.items
               if item.module is request.module]
     selected = [p["case"] for p in params if "case" in p]
-    tmp_path = tmp_path_factory.mktemp("models")
-    for sub in ("wide", "small"):
-        (tmp_path / sub).mkdir()
     small = small_config()
-    cases = [probe_input(c, default_config, small, tmp_path) for c in selected]
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    proc = subprocess.run([sys.executable, str(REPO / "tests" / "memory_probe.py")], input=json.dumps(cases),
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return {id(c): (case["params"], peak) for c, case, peak in zip(selected, cases, json.loads(proc.stdout))}
+    cases = [probe_input(c, default_config, small) for c in selected]
+    measured = peaks(cases, tmp_path_factory.mktemp("models"))
+    return {id(c): (case["params"], peak) for c, case, peak in zip(selected, cases, measured)}
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
