@@ -17,7 +17,9 @@ import copy
 import hashlib
 import inspect
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -233,6 +235,78 @@ def test_formula_inputs_allocate_nothing(measured, case):
     params, peak = measured[id(case)]
     assert estimates.estimate("exercises", params) == estimates.ALLOWANCE
     assert peak < estimates.ALLOWANCE / 8, peak
+
+
+# --- each term's keys and description, as the pre-flight reports them (in-process) -----------
+
+HUGE = 10**6  # sizes this many times larger, so that each term's leading power shows
+LONGER = 1000  # lists of tokens this many times longer
+
+
+def scaled(value, factor):
+    """A size ``factor`` times larger: an int, each value of a sweep (a list of ints), a list of
+    tokens (``factor / HUGE * LONGER`` times longer); None for what is no size."""
+    if isinstance(value, bool) or not isinstance(value, (int, list)) or value == []:
+        return None
+    if isinstance(value, int):
+        return value * factor
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return [v * factor for v in value]
+    return value * (factor * LONGER // HUGE) if any(isinstance(v, str) for v in value) else None
+
+
+def growths(experiment, config):
+    """(key, terms with the key HUGE times larger, terms with it twice that) for each size key of
+    the experiment's first case (attention_map's trained model aside: its ``run`` names it)."""
+    params = first_case(experiment, config)
+    for key, value in params.items():
+        if scaled(value, HUGE) is not None:
+            yield key, *(estimates.terms(experiment, {**params, key: scaled(value, factor)})
+                         for factor in (HUGE, 2 * HUGE))
+
+
+@pytest.mark.parametrize("experiment", sorted(estimates.ESTIMATES))
+def test_each_term_declares_the_keys_it_grows_with_to_their_power(default_config, experiment):
+    """The pre-flight names the key whose value, to its power in the largest term, is the largest
+    factor (the key a user must change). So a term's drivers must be every key it grows with, each
+    to the power it grows with: log2 of its growth when the key doubles, at a huge value."""
+    for key, terms, more in growths(experiment, default_config):
+        assert [t[1] for t in terms] == [t[1] for t in more], key  # the same phase, both times
+        for (nbytes, what, drivers), (more_bytes, _, _) in zip(terms, more):
+            power = math.log2(more_bytes / nbytes)
+            assert power == pytest.approx(drivers.get(key, 0), abs=0.05), (key, what, drivers)
+
+
+# the arrays', modules' and sizes' names as the code spells them (the decoder's B, h, T and d, the
+# tokens' n); a description's other words are the case's keys and lower-case ones ("a", "x": 4 x (n, n))
+NAMES = {"Q", "K", "V", "X", "W", "W_Q", "W_K", "W_V", "W_O", "PE", "B", "T", "h", "d", "n",
+         "MultiheadAttention", "SDPA", "Adam", "Jacobians"}
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MADE_OF = re.compile(r"\b(float64|float32|bool|rows?)\b")
+
+
+def misspelled(what, params, arrays=True):
+    """The words of a term's description ``what`` that are neither lower-case, nor a key of the
+    case's ``params`` (or a word of its text values: a train case's name) or one of NAMES,
+    spelled as they are; and, for ``arrays``, "no dtype" when it names no dtype (nor rows)."""
+    known = NAMES | set(params) | {w for v in params.values() if isinstance(v, str) for w in WORD.findall(v)}
+    spelled = {name.lower(): name for name in known}
+    wrong = [word for word in WORD.findall(what.replace("'s", "")) if word not in known and word not in "ax"
+             and (word.lower() in spelled or not word.islower() or len(word) == 1)]
+    return wrong + ([] if MADE_OF.search(what) or not arrays else ["no dtype"])
+
+
+@pytest.mark.parametrize("experiment", sorted(estimates.ESTIMATES))
+def test_each_description_names_its_arrays_in_the_codes_spelling_and_their_dtype(default_config, experiment):
+    """The refusal shows the largest term's description ("scores, shifted scores, exponentials,
+    weights: 4 x (B, T, T) float64"): a user reads its shapes in the config's keys, its arrays
+    named as the code names them, and their dtype. Every term of every phase the sizes reach."""
+    params = first_case(experiment, default_config)
+    seen = {what: bool(drivers) for _, what, drivers in estimates.terms(experiment, params)}
+    for _, terms, _ in growths(experiment, default_config):
+        seen.update({what: bool(drivers) for _, what, drivers in terms})
+    for what, arrays in seen.items():  # the allowance aside, which no key drives: arrays
+        assert isinstance(what, str) and what == what.strip() and not misspelled(what, params, arrays), what
 
 
 def test_every_experiment_is_measured():
