@@ -218,6 +218,54 @@ def test_several_cases_over_the_limit_name_the_largest_and_count_the_others(defa
     assert "(case d_k-512_scaled-true; 2 more cases over the limit)" in message, message
 
 
+@pytest.mark.parametrize("limit_gib, where", [
+    (1510, "(case d_k-512_scaled-true)"),  # alone over the limit
+    (1493, "(case d_k-512_scaled-true; 1 more cases over the limit)"),  # and d_k-64_scaled-true
+])
+def test_the_cases_over_the_limit_are_the_largest_and_the_others_counted(default_config, limit_gib, where):
+    """scale_table at T = 10^4, scaled: 5 (400, T, T) float64 (1.6e12 bytes = 1490 GiB) and Q, K
+    (400, T, d_k): 6.6e9 more bytes at d_k 64 (1496 GiB), 3.3e10 at d_k 512 (1521 GiB)."""
+    config = with_value(default_config, "scale_table", "T", 10**4)
+    [message] = [m for m in preflight.errors(config, limit_gib * GIB) if m.startswith("scale_table")]
+    assert f"float64) in one job {where}; the limit is {limit_gib:.3g} GiB (the limit given)" in message
+
+
+def test_a_training_counts_every_job_its_rule_can_build(default_config):
+    """The run's trainings (tasks x lengths x seeds, the ablations) and the seed distribution's:
+    74 jobs, all over the limit at batch 10^5; of equal ones, the first is named."""
+    config = with_value(default_config, "train", "batch", 10**5)
+    [message] = [m for m in preflight.errors(config, 1 * GIB) if m.startswith("train")]
+    assert len(plan.runnable_cases("train", config)) == 74
+    assert "in one job (case sort-L8-seed0; 73 more cases over the limit)" in message, message
+
+
+def test_of_two_equal_terms_the_first_is_named(default_config):
+    """batched_attention at d = 2, d_k = 12: X, Q, K, V and the output, 5 (d + 4 d_k) x 8 = 2000
+    bytes per (b, t), as many as the row_sums table's row: the arrays listed first are named."""
+    config = copy.deepcopy(default_config)
+    config["batched_attention"].update(B=10**9, d=2, d_k=12)
+    [message] = [m for m in preflight.errors(config, 1 * GIB) if m.startswith("batched_attention")]
+    assert message.startswith("batched_attention.B: 1000000000 needs about 4.8e+12 bytes"), message
+    assert "(X (B, T, d), Q, K, V, output (B, T, d_k) float64) in one job" in message, message
+
+
+def test_a_job_that_needs_exactly_the_limit_fits(default_config):
+    """The largest job of the default run, scale_sweep's, at its estimate: it fits; a byte less: refused."""
+    needed = estimates.estimate("scale_sweep", plan.cases("scale_sweep", default_config)["default"])
+    assert preflight.errors(default_config, needed) == []
+    [message] = preflight.errors(default_config, needed - 1)
+    assert message.startswith("scale_sweep.trials: 4000 needs about"), message
+
+
+def test_each_experiment_of_the_config_is_checked_whatever_it_lacks(default_config):
+    """A config of some experiments (``python -m attnrepro run`` checks its own alone): each one
+    is checked, the others skipped; attention_map without train: its model's sizes unknown."""
+    config = {k: v for k, v in with_value(default_config, "batched_attention", "T", 10**5).items()
+              if k not in ("attention_vs_sdpa", "train")}
+    assert [m.split(":")[0] for m in preflight.errors(config, 2 * GIB)] == ["batched_attention.T"]
+    assert preflight.estimated_cases("attention_map", config) == {"default": config["attention_map"]}
+
+
 @pytest.mark.parametrize("params, named", [
     ({"B": 1000, "T": 30}, "B"),  # 30^2 = 900 < 1000
     ({"B": 1000, "T": 40}, "T"),  # 40^2 = 1600 > 1000
@@ -312,10 +360,23 @@ def test_the_machine_files_are_linux_ones():
 def test_the_default_limit_is_80_percent_of_this_machine():
     total = preflight.machine_bytes()
     assert total and total > 2**28
-    limit, source = preflight.limit({"memory": {"limit_gib": None}})
-    assert limit == pytest.approx(0.8 * total)
-    assert source.startswith("80% of this machine's")
+    for config in ({"memory": {"limit_gib": None}}, {}):  # memory.limit_gib null, or no memory section
+        limit, source = preflight.limit(config)
+        assert limit == pytest.approx(0.8 * total)
+        assert source == f"80% of this machine's {total / GIB:.1f} GiB; memory.limit_gib sets another"
     assert preflight.limit({"memory": {"limit_gib": 3}}) == (3 * GIB, "memory.limit_gib")
+
+
+def test_a_machine_of_unknown_memory_refuses_nothing_without_a_limit(default_config, monkeypatch):
+    """Neither /proc/meminfo nor os.sysconf: no limit to refuse by, unless memory.limit_gib sets one."""
+    monkeypatch.setattr(preflight, "machine_bytes", lambda: None)
+    config = with_value(default_config, "batched_attention", "T", 10**5)
+    unknown = "this machine's memory is unknown; memory.limit_gib sets a limit"
+    assert preflight.limit(config) == (None, unknown)
+    assert preflight.errors(config) == []
+    config["memory"] = {"limit_gib": 16}
+    [message] = preflight.errors(config)
+    assert message.endswith("in one job; the limit is 16 GiB (memory.limit_gib)"), message
 
 
 def test_the_command_line_refuses_it_too(tmp_path):

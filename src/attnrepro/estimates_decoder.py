@@ -120,7 +120,8 @@ def block_params(p):
 def attention_map(p):
     """The trained decoder of the train case ``run``, read back from its parameters table, and
     one sequence through it. ``p["trained"]`` holds that case's parameters (the pre-flight adds
-    them: :func:`attnrepro.preflight.estimated_cases`); without them, the sequence alone."""
+    them: :func:`attnrepro.preflight.estimated_cases`); without them (a config without train, as
+    ``python -m attnrepro run attention_map`` checks it), nothing: the model's sizes are unknown."""
     T, trained = len(p["sequence"]), p.get("trained")
     if not trained:
         return []

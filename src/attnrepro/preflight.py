@@ -108,10 +108,10 @@ def _shown(experiment_id, case, params, key, config):
 
 
 def _weight(value, power):
-    """The log of a key's factor in a term: ``power`` times the log of its value (of a list: its
-    largest number, or its length when it holds other values); 0 for a name, which is no size."""
+    """The log of a key's factor in a term: ``power`` times the log of its value (of a list, never
+    empty: its largest number, or its length when it holds other values); 0 for a name, no size."""
     if isinstance(value, list):
-        value = max(value) if value and all(isinstance(v, (int, float)) for v in value) else len(value)
+        value = max(value) if all(isinstance(v, (int, float)) for v in value) else len(value)
     return power * math.log(max(value, 1)) if isinstance(value, (int, float)) else 0.0
 
 
