@@ -74,6 +74,8 @@ REFUSED = [
      "n x n rows"),  # 10^10 rows of (400 + 8) bytes
     ("attention_vs_sdpa", {"d_v": 10**9}, "attention_vs_sdpa.d_v: 1000000000 needs about 8e+10 bytes",
      "V and the output (n, d_v) float64"),  # 2 x 5 x 10^9 x 8
+    ("attention_vs_sdpa", {"d_k": 10**9}, "attention_vs_sdpa.d_k: 1000000000 needs about 8e+10 bytes",
+     "V and the output (n, d_v) float64"),  # Q and K: 2 x 5 x 10^9 x 8
     ("scale_sweep", {"n_keys": 10**4}, "scale_sweep.n_keys: 10000 needs about 9.6e+12 bytes",
      "3 x (trials, n_keys, n_keys) float64"),  # 3 x 4000 x 10^8 x 8
     ("scale_sweep", {"d_k": [10**6, 4]}, "scale_sweep.d_k[0]: 1000000 needs about 1.1e+12 bytes",
@@ -82,6 +84,8 @@ REFUSED = [
      "8 x (h, n, n) float64"),  # 8 x 4 x 10^8 x 8
     ("multihead_vs_torch", {"d": 10**4}, "multihead_vs_torch.d: 10000 needs about 9.6e+09 bytes",
      "2 x (4d, d) float64"),  # 2 x 4 x 10^8 x 8, and 2 x 4 x 10^8 x 4 (float32)
+    ("multihead_vs_torch", {"n": 10**4, "d": 10**4}, "multihead_vs_torch.n: 10000 needs about 4.2e+10 bytes",
+     "8 x (h, n, n) float64"),  # 10^8 x (8 x 4 x 8 + 2 x 4 x 8 + 2 x 4 x 4 + 8 x 8: 8 x (n, d))
     ("permutation_position", {"table_length": 10**7}, "permutation_position.table_length: 10000000 needs "
      "about 6.7e+10 bytes", "table_length x d rows"),  # 10^7 x 16 x (2 x 8 + 400)
     ("permutation_position", {"n": 10**8}, "permutation_position.n: 100000000 needs about 3.1e+11 bytes",
@@ -116,6 +120,8 @@ REFUSED = [
      "about 1.4e+09 bytes", "5 x (B, h, T, T) float64"),  # 5 x 10^6 x 6 x 6 x 8
     ("multihead_shapes", {"d": 10**5}, "multihead_shapes.d: 100000 needs about 3.2e+11 bytes",
      "W_Q, W_K, W_V, W_O (d, d) float64"),  # 4 x 10^10 x 8
+    ("multihead_shapes", {"T": 10**4, "d": 10**4}, "multihead_shapes.T: 10000 needs about 4.3e+10 bytes",
+     "5 x (B, h, T, T) float64"),  # 10^8 x (5 x 8 + 10: 10 x (B, T, d) + 4: W) x 8
     ("block_params", {"widths": [64, 10**5, 256]}, "block_params.widths[1]: 100000 needs about 1.3e+12 "
      "bytes", "decoder tensors float64"),  # (4 d^2 + 2 d x 4d) x 8, and a draw (d, 4d): 4 x 10^10 x 8
     ("grad_check", {"length": 10**4}, "grad_check.length: 10000 needs about 6.7e+10 bytes",
@@ -163,6 +169,8 @@ REFUSED = [
      "4 x (n, n) float64"),  # 4 x 10^10 x 8
     ("order_blindness", {"d": 10**8}, "order_blindness.d: 100000000 needs about 1.8e+11 bytes",
      "X, X + PE, encoding (n, d) float64 and its table"),  # 4 x 10^8 x (4 x 8 + 400), W (d, 4) 9.6e9
+    ("order_blindness", {"d_k": 10**9}, "order_blindness.d_k: 1000000000 needs about 4.5e+11 bytes",
+     "W (d, d_k), Q, K, V, outputs (n, d_k) float64"),  # (3 x 8 + 8 x 4) x 10^9 x 8
     ("torch_modules", {"n": 10**5}, "torch_modules.n: 100000 needs about 3.4e+11 bytes",
      "8 x (n, n) float32 and a mask"),  # 10^10 x (8 x 4 + 2)
     ("torch_modules", {"tokens": 10**5}, "torch_modules.tokens: 100000 needs about 2.6e+12 bytes",
@@ -171,6 +179,10 @@ REFUSED = [
      "8 x (batch, tokens, d_model + d_ff) float32"),  # 8 x 2 x 10 x 10^9 x 4, weights 2 x 2 x 32 x 10^9 x 4
     ("two_heads", {"n": 10**5}, "two_heads.n: 100000 needs about 8.3e+12 bytes",
      "one head's 4 x (n, n) float64"),  # 10^10 x (2 x 400 + 4 x 8)
+    ("two_heads", {"d_k": 10**9}, "two_heads.d_k: 1000000000 needs about 7.8e+11 bytes",
+     "X, W and outputs of every head float64"),  # 2 heads x (3 x 8 + 5 x 5) x 10^9 x 8
+    ("two_heads", {"d_model": 10**9}, "two_heads.d_model: 1000000000 needs about 2.3e+11 bytes",
+     "X, W and outputs of every head float64"),  # (5 + 2 x 3 x 4) x 10^9 x 8
 ]
 
 
@@ -338,6 +350,7 @@ SYSCONF = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")  # what memin
     (16 * 2**20, 4 * GIB, 3 * GIB, 3 * GIB),  # the smaller of both
     (16 * 2**20, 64 * GIB, 64 * GIB, 16 * GIB),  # a larger limit does not raise the total
     (16 * 2**20, "0", "garbage", 16 * GIB),  # unreadable limits are ignored
+    (16 * 2**20, 1, None, 1),  # the smallest limit counts
     (None, None, None, SYSCONF),  # no meminfo: os.sysconf
     ("lots", 2 * GIB, None, 2 * GIB),  # an unreadable MemTotal: os.sysconf, then the cgroup
 ])

@@ -52,8 +52,8 @@ def machine_bytes(meminfo=MEMINFO, cgroup_limits=CGROUP_LIMITS):
             return None
     for cgroup in cgroup_limits:
         limit = _read_int(cgroup)
-        if limit is not None and 0 < limit < total:
-            total = limit
+        if limit:  # None: unreadable, or "max"; 0: none
+            total = min(total, limit)
     return total
 
 
