@@ -14,11 +14,18 @@ ten runs where the heap's layout, which moves with the address space's randomisa
 """
 
 import copy
+import hashlib
+import inspect
 import json
+import math
 import os
+import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,7 +36,7 @@ from attnrepro.estimates_decoder import parameter_count
 from attnrepro.experiments.train import _long_parameters
 from attnrepro.model.params import count, init_params
 
-from conftest import REPO, missing, small_config
+from conftest import MUTATION, REPO, missing, small_config
 
 MIB = 2**20
 REVERSED = list(range(799, -1, -1))
@@ -119,37 +126,97 @@ def first_case(experiment, config, name=None):
     return copy.deepcopy(cases[name or next(iter(cases))])
 
 
-def probe_input(case, config, small, tmp_path):
-    """What tests/memory_probe.py reads for one case; attention_map gets its trained models."""
+def probe_input(case, config, small):
+    """What tests/memory_probe.py reads for one case, attention_map's trained models aside
+    (:func:`with_models`)."""
     out = {"experiment": case.experiment, "params": {**first_case(case.experiment, config, case.case),
                                                      **case.overrides}}
     out["warm_up"] = {**first_case(case.experiment, small), **WARM_UP.get(case.experiment, {})}
     if case.experiment == "attention_map":
         out["params"]["trained"].update(WIDE)
-        out["inputs"] = trained_model(tmp_path / "wide", out["params"]["trained"])
-        out["warm_up_inputs"] = trained_model(tmp_path / "small", out["warm_up"]["trained"])
     return out
+
+
+def with_models(probe, tmp_path):
+    """``probe`` and, for attention_map, the models it reads (written under ``tmp_path``)."""
+    if probe["experiment"] != "attention_map":
+        return probe
+    for sub in ("wide", "small"):
+        (tmp_path / sub).mkdir(exist_ok=True)
+    return {**probe, "inputs": trained_model(tmp_path / "wide", probe["params"]["trained"]),
+            "warm_up_inputs": trained_model(tmp_path / "small", probe["warm_up"]["trained"])}
+
+
+def probe(cases, tmp_path):
+    """The peak bytes of each of ``cases`` (probe inputs), measured in one subprocess."""
+    if not os.access("/proc/self/clear_refs", os.W_OK):
+        missing("/proc/self/clear_refs (Linux) to reset the peak resident memory")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.run([sys.executable, str(REPO / "tests" / "memory_probe.py")],
+                          input=json.dumps([with_models(c, tmp_path) for c in cases]),
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+# --- under mutation testing: the peaks measured once, reused by every mutant ----------------
+
+# the modules mutation testing changes here; no experiment imports them (tests/memory_probe.py
+# measures the experiments' code alone)
+GUARDS = ("preflight.py", "estimates.py", "estimates_decoder.py", "estimates_terms.py")
+
+
+def code_digest():
+    """sha256 of what a measured peak depends on besides its case: the package's code but the
+    guards, the probe, the trained models' writer, Python's and the libraries' versions."""
+    digest = hashlib.sha256()
+    for path in sorted((REPO / "src").rglob("*.py")):
+        if path.name not in GUARDS:
+            digest.update(path.relative_to(REPO).as_posix().encode() + path.read_bytes())
+    digest.update((REPO / "tests" / "memory_probe.py").read_bytes())
+    digest.update(inspect.getsource(trained_model).encode())
+    for library in ("numpy", "pandas", "pyarrow", "torch"):
+        digest.update(f"{library} {metadata.version(library)}".encode())
+    digest.update(sys.version.encode())
+    return digest.hexdigest()
+
+
+def peaks_file():
+    """The measured peaks kept under mutation testing: one file per checkout (mutmut's mutants/
+    copy of it), in the temporary directory."""
+    checkout = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"attnrepro-memory-peaks-{checkout}.json"
+
+
+def peaks(cases, tmp_path):
+    """:func:`probe` of ``cases``; under mutation testing (conftest.MUTATION set), through
+    :func:`peaks_file`: a mutant changes only the guards, never what the experiments allocate,
+    so each case is measured once, keyed by its probe input and :func:`code_digest`, and every
+    mutant compares its estimates with the same peaks (and in milliseconds, not a minute)."""
+    if not os.environ.get(MUTATION):
+        return probe(cases, tmp_path)
+    path, code = peaks_file(), code_digest()
+    keys = [json.dumps([code, case], sort_keys=True) for case in cases]
+    kept = json.loads(path.read_text()) if path.is_file() else {}
+    new = [(key, case) for key, case in zip(keys, cases) if key not in kept]
+    if new:
+        kept.update(zip([key for key, _ in new], probe([case for _, case in new], tmp_path)))
+        part = path.with_name(f"{path.name}.{os.getpid()}")
+        part.write_text(json.dumps(kept))
+        os.replace(part, path)  # whole: mutants tested in parallel read it
+    return [kept[key] for key in keys]
 
 
 @pytest.fixture(scope="module")
 def measured(request, default_config, tmp_path_factory):
-    """{id(case): (params, bytes measured)} for the cases of this module's selected tests,
-    measured in one subprocess."""
-    if not os.access("/proc/self/clear_refs", os.W_OK):
-        missing("/proc/self/clear_refs (Linux) to reset the peak resident memory")
+    """{id(case): (params, bytes measured)} for the cases of this module's selected tests."""
     params = [getattr(getattr(item, "callspec", None), "params", {}) for item in request.session.items
               if item.module is request.module]
     selected = [p["case"] for p in params if "case" in p]
-    tmp_path = tmp_path_factory.mktemp("models")
-    for sub in ("wide", "small"):
-        (tmp_path / sub).mkdir()
     small = small_config()
-    cases = [probe_input(c, default_config, small, tmp_path) for c in selected]
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    proc = subprocess.run([sys.executable, str(REPO / "tests" / "memory_probe.py")], input=json.dumps(cases),
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return {id(c): (case["params"], peak) for c, case, peak in zip(selected, cases, json.loads(proc.stdout))}
+    cases = [probe_input(c, default_config, small) for c in selected]
+    measured = peaks(cases, tmp_path_factory.mktemp("models"))
+    return {id(c): (case["params"], peak) for c, case, peak in zip(selected, cases, measured)}
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -168,6 +235,78 @@ def test_formula_inputs_allocate_nothing(measured, case):
     params, peak = measured[id(case)]
     assert estimates.estimate("exercises", params) == estimates.ALLOWANCE
     assert peak < estimates.ALLOWANCE / 8, peak
+
+
+# --- each term's keys and description, as the pre-flight reports them (in-process) -----------
+
+HUGE = 10**6  # sizes this many times larger, so that each term's leading power shows
+LONGER = 1000  # lists of tokens this many times longer
+
+
+def scaled(value, factor):
+    """A size ``factor`` times larger: an int, each value of a sweep (a list of ints), a list of
+    tokens (``factor / HUGE * LONGER`` times longer); None for what is no size."""
+    if isinstance(value, bool) or not isinstance(value, (int, list)) or value == []:
+        return None
+    if isinstance(value, int):
+        return value * factor
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return [v * factor for v in value]
+    return value * (factor * LONGER // HUGE) if any(isinstance(v, str) for v in value) else None
+
+
+def growths(experiment, config):
+    """(key, terms with the key HUGE times larger, terms with it twice that) for each size key of
+    the experiment's first case (attention_map's trained model aside: its ``run`` names it)."""
+    params = first_case(experiment, config)
+    for key, value in params.items():
+        if scaled(value, HUGE) is not None:
+            yield key, *(estimates.terms(experiment, {**params, key: scaled(value, factor)})
+                         for factor in (HUGE, 2 * HUGE))
+
+
+@pytest.mark.parametrize("experiment", sorted(estimates.ESTIMATES))
+def test_each_term_declares_the_keys_it_grows_with_to_their_power(default_config, experiment):
+    """The pre-flight names the key whose value, to its power in the largest term, is the largest
+    factor (the key a user must change). So a term's drivers must be every key it grows with, each
+    to the power it grows with: log2 of its growth when the key doubles, at a huge value."""
+    for key, terms, more in growths(experiment, default_config):
+        assert [t[1] for t in terms] == [t[1] for t in more], key  # the same phase, both times
+        for (nbytes, what, drivers), (more_bytes, _, _) in zip(terms, more):
+            power = math.log2(more_bytes / nbytes)
+            assert power == pytest.approx(drivers.get(key, 0), abs=0.05), (key, what, drivers)
+
+
+# the arrays', modules' and sizes' names as the code spells them (the decoder's B, h, T and d, the
+# tokens' n); a description's other words are the case's keys and lower-case ones ("a", "x": 4 x (n, n))
+NAMES = {"Q", "K", "V", "X", "W", "W_Q", "W_K", "W_V", "W_O", "PE", "B", "T", "h", "d", "n",
+         "MultiheadAttention", "SDPA", "Adam", "Jacobians"}
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MADE_OF = re.compile(r"\b(float64|float32|bool|rows?)\b")
+
+
+def misspelled(what, params, arrays=True):
+    """The words of a term's description ``what`` that are neither lower-case, nor a key of the
+    case's ``params`` (or a word of its text values: a train case's name) or one of NAMES,
+    spelled as they are; and, for ``arrays``, "no dtype" when it names no dtype (nor rows)."""
+    known = NAMES | set(params) | {w for v in params.values() if isinstance(v, str) for w in WORD.findall(v)}
+    spelled = {name.lower(): name for name in known}
+    wrong = [word for word in WORD.findall(what.replace("'s", "")) if word not in known and word not in "ax"
+             and (word.lower() in spelled or not word.islower() or len(word) == 1)]
+    return wrong + ([] if MADE_OF.search(what) or not arrays else ["no dtype"])
+
+
+@pytest.mark.parametrize("experiment", sorted(estimates.ESTIMATES))
+def test_each_description_names_its_arrays_in_the_codes_spelling_and_their_dtype(default_config, experiment):
+    """The refusal shows the largest term's description ("scores, shifted scores, exponentials,
+    weights: 4 x (B, T, T) float64"): a user reads its shapes in the config's keys, its arrays
+    named as the code names them, and their dtype. Every term of every phase the sizes reach."""
+    params = first_case(experiment, default_config)
+    seen = {what: bool(drivers) for _, what, drivers in estimates.terms(experiment, params)}
+    for _, terms, _ in growths(experiment, default_config):
+        seen.update({what: bool(drivers) for _, what, drivers in terms})
+    for what, arrays in seen.items():  # the allowance aside, which no key drives: arrays
+        assert isinstance(what, str) and what == what.strip() and not misspelled(what, params, arrays), what
 
 
 def test_every_experiment_is_measured():

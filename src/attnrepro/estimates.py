@@ -31,13 +31,13 @@ ALLOWANCE = 8 * MIB
 
 def _attention_vs_sdpa(p):
     n, d_k, d_v = p["n"], p["d_k"], p["d_v"]
-    inputs = [term((2 * n * d_k + 2 * n * d_v) * F64, "Q, K (n, d_k), V and the output (n, d_v) float64",
-                   n=1, d_k=1, d_v=1)]
-    attention = [term(4 * n * n * F64, "scores, shifted scores, exponentials, weights: 4 x (n, n) float64",
-                      n=2)]
-    # one dict per (query, key), while the weights stay
-    table = [term(n * n * (ROW + F64), "weights (n, n) float64 and their table: n x n rows", n=2)]
-    return inputs + largest(attention, table)
+    return [
+        term((2 * n * d_k + 2 * n * d_v) * F64, "Q, K (n, d_k), V and the output (n, d_v) float64",
+             n=1, d_k=1, d_v=1),
+        # then one dict per (query, key), while the weights stay: more than the attention's four
+        # (n, n) float64 (scores, shifted scores, exponentials, weights), freed before
+        term(n * n * (ROW + F64), "weights (n, n) float64 and their table: n x n rows", n=2),
+    ]
 
 
 def _scale_sweep(p):
@@ -158,7 +158,7 @@ def _mask_before_after(p):
     T, B = p["T"], len(p["lengths"])
     # the long tables are built one at a time; the weights table (5 columns) stays
     return [
-        term(max(1, B) * T * T * ROW, "the rows of the combined table: len(lengths) x T x T", T=2),
+        term(B * T * T * ROW, "the rows of the combined table: len(lengths) x T x T", T=2),
         term(T * T * (3 * F64 + BOOL + 5 * 8), "scores, before, after (T, T) float64, the mask and "
              "the weights table", T=2),
     ]
@@ -170,7 +170,7 @@ def _multihead_shapes(p):
     return [
         # the previous head count's weights stay alive while the next one's are computed
         term(5 * B * h * T * T * F64, "scores, shifted scores, exponentials, weights and the previous "
-             "weights: 5 x (B, h, T, T) float64", B=1, T=2, heads=1),
+             "weights: 5 x (B, h, T, T) float64", B=1, T=2, heads=1, permutation_heads=1),
         term(10 * B * T * d * F64, "X, Q, K, V, contexts, outputs: 10 x (B, T, d) float64", B=1, T=1, d=1),
         term(4 * d * d * F64, "W_Q, W_K, W_V, W_O (d, d) float64", d=2),
     ]
@@ -272,17 +272,6 @@ def _nothing(p):
     return []
 
 
-def _default(p):
-    """An experiment without a function of its own: four (m, m) float64 arrays, m its largest size."""
-    values = {k: largest_value(v) for k, v in p.items() if "seed" not in k}
-    sizes = {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
-    if not sizes:
-        return []
-    key = max(sizes, key=sizes.get)
-    return [term(4 * sizes[key] ** 2 * F64, f"4 x ({key}, {key}) float64 (no estimate of its own)",
-                 **{key: 2})]
-
-
 ESTIMATES = {
     "attention_vs_sdpa": _attention_vs_sdpa,
     "scale_sweep": _scale_sweep,
@@ -318,7 +307,7 @@ ESTIMATES = {
 def terms(experiment_id, params):
     """[(bytes, what, {key: power})] of one case: the arrays alive at its peak, then the
     :data:`ALLOWANCE` (a term that no key drives)."""
-    return ESTIMATES.get(experiment_id, _default)(params) + [
+    return ESTIMATES[experiment_id](params) + [
         term(ALLOWANCE, "small arrays and objects, the allocator's and the libraries' buffers")]
 
 

@@ -18,7 +18,11 @@ TABLE_BUILT = 192  # (measured: 152 to 167, the tensors aside)
 # columns, the content hash's, groupby's sorted copies and the rebuilt tensors
 TABLE_READ = 144  # (measured: 111, plus 12 MiB of Arrow's pool)
 
-SIZES = {"d": 2, "layers": 1, "d_ff": 1}  # the keys a decoder's tensor count grows with
+
+def sizes(vocab, length):
+    """{key: power} of the keys a decoder's tensor count grows with (:func:`parameter_count`):
+    ``vocab`` and ``length``, the case's keys its vocabulary and its positions come from."""
+    return {"d": 2, "layers": 1, "d_ff": 1, vocab: 1, length: 1}
 
 
 def parameter_count(vocab, d, layers, d_ff, t_max):
@@ -56,14 +60,15 @@ def train(p):
     vocab, T = p["alphabet"] + 1, 2 * L
     count = parameter_count(vocab, d, layers, d_ff, T + 1)
     training = [term(12 * count * F64, "the decoder's tensors, their packed copy, the gradients, Adam's "
-                     "moments and its update's temporaries: 12 copies float64", **SIZES)]
+                     "moments and its update's temporaries: 12 copies float64", **sizes("alphabet", "L"))]
     training += _pass(p["batch"], T, d, h, layers, d_ff, vocab, True, "batch", "L", "alphabet")
     # generation keeps the previous step's caches (one token shorter) beside the current ones
-    evaluation = [term(2 * count * F64, "the trained tensors and their packed copy float64", **SIZES)]
+    evaluation = [term(2 * count * F64, "the trained tensors and their packed copy float64",
+                       **sizes("alphabet", "L"))]
     evaluation += _pass(p["eval_sequences"], T, d, h, layers, d_ff, vocab, False,
                         "eval_sequences", "L", "alphabet")
     table = [term(count * (F64 + TABLE_BUILT), "the trained tensors float64 and their long parameters "
-                  "table: one row per parameter", **SIZES)]
+                  "table: one row per parameter", **sizes("alphabet", "L"))]
     return largest(training, evaluation, table)
 
 
@@ -84,9 +89,9 @@ def _check(p, torch):
     # copy); autograd_check: the perturbation's draw and |g - g_torch|
     checked = 3 if torch else 5
     return [
-        term(copies * count * F64, f"{what} float64", **SIZES),
+        term(copies * count * F64, f"{what} float64", **sizes("vocab", "t_max")),
         term(checked * largest_tensor * F64, f"the comparison of the largest tensor: {checked} x its size "
-             "float64", d=2, vocab=1, d_ff=1),
+             "float64", d=2, vocab=1, d_ff=1, t_max=1),
     ] + _pass(n, T, d, h, layers, d_ff, vocab, True, "sequences", "length", "vocab") + ([
         term((layers + 3) * n * h * T * T * F64, "torch's attention weights (B, h, T, T) float64: one "
              "per layer, 3 transients", sequences=1, length=2, heads=1, layers=1),
@@ -105,16 +110,18 @@ def block_params(p):
     d = largest_value(p["widths"])
     count = parameter_count(p["vocab"], d, p["layers"], p["ff_factor"] * d, p["t_max"])
     return [
-        term(count * F64, "one width's decoder tensors float64", widths=2, layers=1),
+        term(count * F64, "one width's decoder tensors float64", widths=2, layers=1, ff_factor=1, vocab=1,
+             t_max=1),
         # NumPy scales the temporary draw in place
-        term(p["ff_factor"] * d * d * F64, "a draw: (d, d_ff) float64", widths=2),
+        term(p["ff_factor"] * d * d * F64, "a draw: (d, d_ff) float64", widths=2, ff_factor=1),
     ]
 
 
 def attention_map(p):
     """The trained decoder of the train case ``run``, read back from its parameters table, and
     one sequence through it. ``p["trained"]`` holds that case's parameters (the pre-flight adds
-    them: :func:`attnrepro.preflight.estimated_cases`); without them, the sequence alone."""
+    them: :func:`attnrepro.preflight.estimated_cases`); without them (a config without train, as
+    ``python -m attnrepro run attention_map`` checks it), nothing: the model's sizes are unknown."""
     T, trained = len(p["sequence"]), p.get("trained")
     if not trained:
         return []

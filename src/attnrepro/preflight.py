@@ -52,8 +52,8 @@ def machine_bytes(meminfo=MEMINFO, cgroup_limits=CGROUP_LIMITS):
             return None
     for cgroup in cgroup_limits:
         limit = _read_int(cgroup)
-        if limit is not None and 0 < limit < total:
-            total = limit
+        if limit:  # None: unreadable, or "max"; 0: none
+            total = min(total, limit)
     return total
 
 
@@ -72,31 +72,31 @@ def limit(config):
 # --- the messages ------------------------------------------------------------------------
 
 def _train_key(case, key, config):
-    """The config key a train case's parameter comes from."""
-    section = config.get("train") or {}
+    """The config key a train case's parameter (a term's driver) comes from: an ablation's own,
+    its base run's, or a key of the section (the grid's L: one of train.lengths)."""
+    section = config["train"]
     if case.startswith("ablation-"):
         name = case[len("ablation-"):]
-        if key in (section.get("ablations") or {}).get(name, {}):
+        if key in section["ablations"][name]:
             return f"train.ablations.{name}.{key}"
-        if key in (section.get("ablation_base") or {}):
+        if key in section["ablation_base"]:
             return f"train.ablation_base.{key}"
-        return f"train.{key}"
-    grid = {"L": "lengths", "seed": "seeds", "task": "tasks"}
-    return f"train.{grid.get(key, key)}"
+    elif key == "L":  # the grid's other keys, tasks and seeds, drive no term
+        return "train.lengths"
+    return f"train.{key}"
 
 
 def _shown(experiment_id, case, params, key, config):
-    """(config key, value as shown) of the parameter ``key`` of one case."""
+    """(config key, value as shown) of the parameter ``key`` of one case (the schema has checked
+    the config: the experiment's section holds the key)."""
     value = params[key]
     if experiment_id == "train":
         name = _train_key(case, key, config)
         if name == "train.lengths":
-            lengths = (config.get("train") or {}).get("lengths", [])
-            if value in lengths:
-                name = f"train.lengths[{lengths.index(value)}]"
+            name = f"train.lengths[{config['train']['lengths'].index(value)}]"
         return name, value
     name = f"{experiment_id}.{key}"
-    section = (config.get(experiment_id) or {}).get(key)
+    section = config[experiment_id][key]
     if isinstance(value, list):
         if value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
             i = max(range(len(value)), key=value.__getitem__)
@@ -107,17 +107,17 @@ def _shown(experiment_id, case, params, key, config):
     return name, value
 
 
+def _weight(value, power):
+    """The log of a key's factor in a term: ``power`` times the log of its value (of a list, never
+    empty: its largest number, or its length when it holds other values); 0 for a name, no size."""
+    if isinstance(value, list):
+        value = max(value) if all(isinstance(v, (int, float)) for v in value) else len(value)
+    return power * math.log(max(value, 1)) if isinstance(value, (int, float)) else 0.0
+
+
 def _driver(params, drivers):
-    """The key whose value, to its power, is the largest factor of a term."""
-    best, best_weight = None, -1.0
-    for key, power in drivers.items():
-        value = params.get(key)
-        if isinstance(value, list):
-            value = max(value) if value and all(isinstance(v, (int, float)) for v in value) else len(value)
-        w = power * math.log(max(value, 1)) if isinstance(value, (int, float)) else 0.0
-        if w > best_weight:
-            best, best_weight = key, w
-    return best
+    """The key whose value, to its power, is the largest factor of a term (the first of equals)."""
+    return max(drivers, key=lambda key: _weight(params[key], drivers[key]), default=None)
 
 
 def estimated_cases(experiment_id, config):
