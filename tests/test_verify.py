@@ -300,17 +300,7 @@ def test_a_rerun_that_fails_exits_2(tmp_path, capsys):
 # ---- the archive of the small run --------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def archived(small_run, tmp_path_factory):
-    """(results folder, archive) of a private copy of the small run, archived with its lock."""
-    root = tmp_path_factory.mktemp("verify") / "run"
-    shutil.copytree(small_run, root, symlinks=True)  # keeps the times: nothing is out of date
-    shutil.rmtree(root / "results/archive", ignore_errors=True)
-    shutil.copy(REPO / "requirements.lock", root / "requirements.lock")
-    proc = snakemake(root, "archive")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (archive,) = (root / "results/archive").glob("attnrepro-results-*.tar.gz")
-    return root / "results", archive
+# the session's `archived` fixture (conftest.py): (results folder, archive) of the small run
 
 
 def _altered(archive, dest, change):
