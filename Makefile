@@ -6,7 +6,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= all
 
-.PHONY: reproduce test lint env slurm-env mutation-env mutation
+.PHONY: reproduce test lint env slurm-env crate-env mutation-env mutation
 
 env: $(VENV)/.installed
 
@@ -29,6 +29,19 @@ $(SLURM_VENV)/.installed: requirements.lock requirements-slurm.lock pyproject.to
 	$(SLURM_VENV)/bin/pip install --quiet --upgrade pip
 	$(SLURM_VENV)/bin/pip install --quiet -r requirements.lock -r requirements-slurm.lock
 	$(SLURM_VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+# runcrate, the second reader of the archive's RO-Crate (tests/test_crate.py runs `runcrate
+# report`): a venv of its own from requirements-runcrate.lock, since runcrate pins networkx 3.1
+# where requirements.lock (snakemake) has 3.6.1.
+CRATE_VENV ?= .venv-runcrate
+
+crate-env: $(CRATE_VENV)/.installed
+
+$(CRATE_VENV)/.installed: requirements-runcrate.lock
+	$(PYTHON) -m venv $(CRATE_VENV)
+	$(CRATE_VENV)/bin/pip install --quiet --upgrade pip
+	$(CRATE_VENV)/bin/pip install --quiet -r requirements-runcrate.lock
 	touch $@
 
 # Mutation testing of the guard modules (CONTRIBUTING.md, "Mutation testing"): mutmut in a venv

@@ -177,3 +177,17 @@ def small_run(tmp_path_factory):
     proc = snakemake(root)
     assert proc.returncode == 0, proc.stderr[-6000:]
     return root
+
+
+@pytest.fixture(scope="session")
+def archived(small_run, tmp_path_factory):
+    """(results folder, archive) of a private copy of the small run, archived with its lock
+    (``snakemake --cores 1 archive``: once per session, for every test that reads an archive)."""
+    root = tmp_path_factory.mktemp("archived") / "run"
+    copy_run(small_run, root)
+    shutil.rmtree(root / "results/archive", ignore_errors=True)
+    shutil.copy(REPO / "requirements.lock", root / "requirements.lock")
+    proc = snakemake(root, "archive")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (archive,) = (root / "results/archive").glob("attnrepro-results-*.tar.gz")
+    return root / "results", archive

@@ -26,6 +26,10 @@ EXPECTED = {
     "src/attnrepro/config.py": set(),
     "src/attnrepro/cli.py": set(),
     "src/attnrepro/archive.py": {"archive"},
+    "src/attnrepro/crate.py": {"archive"},  # the archive's RO-Crate, and the jobs it describes
+    "src/attnrepro/crate_jobs.py": {"archive"},
+    "Snakefile": {"archive"},  # the workflow's own files are in the archive
+    "workflow/rules/report.smk": {"archive"},
     "src/attnrepro/evidence/sweep.py": set(),  # the numerics sweep is off
     "src/attnrepro/evidence/sweep_plan.py": set(),
     "src/attnrepro/evidence/numerics_evaluate.py": set(),

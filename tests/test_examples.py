@@ -42,8 +42,9 @@ PROGRAM = re.compile(r"(python3?|snakemake|make|pytest|sha256sum|source|bash|\.?
 # (pattern searched in the command, why it does not run here)
 SKIPPED = [
     (r"^make (reproduce|test)\b", "runs the whole pipeline or the whole test suite"),
-    (r"^make slurm-env\b", "installs a venv from PyPI (network)"),
+    (r"^make (slurm|crate)-env\b", "installs a venv from PyPI (network)"),
     (r"^make mutation\b|\.venv-mutation/bin/", "mutation testing: a venv of its own and about an hour"),
+    (r"tests/crate_validation\.py\b", "needs an extracted archive of a finished run"),
     (r"^pytest -m slurm\b", "needs a SLURM cluster on localhost (root, slurm-wlm, munge)"),
     (r"^\.venv-slurm/bin/snakemake\b", "needs .venv-slurm (make slurm-env: network) and SLURM"),
     (r"^python bench/workflow\.py\b", "runs the whole pipeline, several times"),

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from conftest import REPO, copy_repo, copy_run, snakemake
+from conftest import REPO, copy_repo, snakemake
 from attnrepro import io, plan, verify
 from attnrepro import verify_compare as vc
 
@@ -752,17 +752,7 @@ def test_a_rerun_that_cannot_copy_the_workflow_exits_2(tmp_path, fake_snakemake)
 # ---- the archive of the small run --------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def archived(small_run, tmp_path_factory):
-    """(results folder, archive) of a private copy of the small run, archived with its lock."""
-    root = tmp_path_factory.mktemp("verify") / "run"
-    copy_run(small_run, root)
-    shutil.rmtree(root / "results/archive", ignore_errors=True)
-    shutil.copy(REPO / "requirements.lock", root / "requirements.lock")
-    proc = snakemake(root, "archive")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (archive,) = (root / "results/archive").glob("attnrepro-results-*.tar.gz")
-    return root / "results", archive
+# the session's `archived` fixture (conftest.py): (results folder, archive) of the small run
 
 
 def _altered(archive, dest, change):

@@ -44,7 +44,7 @@ import tempfile
 import zlib
 from pathlib import Path
 
-from attnrepro import fingerprint
+from attnrepro import fingerprint, verify_crate
 from attnrepro.verify_compare import KINDS, compare
 
 REPO = Path(__file__).resolve().parents[2]
@@ -150,7 +150,10 @@ def manifest_mismatches(top):
 
 
 def _environment(top):
-    """The archive's environment.json as a dict, and a warning when it cannot be read."""
+    """The archive's environment.json as a dict, and a warning when it cannot be read (from its
+    RO-Crate instead, when it has one: attnrepro.verify_crate)."""
+    if (from_crate := verify_crate.environment(top)) is not None:
+        return from_crate
     path = top / "environment.json"
     if not path.is_file():
         return {}, []
@@ -173,6 +176,7 @@ def warnings(top):
     if bad:
         out.append(f"{len(bad)} file(s) of the archive do not match its MANIFEST.sha256 "
                    f"(changed after it was written): {', '.join(bad[:3])}")
+    out += verify_crate.warnings(top)
     env, unreadable = _environment(top)
     out += unreadable
     theirs, ours = (env.get("git") or {}), provenance.git_state(REPO)
@@ -192,7 +196,7 @@ def warnings(top):
 
 
 def _lock_warnings(top):
-    theirs, ours = top / LOCK, REPO / LOCK
+    theirs, ours = verify_crate.path(top, "lock") or top / LOCK, REPO / LOCK
     if not theirs.is_file():
         return [f"the archive holds no {LOCK}: the locks are not compared"]
     if not ours.is_file():
@@ -221,7 +225,7 @@ def workflow_files(repo=REPO):
 def rerun(top, workdir, cores):
     """Copy this checkout's workflow to ``workdir``, run Snakemake there on the archive's config;
     the results folder, or None (after printing the log's tail) when Snakemake fails."""
-    config = (top / "config.resolved.yaml").resolve()
+    config = (verify_crate.path(top, "config") or top / "config.resolved.yaml").resolve()
     if not config.is_file():
         raise CannotVerify("the archive holds no config.resolved.yaml: nothing to rerun")
     workdir = Path(workdir)

@@ -152,6 +152,34 @@ def git_sha():
 GIT_SHA = git_sha()
 
 
+def workflow_files():
+    """The workflow's own files that the archive holds: the Snakefile, the rule files, the
+    config schema and the conda environment."""
+    base = Path(workflow.basedir)
+    rules = sorted(
+        p.relative_to(base).as_posix() for p in (base / "workflow/rules").glob("*.smk")
+    )
+    return [
+        "Snakefile",
+        *rules,
+        "workflow/schemas/config.schema.yaml",
+        CONDA_ENV.removeprefix("../../"),
+    ]
+
+
+def rule_files(wildcards):
+    """A params function: the JSON {rule: the file that defines it} of every rule, for the
+    archive's RO-Crate."""
+    base = Path(workflow.basedir)
+    return json.dumps(
+        {
+            r.name: Path(r.snakefile).resolve().relative_to(base.resolve()).as_posix()
+            for r in workflow.rules
+        },
+        sort_keys=True,
+    )
+
+
 def case_params(experiment_id, all_cases=None):
     """An input function: the JSON parameters of the job's case (among ``all_cases``, default
     every case the experiment's rules can build)."""

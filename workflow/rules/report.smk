@@ -119,10 +119,13 @@ rule index:
         " --out {output} 2> {log}"
 
 
+# The archive: every output, the workflow that made them and an RO-Crate describing the run
+# (src/attnrepro/crate.py), whose jobs come from each output's provenance and Snakemake's records.
 rule archive:
     input:
         files=archive_files,
         config="results/config.resolved.yaml",
+        workflow=workflow_files(),
         code=report_code("archive"),
     output:
         f"results/archive/attnrepro-results-{GIT_SHA}.tar.gz",
@@ -132,6 +135,8 @@ rule archive:
     conda:
         CONDA_ENV
     threads: 1
+    params:
+        rules=rule_files,
     shell:
         "python -m attnrepro.report.job archive --config {input.config} --out {output}"
-        " --files {input.files} {input.config} 2> {log}"
+        " --rules {params.rules:q} --files {input.files} {input.workflow} {input.config} 2> {log}"

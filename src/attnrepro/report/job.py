@@ -10,7 +10,7 @@
         numerics --published ... --settings S.json --csv C --md M --svg F --inputs ...   (evidence)
         seeds --published ... --csv C --md M --svg F --inputs ...                        (evidence)
         index --config results/config.resolved.yaml --out results/README.md
-        archive --config results/config.resolved.yaml --out A.tar.gz --files ...
+        archive --config results/config.resolved.yaml --out A.tar.gz [--rules JSON] --files ...
 
 Everything it needs comes from its command line, which the rule fills while Snakemake builds the
 DAG: the builder (``"<module>:<function>"`` under ``attnrepro.report``, the catalog's), the
@@ -130,7 +130,10 @@ def add_index(index):
 def add_archive(archive):
     archive.add_argument("--config", required=True, help="the resolved config (YAML)")
     archive.add_argument("--out", required=True)
-    archive.add_argument("--files", nargs="*", default=[], help="the files to archive")
+    archive.add_argument("--rules", metavar="JSON", default="{}",
+                         help="{rule: the file that defines it}, for the archive's RO-Crate")
+    archive.add_argument("--files", nargs="*", default=[],
+                         help="the files to archive: the run's outputs and the workflow's own files")
 
 
 def _module(name):
@@ -208,7 +211,7 @@ def write_archive(args):
     records = [str(p) for folder in ("results/logs", "results/benchmarks") for p in Path(folder).rglob("*.*")]
     lock = Path("requirements.lock")  # what `python -m attnrepro verify` compares with its own
     out = archive.write(args.out, sorted(set(args.files) | set(records)), Path(args.config).read_text(),
-                        lock_text=lock.read_text() if lock.is_file() else None)
+                        lock_text=lock.read_text() if lock.is_file() else None, rules=json.loads(args.rules))
     log.info("wrote %s", out)
 
 
