@@ -6,7 +6,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= all
 
-.PHONY: reproduce test lint env slurm-env mutation-env mutation
+.PHONY: reproduce test lint env slurm-env mutation-env mutation article-env
 
 env: $(VENV)/.installed
 
@@ -29,6 +29,21 @@ $(SLURM_VENV)/.installed: requirements.lock requirements-slurm.lock pyproject.to
 	$(SLURM_VENV)/bin/pip install --quiet --upgrade pip
 	$(SLURM_VENV)/bin/pip install --quiet -r requirements.lock -r requirements-slurm.lock
 	$(SLURM_VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+# The articles' stated environment (README.md, "Evidence"): the lock with requirements-article.lock's
+# numpy and torch instead (NumPy 2.3.5, torch 2.12.0), in a venv of its own: the numerics sweep's
+# side environment `article` (config numerics.environments; the rule numerics_environment runs this).
+ARTICLE_VENV ?= .venv-article
+
+article-env: $(ARTICLE_VENV)/.installed
+
+$(ARTICLE_VENV)/.installed: requirements.lock requirements-article.lock pyproject.toml
+	$(PYTHON) -m venv $(ARTICLE_VENV)
+	$(ARTICLE_VENV)/bin/pip install --quiet --upgrade pip
+	grep -v -E '^(numpy|torch)==' requirements.lock > $(ARTICLE_VENV)/requirements-lock-rest.txt
+	$(ARTICLE_VENV)/bin/pip install --quiet -r $(ARTICLE_VENV)/requirements-lock-rest.txt -r requirements-article.lock
+	$(ARTICLE_VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 # Mutation testing of the guard modules (CONTRIBUTING.md, "Mutation testing"): mutmut in a venv

@@ -14,7 +14,8 @@ column, reduction) and its class:
   run's own statistic. Without a distribution that places the claim, the run's own
   seeds judge it (their range, or the 95% interval of their mean from 5 seeds on) and
   the reason says this is the weaker judgement and names ``snakemake --cores 2 seeds``.
-  What the article's own code gives here (``here``) is said, never the verdict.
+  What the article's own code gives here is the listings' (``snakemake --cores 2 listings``,
+  :mod:`attnrepro.evidence.citations`): said beside the verdict, never deciding it.
 - ``machine-bound``: a timing; *within tolerance* inside the claim's stated band.
 
 A published string is a number as printed ("0.367", "2.56e-06", "27,253", "1.",
@@ -71,7 +72,6 @@ class Claim:
     source: dict
     tolerance: float = None  # round-off: both values below it
     band: list = None  # machine-bound: [low, high] accepted for the reproduced value
-    here: str = None  # what the article's own code prints on this machine kind, when known
     note: str = ""  # why a value that is not an exact match differs
     decimals: int = None  # the rounding of a NumPy printer that drops trailing zeros
     location: dict = None  # where it is printed in the article: {line, column[, text]} (check_location)
@@ -82,6 +82,9 @@ class Claim:
         d = dict(d)
         known = {k: d.pop(k) for k in list(d) if k in cls.__dataclass_fields__ and k != "cls"}
         klass = d.pop("class")
+        if "here" in d:  # computed by the listings, never transcribed
+            raise ValueError(f"claim {known.get('id')}: 'here' is not a key of a claim: what the article's "
+                             "own code gives here is computed by `snakemake --cores 2 listings`")
         if klass not in CLASSES:
             raise ValueError(f"claim {known.get('id')}: class must be one of {CLASSES}, got {klass!r}")
         if (known.get("source") or {}).get("per") and klass != "stochastic":
@@ -249,17 +252,12 @@ def judge(claim, value, values=None, spread=None):
     return _judge_timing(claim, value, text)
 
 
-def _here_matches(claim, value):
-    return claim.here is not None and format_like(value, claim.here) == _normalise(claim.here)
-
-
 def _judge_roundoff(claim, value, text):
     published = published_range(claim.published)[1]
     tol = claim.tolerance
     if tol is not None and abs(float(value)) <= tol and abs(published) <= tol:
-        reason = f"round-off: both below {tol:g}; the last bits depend on the CPU and BLAS kernel"
-        if _here_matches(claim, value):
-            reason += f" (the article's own code gives {claim.here} on this machine kind)"
+        reason = f"round-off: both below {tol:g}; the last bits move with the numerics (the BLAS kernel, " \
+                 "NumPy's code paths, the versions: the numerics sweep varies them)"
         return "within tolerance", text, _join(reason, claim.note)
     return "differs", text, _join(f"round-off claim above its tolerance {tol}", claim.note)
 
@@ -272,17 +270,14 @@ WEAKER = ("judged against the run's own seeds only, a weaker judgement than the 
 
 def _judge_stochastic(claim, value, text, values, spread):
     """Against the seed distribution when it places the claim, else the run's own seeds."""
-    here = ""
-    if _here_matches(claim, value):  # information only: the verdict is the distribution's
-        here = f"the article's own code gives {claim.here} on this machine kind, as this run does"
     placed = spread.placed(claim.id) if spread is not None else None
     if placed is not None:
         inside, sentence = placed
-        return ("within tolerance" if inside else "differs"), text, _join(sentence, here, claim.note)
+        return ("within tolerance" if inside else "differs"), text, _join(sentence, claim.note)
     lacking = ("no seed distribution in this run" if spread is None
                else "the seed distribution does not place this claim")
     verdict, reason = _judge_own_seeds(claim, value, values)
-    return verdict, text, _join(reason, f"{lacking}: {WEAKER}", here, claim.note)
+    return verdict, text, _join(reason, f"{lacking}: {WEAKER}", claim.note)
 
 
 def _judge_own_seeds(claim, value, values):
