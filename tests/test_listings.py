@@ -83,7 +83,9 @@ def run_record(tmp_path_factory):
 def test_listings_and_their_output_blocks_are_read_from_the_text():
     listings = listings_text.extract(ARTICLE, "900")
     assert [(item.index, item.first) for item in listings] == [(1, 5), (2, 15)]
-    assert listings[0].code.startswith("import math\n\nx = 3\n") and "three:" not in listings[0].code.split("\n")[-2]
+    assert listings[0].code == ('import math\n\nx = 3\n'
+                                'print("three:", x, "- root:", round(math.sqrt(x), 3))\n'
+                                'print("flag:", x > 2)\n')
     assert [[line.text for line in block] for block in listings[0].blocks] == [["three: 3 - root: 1.732",
                                                                                 "flag: True"]]
     assert [t.text for t in listings[0].blocks[0][0].tokens()] == ["3", "1.732"]
@@ -164,7 +166,8 @@ def test_the_ledger_shows_published_article_code_and_reproduced_side_by_side(tmp
     assert ledger_io.write(published, load, csv, md, listings_csv=products["csv"]) == 0
     table = pd.read_csv(csv, dtype=str, keep_default_na=False).set_index("id")
     assert list(table.columns[3:6]) == ["published", "article_code", "reproduced"]
-    assert table.loc["900.half", ["published", "article_code", "reproduced"]].tolist() == ["1.49", "1.50", "1.50"]
+    three = ["published", "article_code", "reproduced"]
+    assert table.loc["900.half", three].tolist() == ["1.49", "1.50", "1.50"]
     assert "the article's own code prints 1.50 here [results/listings/article_code.md]" in table.at[
         "900.half", "reason"]
     assert re.search(r"\| published +\| article_code +\| reproduced +\|", md.read_text())
@@ -172,7 +175,8 @@ def test_the_ledger_shows_published_article_code_and_reproduced_side_by_side(tmp
     ledger_io.write(published, load, without, tmp_path / "w.md")
     plain = pd.read_csv(without, dtype=str, keep_default_na=False).set_index("id")
     assert set(plain["article_code"]) == {""}
-    assert "`snakemake --cores 2 listings` writes results/listings/article_code.md" in plain.at["900.half", "reason"]
+    assert ("`snakemake --cores 2 listings` writes results/listings/article_code.md"
+            in plain.at["900.half", "reason"])
 
 
 def test_the_products_say_what_ran_and_what_differs(products):

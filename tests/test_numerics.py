@@ -575,8 +575,10 @@ def test_evidence_is_appended_to_roundoff_and_stochastic_deviations_only():
              "listings": {"r": "the article's own code prints 2 here [l.md]"}}
     out = citations.annotate(table, claims, found, cited={"numerics", "seeds", "listings"})
     assert out["reason"].tolist() == [
-        "below 1e-14; published digits 1 given by sandybridge [t.md]; the article's own code prints 2 here [l.md]",
-        "no row in the numerics evidence; no row in the listings evidence",  # the seeds judge: ledger.judge says so
+        "below 1e-14; published digits 1 given by sandybridge [t.md]; "
+        "the article's own code prints 2 here [l.md]",
+        # the seed distribution judges (ledger.judge says so): not appended
+        "no row in the numerics evidence; no row in the listings evidence",
         "x",
         "",
     ]

@@ -16,7 +16,8 @@ SECTION = {
 
 
 def test_a_side_environment_adds_its_settings_and_its_interpreter():
-    assert sweep.candidates(SECTION) == ["default", "sandybridge", "article.haswell-noavx512", "article.default"]
+    assert sweep.candidates(SECTION) == ["default", "sandybridge", "article.haswell-noavx512",
+                                         "article.default"]
     assert sweep.split("article.haswell-noavx512") == ("article", "haswell-noavx512")
     assert sweep.split("sandybridge-noavx512") == (None, "sandybridge-noavx512")
     assert sweep.interpreter("article.default", SECTION, "python") == ".venv-article/bin/python"
@@ -53,9 +54,9 @@ def _setting(kernel, value, numpy_version, torch_version="2.13.0+cpu"):
 def _sort_claim(published):
     from attnrepro.report import ledger
 
+    source = {"experiment": "train", "column": "acc", "where": {"task": "sort"}}
     return ledger.Claim.from_dict({"id": "sort", "article": "001", "section": "s", "claim": "sort",
-                                   "published": published, "class": "stochastic",
-                                   "source": {"experiment": "train", "column": "acc", "where": {"task": "sort"}}})
+                                   "published": published, "class": "stochastic", "source": source})
 
 
 def test_a_reason_names_what_was_varied_and_what_no_setting_gives():
@@ -75,3 +76,12 @@ def test_a_reason_names_what_was_varied_and_what_no_setting_gives():
     given = numerics_evaluate.evaluate([_sort_claim("0.992")], by_setting)
     assert numerics_evaluate.reason_for("sort", given).startswith(
         "published digits 0.992 given by article.haswell-noavx512 [")
+
+
+def test_a_side_environment_setting_that_names_no_kernel_is_refused_with_its_key():
+    from attnrepro.evidence import sweep_plan
+
+    env = {**SECTION["environments"]["article"], "settings": ["haswell-noavx512", "hasswell"]}
+    errors = sweep_plan.config_errors({"numerics": {"environments": {"article": env}}})
+    assert len(errors) == 1 and errors[0].startswith(
+        "numerics.environments.article.settings[1]: unknown OpenBLAS kernel 'hasswell'")

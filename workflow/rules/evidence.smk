@@ -134,6 +134,8 @@ for env_name, env in sweep.environments(NUMERICS).items():
         log:
             f"results/logs/numerics/environment-{env_name}.log",
         localrule: True
+        conda:
+            CONDA_ENV
         params:
             target=env["make"],
         shell:
@@ -283,7 +285,9 @@ rule:
         " --inputs {input.data} 2> {log}"
 
 
-rule listings_article:
+rule:
+    name:
+        "listings_article"
     input:
         text=lambda wildcards: editions_text.article_path(wildcards.article),
         code=deps.source_files(

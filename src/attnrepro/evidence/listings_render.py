@@ -24,6 +24,7 @@ from attnrepro.evidence import listings_evaluate as evaluate_
 from attnrepro.report import ledger, render
 
 log = logging.getLogger("attnrepro.report")
+CLAIM_SHOWN = ["id", "class", "listing", "line", "published", "article_code", "why"]
 UNTESTED = ("Python 3.14 is not available on this machine kind: the listings run with the lock's "
             "Python")
 
@@ -59,8 +60,7 @@ def markdown(listings, claims, runs):
              "", render._escape_pipes(shown).to_markdown(index=False, disable_numparse=True), "",
              f"## Claims whose value here is not the published one ({len(differing)} of "
              f"{len(claims) - len(unprinted)} printed here; {len(unprinted)} not printed by any listing)", "",
-             render._escape_pipes(differing[["id", "class", "listing", "line", "published", "article_code", "why"]])
-             .to_markdown(index=False, disable_numparse=True), ""]
+             render._escape_pipes(differing[CLAIM_SHOWN]).to_markdown(index=False, disable_numparse=True), ""]
     return "\n".join(lines)
 
 

@@ -129,7 +129,8 @@ def versions(python=sys.executable):
     """Python, NumPy and torch of the interpreter the listings run in."""
     script = ("import json, platform; from importlib import metadata as m\n"
               "def v(n):\n try: return m.version(n)\n except m.PackageNotFoundError: return None\n"
-              "print(json.dumps({'python': platform.python_version(), 'numpy': v('numpy'), 'torch': v('torch')}))")
+              "print(json.dumps({'python': platform.python_version(), 'numpy': v('numpy'), "
+              "'torch': v('torch')}))")
     out = subprocess.run([python, "-c", script], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
@@ -160,7 +161,8 @@ def run(article, text_path, pin, timeout, lock=LOCK):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="attnrepro.evidence.listings_run", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="attnrepro.evidence.listings_run",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--article", required=True)
     parser.add_argument("--text", required=True, help="the article's text (../shared/seeds/<file>)")
     parser.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING)

@@ -13,7 +13,8 @@ the listings ran (``snakemake --cores 2 listings``: what the article's own code 
 ``article_code``), whether it is those: :func:`evaluate`, the long table (one row per claim and
 setting), and :func:`reason_for`, the sentence the ledger cites for a round-off or stochastic
 deviation, naming only what the sweep varied, and, when no setting gives the published value,
-what it could not try (:data:`UNTESTED`) (:func:`read` and :func:`reasons` from its CSV). The CSV, Markdown table and SVG grid
+what it could not try (:data:`UNTESTED`) (:func:`read` and :func:`reasons` from its CSV). The
+CSV, Markdown table and SVG grid
 are written by :mod:`attnrepro.evidence.numerics_render`.
 """
 
@@ -127,7 +128,8 @@ def evaluate(claims, by_setting, order=None, article_code=None):
                     "torch_version": torch_version,
                     "reproduced": row["reproduced"],
                     "published_digits": _gives(c, row, load),
-                    "article_code_digits": (here.loc[c.id, "verdict"] == "reproduced") if c.id in code else pd.NA,
+                    "article_code_digits": (
+                        (here.loc[c.id, "verdict"] == "reproduced") if c.id in code else pd.NA),
                     "params": consistency.encode(_params_read(c, load)),
                 }
             )

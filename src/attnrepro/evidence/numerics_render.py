@@ -53,8 +53,7 @@ def wide(long):
                 row[setting] = ""
                 continue
             c = cell.iloc[0]
-            mark = " P" if is_true(c["published_digits"]) else (" A" if is_true(c["article_code_digits"]) else "")
-            row[setting] = f"{c['reproduced']}{mark}"
+            row[setting] = f"{c['reproduced']}{_mark(c, ' ')}"
         pub = giving(long, claim_id)
         row["published digits from"] = (
             "every setting" if len(pub) == len(settings) else (", ".join(pub) or "none")
@@ -110,7 +109,8 @@ def markdown(long, probe=None):
     )
     return render.markdown(
         render.Table(wide(long), note=note),
-        title="Numerics sweep: which environment, OpenBLAS kernel and NumPy code paths give the published digits",
+        title="Numerics sweep: which environment, OpenBLAS kernel and NumPy code paths give the "
+        "published digits",
     )
 
 
@@ -131,8 +131,7 @@ def draw(long):
             if cell.empty:
                 continue
             c = cell.iloc[0]
-            mark = "P" if is_true(c["published_digits"]) else ("A" if is_true(c["article_code_digits"]) else "")
-            ax.add_patch(_rect(j, i, colours[mark]))
+            ax.add_patch(_rect(j, i, colours[_mark(c)]))
             ax.text(j, i, c["reproduced"], ha="center", va="center", fontsize=6)
     first = long.drop_duplicates("id").set_index("id")
     ax.set_xlim(-0.5, len(settings) - 0.5)
@@ -172,6 +171,13 @@ def draw(long):
         fontsize=10,
     )
     return fig
+
+
+def _mark(cell, space=""):
+    """P (published digits), A (the article code's digits here) or "" for a cell of the long table."""
+    if is_true(cell["published_digits"]):
+        return f"{space}P"
+    return f"{space}A" if is_true(cell["article_code_digits"]) else ""
 
 
 def _rect(x, y, colour):

@@ -51,7 +51,8 @@ def candidates(section):
     masks = section.get("numpy_masks", [canonical.DEFAULT])
     kernels = [canonical.DEFAULT, *section.get("kernels", [])]
     own = [canonical.setting_name(k, m) for m in masks for k in kernels]
-    return own + [f"{name}{ENVIRONMENT}{s}" for name, env in environments(section).items() for s in env["settings"]]
+    sides = environments(section).items()
+    return own + [f"{name}{ENVIRONMENT}{setting}" for name, env in sides for setting in env["settings"]]
 
 
 def split(setting):
@@ -206,7 +207,8 @@ def _main(argv=None):
         raise SystemExit(f"unknown kernel or mask: {', '.join(unknown)}")
     from attnrepro import io, provenance
 
-    section = {"kernels": args.kernels, "numpy_masks": args.masks, "environments": json.loads(args.environments)}
+    section = {"kernels": args.kernels, "numpy_masks": args.masks,
+               "environments": json.loads(args.environments)}
     rows = probe(candidates(section), section)
     record = {
         "cpu": provenance.cpu_model(),
