@@ -33,7 +33,8 @@ $(SLURM_VENV)/.installed: requirements.lock requirements-slurm.lock pyproject.to
 
 # The articles' stated environment (README.md, "Evidence"): the lock with requirements-article.lock's
 # numpy and torch instead (NumPy 2.3.5, torch 2.12.0), in a venv of its own: the numerics sweep's
-# side environment `article` (config numerics.environments; the rule numerics_environment runs this).
+# side environment `article` (config numerics.environments; the rule numerics_environment_article
+# runs this).
 ARTICLE_VENV ?= .venv-article
 
 article-env: $(ARTICLE_VENV)/.installed
@@ -43,8 +44,7 @@ $(ARTICLE_VENV)/.installed: requirements.lock requirements-article.lock pyprojec
 	$(ARTICLE_VENV)/bin/pip install --quiet --upgrade pip
 	grep -v -E '^(numpy|torch)==' requirements.lock > $(ARTICLE_VENV)/requirements-lock-rest.txt
 	$(ARTICLE_VENV)/bin/pip install --quiet -r $(ARTICLE_VENV)/requirements-lock-rest.txt -r requirements-article.lock
-	$(ARTICLE_VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
-	touch $@
+	touch $@  # the jobs import attnrepro from src/ (PYTHONPATH): no install of the package here
 
 # Mutation testing of the guard modules (CONTRIBUTING.md, "Mutation testing"): mutmut in a venv
 # of its own (requirements-mutation.lock on top of the lock).

@@ -135,9 +135,9 @@ def test_a_listing_that_fails_or_imports_outside_the_lock_is_reported(tmp_path):
 
 
 def test_packages_outside_the_lock_are_found_by_their_distribution():
-    code = "import os, numpy as np\nfrom torch import nn\nimport sklearn.linear_model\n"
-    dists = {"numpy": ["numpy"], "torch": ["torch"], "sklearn": ["scikit-learn"]}
-    assert listings_run.outside_lock(code, {"numpy", "torch"}, dists) == ["sklearn"]
+    code = "import os, numpy as np\nfrom torch import nn\nimport sklearn.linear_model\nimport yaml\n"
+    dists = {"numpy": ["numpy"], "torch": ["torch"], "sklearn": ["scikit-learn"], "yaml": ["PyYAML"]}
+    assert listings_run.outside_lock(code, {"numpy", "torch", "pyyaml"}, dists) == ["sklearn"]
     assert "numpy" in listings_run.lock_names(REPO / "requirements.lock")
 
 

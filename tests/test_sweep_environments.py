@@ -85,3 +85,10 @@ def test_a_side_environment_setting_that_names_no_kernel_is_refused_with_its_key
     errors = sweep_plan.config_errors({"numerics": {"environments": {"article": env}}})
     assert len(errors) == 1 and errors[0].startswith(
         "numerics.environments.article.settings[1]: unknown OpenBLAS kernel 'hasswell'")
+
+
+def test_numpy_2_3_feature_names_are_read_as_their_code_paths():
+    long = pd.DataFrame({"setting": ["article.default", "default"], "openblas_kernel": ["Haswell", "SkylakeX"],
+                         "numpy_features": ["SSE42 AVX F16C FMA3 AVX2", "SSE42 AVX2 AVX512F AVX512_SKX"]})
+    assert numerics_evaluate.short_numerics(long, "article.default") == "OpenBLAS Haswell\nNumPy AVX2"
+    assert numerics_evaluate.short_numerics(long, "default") == "OpenBLAS SkylakeX\nNumPy AVX-512"

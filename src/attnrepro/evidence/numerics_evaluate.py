@@ -283,9 +283,10 @@ def short_numerics(long, setting):
     """'OpenBLAS Haswell / NumPy AVX2' (the widest NumPy code path enabled) for a tick label."""
     row = long[long["setting"] == setting].iloc[0]
     features = str(row["numpy_features"]).split()
+    # NumPy 2.4 names its groups (X86_V3, X86_V4), NumPy 2.3 the features (AVX2, AVX512F)
     simd = (
         "AVX-512"
-        if {"X86_V4", "AVX512_ICL", "AVX512_SPR"} & set(features)
-        else ("AVX2" if "X86_V3" in features else "baseline")
+        if {"X86_V4", "AVX512_ICL", "AVX512_SPR", "AVX512F", "AVX512_SKX"} & set(features)
+        else ("AVX2" if {"X86_V3", "AVX2"} & set(features) else "baseline")
     )
     return f"OpenBLAS {row['openblas_kernel']}\nNumPy {simd}"
