@@ -88,7 +88,8 @@ def test_a_side_environment_setting_that_names_no_kernel_is_refused_with_its_key
 
 
 def test_numpy_2_3_feature_names_are_read_as_their_code_paths():
-    long = pd.DataFrame({"setting": ["article.default", "default"], "openblas_kernel": ["Haswell", "SkylakeX"],
+    long = pd.DataFrame({"setting": ["article.default", "default"],
+                         "openblas_kernel": ["Haswell", "SkylakeX"],
                          "numpy_features": ["SSE42 AVX F16C FMA3 AVX2", "SSE42 AVX2 AVX512F AVX512_SKX"]})
     assert numerics_evaluate.short_numerics(long, "article.default") == "OpenBLAS Haswell\nNumPy AVX2"
     assert numerics_evaluate.short_numerics(long, "default") == "OpenBLAS SkylakeX\nNumPy AVX-512"
