@@ -199,3 +199,20 @@ def test_published_yaml_holds_only_what_the_articles_print():
     assert transcribed == []
     with pytest.raises(ValueError, match="'here' is not a key of a claim"):
         ledger.Claim.from_dict({**CLAIMS[0], "here": "3"})
+
+
+@pytest.mark.parametrize("build", [False, True])
+def test_the_index_of_results_lists_the_listings_under_their_switch(default_config, build):
+    from attnrepro.report import index
+
+    config = {**default_config, "listings": {**default_config["listings"], "build": build}}
+    text = index.lines(config)
+    evidence = text[text.index("## Evidence for the ledger"):text.index("## Logs")]
+    if build:
+        assert "- `listings/article_code.md`: The articles' own code, run here" in evidence
+        assert "- `listings/listings.csv`: one row per listing of the three articles" in evidence
+        assert "- `listings/runs/<article>.json`: each article's listings as run here" in evidence
+    else:
+        assert ("- The articles' own code (`listings/article_code.{csv,md,svg}`): not part of this run; "
+                "`snakemake --cores 2 listings` builds it, `listings.build: true`") in evidence
+        assert "listings/listings.csv" not in evidence
