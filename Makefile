@@ -6,7 +6,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= all
 
-.PHONY: reproduce test lint env slurm-env crate-env mutation-env mutation
+.PHONY: reproduce test lint env slurm-env crate-env mutation-env mutation article-env
 
 env: $(VENV)/.installed
 
@@ -43,6 +43,21 @@ $(CRATE_VENV)/.installed: requirements-runcrate.lock
 	$(CRATE_VENV)/bin/pip install --quiet --upgrade pip
 	$(CRATE_VENV)/bin/pip install --quiet -r requirements-runcrate.lock
 	touch $@
+
+# The articles' stated environment (README.md, "Evidence"): the lock with requirements-article.lock's
+# numpy and torch instead (NumPy 2.3.5, torch 2.12.0), in a venv of its own: the numerics sweep's
+# side environment `article` (config numerics.environments; the rule numerics_environment_article
+# runs this).
+ARTICLE_VENV ?= .venv-article
+
+article-env: $(ARTICLE_VENV)/.installed
+
+$(ARTICLE_VENV)/.installed: requirements.lock requirements-article.lock pyproject.toml
+	$(PYTHON) -m venv $(ARTICLE_VENV)
+	$(ARTICLE_VENV)/bin/pip install --quiet --upgrade pip
+	grep -v -E '^(numpy|torch)==' requirements.lock > $(ARTICLE_VENV)/requirements-lock-rest.txt
+	$(ARTICLE_VENV)/bin/pip install --quiet -r $(ARTICLE_VENV)/requirements-lock-rest.txt -r requirements-article.lock
+	touch $@  # the jobs import attnrepro from src/ (PYTHONPATH): no install of the package here
 
 # Mutation testing of the guard modules (CONTRIBUTING.md, "Mutation testing"): mutmut in a venv
 # of its own (requirements-mutation.lock on top of the lock).

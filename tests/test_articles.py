@@ -123,7 +123,7 @@ def test_the_location_check_catches_a_moved_or_mistyped_claim(claims, texts):
 def _as_dict(claim):
     """A claim as published.yaml writes it (for Claim.from_dict)."""
     out = {k: getattr(claim, k) for k in ("id", "article", "section", "claim", "published", "source",
-                                          "tolerance", "band", "here", "note", "decimals", "location")}
+                                          "tolerance", "band", "note", "decimals", "location")}
     return {"class": claim.cls, **{k: v for k, v in out.items() if v is not None}}
 
 

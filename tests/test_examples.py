@@ -55,6 +55,11 @@ SKIPPED = [
     (r"attnrepro\.report ledger\b", "reads every result of the whole pipeline"),
     (r"attnrepro\.report numerics\b", "reads the numerics sweep (snakemake numerics: ~200 jobs)"),
     (r"attnrepro\.report seeds\b", "reads the seed distribution (snakemake seeds: 51 trainings)"),
+    (r"^make article-env\b", "installs the articles' stated NumPy and torch from PyPI (network, 4.5 GiB)"),
+    (r"attnrepro\.evidence\.listings_run\b",
+     "runs an article's listings (001's: 23 trainings, minutes); tests/test_listings.py runs the job on a "
+     "synthetic article"),
+    (r"attnrepro\.evidence\.listings_session\b", "a synopsis: the listings job writes its LISTINGS.json"),
     (r"^python -m attnrepro(\.report)?\.job\b",
      ("a rules' job entry: a synopsis whose words (EXPERIMENT, PIN, JSON) the rule fills in; "
       "every Snakemake run of the tests runs it")),

@@ -250,7 +250,7 @@ def test_the_numerics_target_runs_end_to_end_on_a_tiny_sweep(probed, tmp_path):
 # --- the sweep judged by the ledger's rules ------------------------------------------------
 
 
-def _claim(id_, published, column, cls="round-off", here=None, **source):
+def _claim(id_, published, column, cls="round-off", **source):
     return ledger.Claim.from_dict(
         {
             "id": id_,
@@ -259,7 +259,6 @@ def _claim(id_, published, column, cls="round-off", here=None, **source):
             "claim": id_,
             "published": published,
             "class": cls,
-            "here": here,
             "tolerance": 1e-3,
             "source": {"experiment": "grad_check", "column": column, **source},
         }
@@ -289,36 +288,35 @@ def test_the_sweep_ledger_names_the_settings_that_give_each_published_digit():
         "haswell-noavx512": _setting("Haswell", 6.785e-5, 7),
     }
     claims = [
-        _claim("grad", "4.90e-05", "worst_relative_deviation", here="6.78e-05", where={"post_ln": True}),
+        _claim("grad", "4.90e-05", "worst_relative_deviation", where={"post_ln": True}),
         _claim("shape", "7", "shape", cls="exact"),
         _claim("absent", "1", "nope", cls="exact"),
     ]
     swept = numerics_evaluate.swept_claims(claims, by_setting)
     assert [c.id for c in swept] == ["grad", "shape"]  # "absent" reads no swept column
     long = numerics_evaluate.evaluate(
-        swept, by_setting, order=["default", "sandybridge-noavx512", "haswell-noavx512"]
+        swept, by_setting, order=["default", "sandybridge-noavx512", "haswell-noavx512"],
+        article_code={"grad": "6.78e-05"},  # what the article's own code printed in the listings' run
     )
     assert list(long["id"].unique()) == ["grad"]  # an exact claim reproduced everywhere is not listed
     assert numerics_evaluate.giving(long, "grad") == ["sandybridge-noavx512"]
-    assert numerics_evaluate.giving(long, "grad", "here_digits") == ["haswell-noavx512"]
+    assert numerics_evaluate.giving(long, "grad", "article_code_digits") == ["haswell-noavx512"]
     reason = numerics_evaluate.reason_for("grad", long)
     assert "published digits 4.90e-05 given by sandybridge-noavx512;" in reason
-    assert "the README's 6.78e-05 by haswell-noavx512" in reason
+    assert "the article's own code prints 6.78e-05 here, as haswell-noavx512 give" in reason
     assert "this machine's default (OpenBLAS SkylakeX, NumPy AVX2) gives 1.85e-04" in reason
     assert numerics_evaluate.reason_for("shape", long) is None
     wide = numerics_render.wide(long)
     assert (
         wide.loc[0, "sandybridge-noavx512"] == "4.90e-05 P"
-        and wide.loc[0, "haswell-noavx512"] == "6.78e-05 H"
+        and wide.loc[0, "haswell-noavx512"] == "6.78e-05 A"
     )
 
 
 def test_evidence_reads_the_products_back(tmp_path):
     by_setting = {"default": _setting("SkylakeX", 1.847e-4, 7), "zen": _setting("Haswell", 4.9e-5, 7)}
-    claims = [
-        _claim("grad", "4.90e-05", "worst_relative_deviation", here="6.78e-05", where={"post_ln": True})
-    ]
-    long = numerics_evaluate.evaluate(claims, by_setting)
+    claims = [_claim("grad", "4.90e-05", "worst_relative_deviation", where={"post_ln": True})]
+    long = numerics_evaluate.evaluate(claims, by_setting, article_code={"grad": "6.78e-05"})
     long.to_csv(tmp_path / "n.csv", index=False)
     found = citations.reasons(numerics_csv=tmp_path / "n.csv")
     assert found == {"grad": numerics_evaluate.reason_for("grad", long)}
@@ -327,7 +325,7 @@ def test_evidence_reads_the_products_back(tmp_path):
     assert citations.spread(None) is None
     assert (
         "given by zen (OpenBLAS Haswell);" in found["grad"]
-        and "none gives the README's 6.78e-05" in found["grad"]
+        and "the article's own code prints 6.78e-05 here, which no setting gives" in found["grad"]
     )
     stochastic = ledger.Claim.from_dict(
         {
@@ -340,10 +338,12 @@ def test_evidence_reads_the_products_back(tmp_path):
             "source": {"experiment": "train", "column": "x"},
         }
     )
+    found = {"numerics": found}
     uncited = citations.reason_for(stochastic, found)  # the seed distribution judges; it is not appended
-    assert "numerics` writes" in uncited and "seeds` writes" not in uncited
+    assert "numerics` writes" in uncited and "seeds` writes" not in uncited and "listings` writes" in uncited
     assert "--configfile config/evidence.yaml" in uncited
-    assert citations.reason_for(stochastic, found, cited={"numerics"}) == "no row in the numerics evidence"
+    assert citations.reason_for(stochastic, found, cited={"numerics", "listings"}) == (
+        "no row in the numerics evidence; no row in the listings evidence")
 
 
 # --- seed distributions --------------------------------------------------------------------
@@ -387,7 +387,6 @@ def test_a_published_mean_is_placed_among_the_seeds():
             "section": "s",
             "claim": "sort L=4 mean",
             "published": "0.981",
-            "here": "0.970",
             "class": "stochastic",
             "source": {
                 "experiment": "train",
@@ -541,11 +540,14 @@ def test_evidence_is_appended_to_roundoff_and_stochastic_deviations_only():
             "reason": ["below 1e-14", "", "x", ""],
         }
     )
-    found = {"r": "published digits 1 given by sandybridge [t.md]"}
-    out = citations.annotate(table, claims, found, cited={"numerics", "seeds"})
+    found = {"numerics": {"r": "published digits 1 given by sandybridge [t.md]"},
+             "listings": {"r": "the article's own code prints 2 here [l.md]"}}
+    out = citations.annotate(table, claims, found, cited={"numerics", "seeds", "listings"})
     assert out["reason"].tolist() == [
-        "below 1e-14; published digits 1 given by sandybridge [t.md]",
-        "no row in the numerics evidence",  # the seed distribution judges: ledger.judge says so
+        "below 1e-14; published digits 1 given by sandybridge [t.md]; "
+        "the article's own code prints 2 here [l.md]",
+        # the seed distribution judges (ledger.judge says so): not appended
+        "no row in the numerics evidence; no row in the listings evidence",
         "x",
         "",
     ]

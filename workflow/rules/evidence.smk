@@ -13,14 +13,21 @@
 # `seed_distribution.seeds` (20; the run's own seeds are the same jobs) and writes
 # results/seeds/seed_distribution.{csv,md,svg}: each published training figure among the seeds.
 #
-# Switches `numerics.sweep` and `seed_distribution.build` (both on in config/evidence.yaml; the
-# second also in config/config.yaml) add a product to `snakemake` (all) and its CSV to the
-# ledger's inputs: the ledger cites the sweep, and judges its stochastic claims by the seeds.
+# `listings`, the articles' own code: each article's listings, read from its text, run verbatim in
+# one interpreter per article (results/listings/runs/<article>.json), then
+# results/listings/article_code.{csv,md,svg} and listings.csv: what they print against the
+# published output, number by number, and claim by claim what the article's code gives here.
+#
+# Switches `numerics.sweep`, `seed_distribution.build` and `listings.build` (all on in
+# config/evidence.yaml; the second also in config/config.yaml) add a product to `snakemake` (all)
+# and its CSV to the ledger's inputs: the ledger cites the sweep and the listings (its column
+# article_code), and judges its stochastic claims by the seeds.
 # Included before report.smk, whose ledger and archive rules read the helpers below.
 from attnrepro import evidence  # noqa: E402
 from attnrepro.evidence import sweep, sweep_plan  # noqa: E402
 
 EVIDENCE_ON = evidence.enabled(config)
+LISTINGS = config.get("listings") or {}
 
 
 def evidence_all():
@@ -75,12 +82,65 @@ def archive_files(wildcards):
         files += plan.seed_training_paths(config, plan.EXPERIMENTS["train"].tables)
     if "numerics" in EVIDENCE_ON:
         files += [evidence.SETTINGS_FILE, *numerics_data(wildcards)]
+    if "listings" in EVIDENCE_ON:
+        files += [evidence.LISTINGS_TABLE, *listing_runs()]
     return sorted(set(files))
+
+
+def listings_code():
+    """{"article_code": CSV} when the listings are on: the sweep marks the settings that give
+    what the article's own code prints here."""
+    if "listings" not in EVIDENCE_ON:
+        return {}
+    return {"article_code": evidence.LISTINGS.paths["csv"]}
+
+
+def listings_code_module():
+    """The module that reads the listings' CSV, when the sweep reads it."""
+    return [evidence.LISTINGS.evaluate] if "listings" in EVIDENCE_ON else []
+
+
+def listing_runs():
+    """The run of every article's listings (one interpreter per article)."""
+    return [evidence.listing_run(article) for article in editions_text.ARTICLES]
+
+
+def environment_built(setting=None):
+    """The `.installed` file of every side environment (of ``setting``'s only, when given)."""
+    envs = sweep.environments(NUMERICS)
+    if setting is not None:
+        name = sweep.split(setting)[0]
+        envs = {name: envs[name]} if name is not None else {}
+    return [sweep.installed(env) for env in envs.values() if env.get("make")]
+
+
+for env_name, env in sweep.environments(NUMERICS).items():
+    if not env.get("make"):
+        continue
+
+    rule:
+        name:
+            f"numerics_environment_{env_name}"
+        input:
+            "requirements.lock",
+            "requirements-article.lock",
+        output:
+            sweep.installed(env),
+        log:
+            f"results/logs/numerics/environment-{env_name}.log",
+        localrule: True
+        conda:
+            CONDA_ENV
+        params:
+            target=env["make"],
+        shell:
+            "make {params.target} > {log} 2>&1"
 
 
 checkpoint numerics_settings:
     input:
         code=deps.source_files("attnrepro.evidence.sweep"),
+        environments=environment_built(),
     output:
         evidence.SETTINGS_FILE,
     log:
@@ -91,9 +151,10 @@ checkpoint numerics_settings:
     params:
         kernels=" ".join(NUMERICS.get("kernels", [])),
         masks=" ".join(NUMERICS.get("numpy_masks", ["default"])),
+        environments=json.dumps(sweep.environments(NUMERICS), sort_keys=True),
     shell:
         "python -m attnrepro.evidence.sweep probe --kernels {params.kernels}"
-        " --masks {params.masks} --out {output} 2> {log}"
+        " --masks {params.masks} --environments {params.environments:q} --out {output} 2> {log}"
 
 
 for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
@@ -103,7 +164,8 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
         name:
             f"numerics_{exp.id}_case"
         input:
-            sources(exp.module, "attnrepro.evidence.sweep"),
+            code=sources(exp.module, "attnrepro.evidence.sweep"),
+            environment=lambda wildcards: environment_built(wildcards.setting),
         output:
             **{
                 t: sweep_plan.output_path("{setting}", exp.id, "{case}", t)
@@ -125,10 +187,14 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
             article=exp.article,
             section=exp.section,
             tables=extra_tables,
+            python=lambda wildcards: sweep.interpreter(
+                wildcards.setting, NUMERICS, "python"
+            ),
+            setting=lambda wildcards: sweep.split(wildcards.setting)[1],
         shell:
-            "python -m attnrepro.job {params.experiment} --article {params.article}"
+            "{params.python} -m attnrepro.job {params.experiment} --article {params.article}"
             " --section {params.section:q} --threads {threads}"
-            " --numerics {wildcards.setting} --params-json {params.json:q}"
+            " --numerics {params.setting} --params-json {params.json:q}"
             " --out {output.main} {params.tables} 2> {log}"
 
 
@@ -136,10 +202,11 @@ rule:
     name:
         evidence.NUMERICS.target
     input:
+        **listings_code(),
         data=numerics_data,
         settings=evidence.SETTINGS_FILE,
         published="config/published.yaml",
-        code=report_code("numerics"),
+        code=report_code("numerics", *listings_code_module()),
     output:
         csv=evidence.NUMERICS.paths["csv"],
         md=report(
@@ -163,11 +230,16 @@ rule:
     params:
         pin=NUMERICS["pin"],
         expected=lambda wildcards: expected_params(numerics_data(wildcards)),
+        article_code=lambda wildcards, input: (
+            f"--article-code {input.article_code}"
+            if "article_code" in input.keys()
+            else ""
+        ),
     shell:
         "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
         " numerics --published {input.published}"
-        " --settings {input.settings} --csv {output.csv} --md {output.md}"
-        " --svg {output.svg} --inputs {input.data} 2> {log}"
+        " --settings {input.settings} {params.article_code} --csv {output.csv}"
+        " --md {output.md} --svg {output.svg} --inputs {input.data} 2> {log}"
 
 
 rule:
@@ -206,3 +278,68 @@ rule:
         " {params.sections} seeds --published {input.published}"
         " --csv {output.csv} --md {output.md} --svg {output.svg}"
         " --inputs {input.data} 2> {log}"
+
+
+rule:
+    name:
+        "listings_article"
+    input:
+        text=lambda wildcards: editions_text.article_path(wildcards.article),
+        code=deps.source_files(
+            "attnrepro.evidence.listings_run", "attnrepro.evidence.listings_session"
+        ),
+    output:
+        evidence.listing_run("{article}"),
+    log:
+        "results/logs/listings/{article}.log",
+    wildcard_constraints:
+        article=alternatives(editions_text.ARTICLES),
+    conda:
+        CONDA_ENV
+    threads: timing_threads()
+    resources:
+        slurm_extra="--exclusive",
+    params:
+        pin=NUMERICS["pin"],
+        timeout=LISTINGS.get("timeout_s", 3600),
+    shell:
+        "python -m attnrepro.evidence.listings_run --article {wildcards.article}"
+        " --text {input.text} --pin {params.pin} --timeout {params.timeout}"
+        " --out {output} 2> {log}"
+
+
+rule:
+    name:
+        evidence.LISTINGS.target
+    input:
+        runs=listing_runs(),
+        texts=[editions_text.article_path(a) for a in editions_text.ARTICLES],
+        published="config/published.yaml",
+        code=report_code("listings"),
+    output:
+        csv=evidence.LISTINGS.paths["csv"],
+        listings=evidence.LISTINGS_TABLE,
+        md=report(
+            evidence.LISTINGS.paths["md"],
+            caption=f"../report/{evidence.LISTINGS.captions['md']}.rst",
+            category="Evidence",
+            subcategory=evidence.LISTINGS.title,
+        ),
+        svg=report(
+            evidence.LISTINGS.paths["svg"],
+            caption=f"../report/{evidence.LISTINGS.captions['svg']}.rst",
+            category="Evidence",
+            subcategory=evidence.LISTINGS.title,
+        ),
+    log:
+        evidence.LISTINGS.log,
+    localrule: True
+    conda:
+        CONDA_ENV
+    threads: 1
+    params:
+        pin=NUMERICS["pin"],
+    shell:
+        "python -m attnrepro.report.job --pin {params.pin} listings --published {input.published}"
+        " --runs {input.runs} --csv {output.csv} --listings-csv {output.listings}"
+        " --md {output.md} --svg {output.svg} 2> {log}"

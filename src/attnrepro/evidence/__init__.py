@@ -6,6 +6,10 @@
   cites it in the reason of every round-off or stochastic deviation.
 - The **seed distribution** trains the sort grid over many seeds and places each published
   training figure among them; the ledger judges its stochastic claims by it.
+- The **listings** run the articles' own code, extracted from their text, verbatim, one session per
+  article, and compare what it prints with the published output, number by number; the ledger
+  shows, claim by claim, what the article's code gives here beside the published and reproduced
+  values, and cites it in the reason of every round-off or stochastic deviation.
 
 Each product is one :class:`EvidenceProduct`: its Snakemake target, the config switch that adds it
 to the default run and its CSV to the ledger's inputs, its paths and captions, the ledger's option
@@ -22,7 +26,12 @@ The modules, each product split into what computes its table and what writes it:
   sweep judged claim by claim with the ledger's rules (pandas), and its CSV, Markdown and SVG;
 - :mod:`~attnrepro.evidence.seeds_evaluate`, :mod:`~attnrepro.evidence.seeds_render`: each
   published figure placed among the seeds (pandas), and its CSV, Markdown and SVG;
-- :mod:`~attnrepro.evidence.citations`: what the ledger takes from both.
+- :mod:`~attnrepro.evidence.listings_text`, :mod:`~attnrepro.evidence.listings_session`,
+  :mod:`~attnrepro.evidence.listings_run`: the listings read from the articles, the interpreter that
+  runs them, the job that runs one article's;
+- :mod:`~attnrepro.evidence.listings_evaluate`, :mod:`~attnrepro.evidence.listings_render`: the
+  printed output against the published one (pandas), and its CSVs, Markdown and SVG;
+- :mod:`~attnrepro.evidence.citations`: what the ledger takes from them.
 """
 
 from dataclasses import dataclass
@@ -83,7 +92,19 @@ SEEDS = EvidenceProduct(
     ledger_option="--seed-evidence", evaluate="attnrepro.evidence.seeds_evaluate",
     render="attnrepro.evidence.seeds_render",
 )
-PRODUCTS = {p.name: p for p in (NUMERICS, SEEDS)}
+LISTINGS = EvidenceProduct(
+    name="listings", title="The articles' own code", target="listings", switch="listings.build",
+    folder=f"{RESULTS}/listings", stem="article_code", figure_caption="article_code_listings",
+    ledger_option="--listings-evidence", evaluate="attnrepro.evidence.listings_evaluate",
+    render="attnrepro.evidence.listings_render", appended_to=("round-off", "stochastic"),
+)
+LISTINGS_TABLE = f"{LISTINGS.folder}/listings.csv"  # one row per listing (article_code.csv: per claim)
+PRODUCTS = {p.name: p for p in (NUMERICS, SEEDS, LISTINGS)}
+
+
+def listing_run(article):
+    """The JSON of one article's listings run (attnrepro.evidence.listings_run)."""
+    return f"{LISTINGS.folder}/runs/{article}.json"
 
 
 def enabled(config):

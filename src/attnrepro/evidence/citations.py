@@ -1,8 +1,10 @@
 """What the ledger takes from its evidence, in one call per product.
 
 The numerics sweep's CSV (``results/numerics/ledger_numerics.csv``: which OpenBLAS kernel and
-NumPy code paths give which digits) is cited in the reason of every round-off or stochastic
-deviation (:func:`reasons`, :func:`annotate`); the seed distribution's CSV
+NumPy code paths give which digits) and the listings' CSV (``results/listings/article_code.csv``:
+what the articles' own code prints here) are cited in the reason of every round-off or stochastic
+deviation (:func:`found`, :func:`annotate`); the listings' CSV also gives the ledger its column
+``article_code`` (:func:`with_article_code`); the seed distribution's CSV
 (``results/seeds/seed_distribution.csv``: where each published training figure lies among many
 seeds) is what the stochastic claims are judged against (:func:`spread`, given to
 ``ledger.evaluate``; its sentence is the verdict's reason, not appended here). A product the run
@@ -12,7 +14,7 @@ A product's evaluate module (pandas) is imported by name, only when its CSV is g
 rule declares it as a code input only when the config switches the product on
 (``workflow/rules/evidence.smk``), so that editing it reruns no ledger that does not read it.
 
-    found = citations.reasons(numerics_csv="results/numerics/ledger_numerics.csv")
+    found = citations.found(numerics_csv="results/numerics/ledger_numerics.csv")
     table = ledger.evaluate(claims, load, citations.spread("results/seeds/seed_distribution.csv"))
     table = citations.annotate(table, claims, found, cited={"numerics"})
 """
@@ -20,7 +22,7 @@ rule declares it as a code input only when the config switches the product on
 import importlib
 from pathlib import Path
 
-from attnrepro.evidence import NUMERICS, PRODUCTS, SEEDS
+from attnrepro.evidence import LISTINGS, NUMERICS, PRODUCTS, SEEDS
 
 SWITCH = "`snakemake --cores 2 --configfile config/evidence.yaml` makes the ledger cite it"
 
@@ -51,6 +53,35 @@ def reasons(numerics_csv=None, claims=(), load=None):
     return module.reasons(sweep) if len(sweep) else {}
 
 
+def listing_reasons(listings_csv=None):
+    """{claim id: what the article's own code prints here} from the listings' CSV (None: not part
+    of the run)."""
+    found = _read(listings_csv, LISTINGS)
+    return {} if found is None else found[0].reasons(found[1])
+
+
+def found(numerics_csv=None, listings_csv=None, claims=(), load=None):
+    """{product: {claim id: evidence sentence}} of the products given (:func:`reasons`,
+    :func:`listing_reasons`)."""
+    return {"numerics": reasons(numerics_csv, claims, load), "listings": listing_reasons(listings_csv)}
+
+
+def cited(**csvs):
+    """The products given to the ledger (``numerics_csv=...``, ``listings_csv=...``: None when absent)."""
+    return {name.removesuffix("_csv") for name, path in csvs.items() if path}
+
+
+def with_article_code(table, listings_csv=None):
+    """The ledger ``table`` with column ``article_code`` after ``published``: what the articles' own
+    code printed in this run's listings (empty where it prints no such number, or without them)."""
+    values = {}
+    if (read := _read(listings_csv, LISTINGS)) is not None:
+        values = read[0].article_code(read[1])
+    out = table.copy()
+    out.insert(out.columns.get_loc("published") + 1, "article_code", [values.get(i, "") for i in out["id"]])
+    return out
+
+
 def spread(seeds_csv=None, load=None):
     """The seed distribution (a seeds_evaluate.Spread) that the ledger judges its stochastic
     claims against, from its CSV; None when the run has none (the ledger then says so). Given
@@ -71,17 +102,19 @@ def _cited_for(cls):
 
 
 def reason_for(claim, found, cited=()):
-    """The evidence sentence for ``claim`` (a ledger.Claim, or anything with ``id`` and ``cls``):
-    from ``found`` (:func:`reasons`); else, for a round-off or stochastic claim, what the
-    products in ``cited`` lack and the commands that build the others; else ""."""
-    if claim.id in found:
-        return found[claim.id]
+    """The evidence sentences for ``claim`` (a ledger.Claim, or anything with ``id`` and ``cls``),
+    product by product for a round-off or stochastic claim: its sentence in ``found``
+    (:func:`found`), else what a product in ``cited`` lacks; then the commands that build the
+    products not given; "" for another class."""
     products = _cited_for(claim.cls)
-    if not products:
-        return ""
-    lacking = [p for p in products if p in cited]
-    absent = [p for p in products if p not in cited]
-    parts = [f"no row in the {p} evidence" for p in lacking]
+    parts, absent = [], []
+    for p in products:
+        if claim.id in found.get(p, {}):
+            parts.append(found[p][claim.id])
+        elif p in cited:
+            parts.append(f"no row in the {p} evidence")
+        else:
+            absent.append(p)
     if absent:
         parts.append("evidence: " + "; ".join(_builds(PRODUCTS[p]) for p in absent) + f" ({SWITCH})")
     return "; ".join(parts)

@@ -2,16 +2,19 @@
 
 The sweep (``snakemake numerics``, :mod:`attnrepro.evidence.sweep`) reruns the round-off-sensitive
 cases under every numerics setting this machine accepts: an OpenBLAS kernel and a NumPy
-CPU-feature mask. Here each setting's results are judged alone, with the ledger's own
+CPU-feature mask, in the lock's environment and in each side environment (the NumPy and torch
+versions the articles state). Here each setting's results are judged alone, with the ledger's own
 rules (:func:`attnrepro.report.ledger.evaluate`) on the claims of ``config/published.yaml``
 whose source rows are all among the swept cases (timings left out). A claim is listed when it
 is round-off or stochastic, or when some setting does not give its digits.
 
-For each claim and setting: the reproduced text, whether it is the published digits and,
-when the claim records what the article's own code prints on the README's machine kind
-(``here``), whether it is those: :func:`evaluate`, the long table (one row per claim and
+For each claim and setting: the reproduced text, whether it is the published digits and, when
+the listings ran (``snakemake --cores 2 listings``: what the article's own code prints here,
+``article_code``), whether it is those: :func:`evaluate`, the long table (one row per claim and
 setting), and :func:`reason_for`, the sentence the ledger cites for a round-off or stochastic
-deviation (:func:`read` and :func:`reasons` from its CSV). The CSV, Markdown table and SVG grid
+deviation, naming only what the sweep varied, and, when no setting gives the published value,
+what it could not try (:data:`UNTESTED`) (:func:`read` and :func:`reasons` from its CSV). The
+CSV, Markdown table and SVG grid
 are written by :mod:`attnrepro.evidence.numerics_render`.
 """
 
@@ -27,6 +30,7 @@ from attnrepro.evidence import NUMERICS
 from attnrepro.report import consistency, ledger, results
 
 DEFAULT = "default"
+UNTESTED = "the article's Python 3.14 and its CPU"  # what no setting of this machine can vary
 TABLE = NUMERICS.paths["md"]  # where the ledger's reasons point
 COLUMNS = [
     "id",
@@ -35,13 +39,15 @@ COLUMNS = [
     "claim",
     "class",
     "published",
-    "here",
+    "article_code",
     "setting",
     "openblas_kernel",
     "numpy_features",
+    "numpy_version",
+    "torch_version",
     "reproduced",
     "published_digits",
-    "here_digits",
+    "article_code_digits",
     "params",
 ]
 
@@ -80,25 +86,30 @@ def swept_claims(claims, by_setting):
 
 
 def _numerics_of(load):
-    """(effective OpenBLAS kernel, NumPy features) recorded in a setting's results."""
+    """(effective OpenBLAS kernel, NumPy features, NumPy version, torch version) recorded in a
+    setting's results."""
     for experiment, table in load.files:
         frame = load(experiment, table)
         if "numerics_openblas_kernel" in frame.columns:
-            return frame["numerics_openblas_kernel"].iloc[0], frame["numerics_numpy_features"].iloc[0]
-    return "", ""
+            first = frame.iloc[0]
+            return (first["numerics_openblas_kernel"], first["numerics_numpy_features"],
+                    first.get("numerics_numpy_version", ""), first.get("numerics_torch_version", ""))
+    return "", "", "", ""
 
 
-def evaluate(claims, by_setting, order=None):
+def evaluate(claims, by_setting, order=None, article_code=None):
     """The long table: one row per (claim, setting) with the reproduced text and whether it
-    is the published digits (and the ``here`` digits, when the claim records them)."""
+    is the published digits (and the article code's, given ``article_code``: {claim id: what the
+    article's own code printed in the listings' run})."""
     settings = [s for s in (order or []) if s in by_setting] + sorted(set(by_setting) - set(order or []))
+    code = {c.id: article_code[c.id] for c in claims if (article_code or {}).get(c.id)}
     rows = []
     for setting in settings:
         load = by_setting[setting]
-        kernel, features = _numerics_of(load)
+        kernel, features, numpy_version, torch_version = _numerics_of(load)
         judged = ledger.evaluate(claims, load).set_index("id")
-        here_claims = [dataclasses.replace(c, published=c.here, here=None) for c in claims if c.here]
-        here = ledger.evaluate(here_claims, load).set_index("id") if here_claims else None
+        code_claims = [dataclasses.replace(c, published=code[c.id]) for c in claims if c.id in code]
+        here = ledger.evaluate(code_claims, load).set_index("id") if code_claims else None
         for c in claims:
             row = judged.loc[c.id]
             rows.append(
@@ -109,13 +120,16 @@ def evaluate(claims, by_setting, order=None):
                     "claim": c.claim,
                     "class": c.cls,
                     "published": c.published,
-                    "here": c.here or "",
+                    "article_code": code.get(c.id, ""),
                     "setting": setting,
                     "openblas_kernel": kernel,
                     "numpy_features": features,
+                    "numpy_version": numpy_version,
+                    "torch_version": torch_version,
                     "reproduced": row["reproduced"],
                     "published_digits": _gives(c, row, load),
-                    "here_digits": (here.loc[c.id, "verdict"] == "reproduced") if c.here else pd.NA,
+                    "article_code_digits": (
+                        (here.loc[c.id, "verdict"] == "reproduced") if c.id in code else pd.NA),
                     "params": consistency.encode(_params_read(c, load)),
                 }
             )
@@ -183,9 +197,11 @@ def settings_in(long):
 
 
 def describe(long, setting):
-    """'OpenBLAS Sandybridge, NumPy X86_V3' for a setting of the table."""
+    """'OpenBLAS Sandybridge, NumPy 2.4.6 X86_V3, torch 2.13.0+cpu' for a setting of the table."""
     row = long[long["setting"] == setting].iloc[0]
-    return f"OpenBLAS {row['openblas_kernel']}, NumPy {row['numpy_features'] or 'baseline'}"
+    version = f"{row['numpy_version']} " if row.get("numpy_version") else ""
+    torch = f", torch {row['torch_version']}" if row.get("torch_version") else ""
+    return f"OpenBLAS {row['openblas_kernel']}, NumPy {version}{row['numpy_features'] or 'baseline'}{torch}"
 
 
 def giving(long, claim_id, column="published_digits"):
@@ -201,21 +217,24 @@ def is_true(value):
 
 def reason_for(claim_id, long):
     """The ledger's evidence for a round-off or stochastic claim, or None when the sweep
-    does not hold it: which settings give the published digits, and what the default gives."""
+    does not hold it: which settings give the published digits (or that none measured here does,
+    and what was not tried), which give the article code's, and what the default gives."""
     rows = long[long["id"] == claim_id]
     if rows.empty:
         return None
-    published, here = rows["published"].iloc[0], rows["here"].iloc[0]
+    published, code = rows["published"].iloc[0], rows["article_code"].iloc[0]
     pub = giving(long, claim_id)
     if len(pub) == len(settings_in(long)):
         text = f"published digits {published} given by every numerics setting of the sweep"
     elif pub:
         text = f"published digits {published} given by {_list(long, pub)}"
     else:
-        text = f"no numerics setting of the sweep gives the published digits {published}"
-    if here:
-        hs = giving(long, claim_id, "here_digits")
-        text += f"; the README's {here} by {_list(long, hs)}" if hs else f"; none gives the README's {here}"
+        text = (f"no setting measured here gives {published} (settings: {varied(long)}); "
+                f"untested: {UNTESTED}")
+    if code:
+        cs = giving(long, claim_id, "article_code_digits")
+        text += (f"; the article's own code prints {code} here, as {_list(long, cs)} give" if cs
+                 else f"; the article's own code prints {code} here, which no setting gives")
     default = rows[rows["setting"] == DEFAULT]
     if not default.empty:
         short = short_numerics(long, DEFAULT).replace("\n", ", ")
@@ -224,10 +243,10 @@ def reason_for(claim_id, long):
 
 
 def read(path):
-    """The long table back from its CSV: texts as printed, flags as booleans (NA: no README value)."""
+    """The long table back from its CSV: texts as printed, flags as booleans (NA: no article code value)."""
     long = pd.read_csv(path, dtype=str, keep_default_na=False)
     flags = {"True": True, "False": False, "": pd.NA}
-    for column in ("published_digits", "here_digits"):
+    for column in ("published_digits", "article_code_digits"):
         long[column] = long[column].map(flags).astype(object)
     return long
 
@@ -243,18 +262,31 @@ def _list(long, settings):
     out = []
     for s in settings:
         kernel = long[long["setting"] == s]["openblas_kernel"].iloc[0]
-        named = s.partition("-")[0]
+        named = s.rpartition(".")[2].partition("-")[0]
         out.append(s if named == kernel.lower() else f"{s} (OpenBLAS {kernel})")
     return ", ".join(out)
+
+
+def varied(long):
+    """What the sweep varied: its OpenBLAS kernels, NumPy code paths and versions, torch versions."""
+    first = long.drop_duplicates("setting")
+    simd = sorted({short_numerics(long, s).split("NumPy ")[1] for s in first["setting"]})
+    parts = [f"OpenBLAS {', '.join(sorted(set(first['openblas_kernel'])))}", f"NumPy paths {', '.join(simd)}"]
+    for name in ("numpy", "torch"):
+        found = sorted({v for v in first.get(f"{name}_version", []) if v})
+        if found:
+            parts.append(f"{'NumPy' if name == 'numpy' else 'torch'} {', '.join(found)}")
+    return "; ".join(parts)
 
 
 def short_numerics(long, setting):
     """'OpenBLAS Haswell / NumPy AVX2' (the widest NumPy code path enabled) for a tick label."""
     row = long[long["setting"] == setting].iloc[0]
     features = str(row["numpy_features"]).split()
+    # NumPy 2.4 names its groups (X86_V3, X86_V4), NumPy 2.3 the features (AVX2, AVX512F)
     simd = (
         "AVX-512"
-        if {"X86_V4", "AVX512_ICL", "AVX512_SPR"} & set(features)
-        else ("AVX2" if "X86_V3" in features else "baseline")
+        if {"X86_V4", "AVX512_ICL", "AVX512_SPR", "AVX512F", "AVX512_SKX"} & set(features)
+        else ("AVX2" if {"X86_V3", "AVX2"} & set(features) else "baseline")
     )
     return f"OpenBLAS {row['openblas_kernel']}\nNumPy {simd}"

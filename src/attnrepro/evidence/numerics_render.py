@@ -19,6 +19,7 @@ import pandas as pd
 from attnrepro import io
 from attnrepro.evidence.numerics_evaluate import (
     COLUMNS,
+    UNTESTED,
     describe,
     evaluate,
     giving,
@@ -34,7 +35,8 @@ log = logging.getLogger("attnrepro.report")
 
 
 def wide(long):
-    """Claims x settings: the reproduced text, marked P (published digits) or H (README digits)."""
+    """Claims x settings: the reproduced text, marked P (published digits) or A (the digits the
+    article's own code prints here, in the listings' run)."""
     settings = settings_in(long)
     rows = []
     for claim_id, g in long.groupby("id", sort=False):
@@ -43,7 +45,7 @@ def wide(long):
             "claim": f"{first['article']} {first['claim']}",
             "class": first["class"],
             "published": first["published"],
-            "README": first["here"],
+            "article code": first["article_code"],
         }
         for setting in settings:
             cell = g[g["setting"] == setting]
@@ -51,17 +53,16 @@ def wide(long):
                 row[setting] = ""
                 continue
             c = cell.iloc[0]
-            mark = " P" if is_true(c["published_digits"]) else (" H" if is_true(c["here_digits"]) else "")
-            row[setting] = f"{c['reproduced']}{mark}"
+            row[setting] = f"{c['reproduced']}{_mark(c, ' ')}"
         pub = giving(long, claim_id)
         row["published digits from"] = (
             "every setting" if len(pub) == len(settings) else (", ".join(pub) or "none")
         )
         rows.append(row)
-    n_claims, n_here = long["id"].nunique(), long.drop_duplicates("id")["here"].astype(bool).sum()
+    n_claims, n_code = long["id"].nunique(), long.drop_duplicates("id")["article_code"].astype(bool).sum()
     for label, column, total in (
         ("published digits", "published_digits", n_claims),
-        ("README digits", "here_digits", n_here),
+        ("article code's digits", "article_code_digits", n_code),
     ):
         counts = long[long[column].map(is_true)].groupby("setting")["id"].nunique()
         rows.append(
@@ -69,7 +70,7 @@ def wide(long):
                 "claim": f"claims with the {label} (of {total})",
                 "class": "",
                 "published": "",
-                "README": "",
+                "article code": "",
                 **{s: str(counts.get(s, 0)) for s in settings},
                 "published digits from": "",
             }
@@ -101,25 +102,27 @@ def markdown(long, probe=None):
         f"{cpu}Each column is one numerics setting of the sweep ({kernels}).{dropped} "
         "A cell is the value the setting's results give, written like the published one: "
         "P = the published digits (for a published interval: a value inside it), "
-        "H = the digits the article's own code gives on the README's "
-        "machine kind. Claims listed: round-off and stochastic ones, and any other that some "
-        "setting does not reproduce."
+        "A = the digits the article's own code prints here (column article code: the listings' run, "
+        "`snakemake --cores 2 listings`; empty without it). Claims listed: round-off and stochastic "
+        "ones, and any other that some setting does not reproduce. Not varied here: "
+        f"{UNTESTED}."
     )
     return render.markdown(
         render.Table(wide(long), note=note),
-        title="Numerics sweep: which OpenBLAS kernel and NumPy code paths give the published digits",
+        title="Numerics sweep: which environment, OpenBLAS kernel and NumPy code paths give the "
+        "published digits",
     )
 
 
 def draw(long):
-    """Claims x settings grid: published digits (green), README digits (blue), neither (grey)."""
+    """Claims x settings grid: published digits (green), the article code's digits (blue), neither (grey)."""
     from attnrepro.report import style  # noqa: F401  (Agg backend)
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
     settings = settings_in(long)
     claims = list(dict.fromkeys(long["id"]))
-    colours = {"P": "#27ae60", "H": "#5dade2", "": "#e5e7e9"}
+    colours = {"P": "#27ae60", "A": "#5dade2", "": "#e5e7e9"}
     fig = Figure(figsize=(1.2 + 1.25 * len(settings) + 3.2, 1.2 + 0.32 * len(claims)), layout="constrained")
     ax = fig.subplots()
     for i, claim_id in enumerate(claims):
@@ -128,8 +131,7 @@ def draw(long):
             if cell.empty:
                 continue
             c = cell.iloc[0]
-            mark = "P" if is_true(c["published_digits"]) else ("H" if is_true(c["here_digits"]) else "")
-            ax.add_patch(_rect(j, i, colours[mark]))
+            ax.add_patch(_rect(j, i, colours[_mark(c)]))
             ax.text(j, i, c["reproduced"], ha="center", va="center", fontsize=6)
     first = long.drop_duplicates("id").set_index("id")
     ax.set_xlim(-0.5, len(settings) - 0.5)
@@ -154,7 +156,7 @@ def draw(long):
     ax.legend(
         handles=[
             Patch(color=colours["P"], label="published digits"),
-            Patch(color=colours["H"], label="README digits (the article's code, README machine)"),
+            Patch(color=colours["A"], label="the article's own code's digits here (listings)"),
             Patch(color=colours[""], label="other digits"),
         ],
         loc="upper left",
@@ -164,10 +166,18 @@ def draw(long):
         frameon=False,
     )
     fig.suptitle(
-        "Numerics sweep: which settings (OpenBLAS kernel x NumPy CPU features) give the published digits",
+        "Numerics sweep: which settings (environment x OpenBLAS kernel x NumPy CPU features) give the "
+        "published digits",
         fontsize=10,
     )
     return fig
+
+
+def _mark(cell, space=""):
+    """P (published digits), A (the article code's digits here) or "" for a cell of the long table."""
+    if is_true(cell["published_digits"]):
+        return f"{space}P"
+    return f"{space}A" if is_true(cell["article_code_digits"]) else ""
 
 
 def _rect(x, y, colour):
@@ -181,12 +191,19 @@ def _short(text, width=60):
     return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
-def write(published_path, paths, csv_path, md_path, svg_path, settings_path=None):
+def write(published_path, paths, csv_path, md_path, svg_path, settings_path=None, listings_csv=None):
+    """The three products; ``listings_csv`` (the listings' article_code.csv, optional) marks the
+    settings that give what the article's own code prints here."""
     probe = json.loads(Path(settings_path).read_text()) if settings_path else None
     order = [r["setting"] for r in probe["settings"] if r["kept"]] if probe else None
     by_setting = loaders(paths)
     claims = swept_claims(ledger.load_claims(published_path), by_setting)
-    long = evaluate(claims, by_setting, order) if claims else pd.DataFrame(columns=COLUMNS)
+    code = None
+    if listings_csv:
+        from attnrepro.evidence import listings_evaluate
+
+        code = listings_evaluate.article_code(listings_evaluate.read(listings_csv))
+    long = evaluate(claims, by_setting, order, code) if claims else pd.DataFrame(columns=COLUMNS)
     with io.atomic_path(csv_path) as tmp:
         long.to_csv(tmp, index=False)
     if long.empty:

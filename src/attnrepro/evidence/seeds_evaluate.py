@@ -49,7 +49,6 @@ COLUMNS = [
     "column",
     "statistic",
     "published",
-    "here",
     "n_seeds",
     "seeds",
     "seed_min",
@@ -147,7 +146,6 @@ def place(claim, frame, k=ARTICLE_SEEDS, params=None):
         "column": source["column"],
         "statistic": f"{how} over {k} seeds",
         "published": claim.published,
-        "here": claim.here or "",
         "n_seeds": len(values),
         "seeds": " ".join(str(int(s)) for s in rows["seed"]),
         "seed_min": values.min(),
@@ -201,9 +199,9 @@ def reason_for(claim_id, table):
 
 
 def read(path):
-    """The table back from its CSV: published and README texts as printed."""
+    """The table back from its CSV: published texts as printed."""
     table = pd.read_csv(
-        path, dtype={"published": str, "here": str, "seeds": str, "L": str, "params": str},
+        path, dtype={"published": str, "seeds": str, "L": str, "params": str},
         keep_default_na=False,
     )
     table["inside_interval"] = table["inside_interval"].map(

@@ -29,7 +29,6 @@ def markdown(table):
             "L": table["L"],
             "figure": [f"{LABELS.get(c, c)}, {s}" for c, s in zip(table["column"], table["statistic"])],
             "published": table["published"],
-            "README": table["here"],
             "seeds": table["n_seeds"],
             "per seed: min / median / max": [
                 f"{a:.3f} / {b:.3f} / {c:.3f}"
@@ -47,8 +46,8 @@ def markdown(table):
     note = (
         "Percentiles are mid-rank (share below, plus half of the share equal). The 3-seed "
         f"statistic is computed over {table['method'].iloc[0]} (exact enumeration, no normal "
-        "approximation); its interval is the 2.5% and 97.5% quantiles. README: what the "
-        "article's own code gives on the README's machine kind."
+        "approximation); its interval is the 2.5% and 97.5% quantiles. What the article's own code "
+        "gives here: the ledger's column article_code (`snakemake --cores 2 listings`)."
     )
     return render.markdown(
         render.Table(shown, note=note),

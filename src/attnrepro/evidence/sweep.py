@@ -5,17 +5,19 @@ depend on the BLAS kernel (``OPENBLAS_CORETYPE``) and on NumPy's SIMD code paths
 (``NPY_DISABLE_CPU_FEATURES``); both are read once, when NumPy is imported. A *setting* names one
 pair (:mod:`attnrepro.canonical`, which applies one in every job: the pin). The sweep reruns the
 cases of config ``numerics.cases`` under every setting of :func:`candidates` that this machine
-accepts.
+accepts, and the settings of each *side environment* (config ``numerics.environments``: another
+interpreter, such as ``.venv-article`` with the NumPy and torch versions the articles state), named
+``<environment>.<setting>`` (``article.haswell-noavx512``): the environment is the third axis.
 
 :func:`probe` starts one short interpreter per candidate setting and reads back the kernel
 OpenBLAS really runs (threadpoolctl's ``architecture``: a kernel absent from the library, or
 unusable on this CPU, falls back to another) and the NumPy features really enabled; :func:`keep`
-drops the settings whose effective pair duplicates an earlier one. A sweep job
+drops the settings whose effective pair duplicates an earlier one of the same environment. A sweep job
 (``python -m attnrepro.job EXPERIMENT --numerics SETTING ...``) adds :func:`columns` to each of its
 tables and :func:`recorded`'s record to its provenance.
 
     python -m attnrepro.evidence.sweep probe --kernels SkylakeX Haswell Sandybridge \
-        --masks default noavx512 --out results/numerics/settings.json
+        --masks default noavx512 --environments '{}' --out results/numerics/settings.json
 
 No import of the plan (:mod:`attnrepro.evidence.sweep_plan` holds the sweep's jobs and files).
 """
@@ -24,6 +26,7 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 
@@ -33,12 +36,40 @@ from attnrepro.evidence import SETTINGS_FILE
 log = logging.getLogger("attnrepro")
 
 
+ENVIRONMENT = "."  # <environment>.<setting>: a setting of a side environment
+
+
+def environments(section):
+    """{name: {python, packages, settings[, make]}} of a config ``numerics`` section's side environments."""
+    return dict(section.get("environments") or {})
+
+
 def candidates(section):
     """Every setting named by a config ``numerics`` section, in order: mask by mask, the
-    default kernel first, then ``kernels`` in the order given (the first of duplicates is kept)."""
+    default kernel first, then ``kernels`` in the order given (the first of duplicates is kept);
+    then each side environment's settings, ``<environment>.<setting>``."""
     masks = section.get("numpy_masks", [canonical.DEFAULT])
     kernels = [canonical.DEFAULT, *section.get("kernels", [])]
-    return [canonical.setting_name(k, m) for m in masks for k in kernels]
+    own = [canonical.setting_name(k, m) for m in masks for k in kernels]
+    sides = environments(section).items()
+    return own + [f"{name}{ENVIRONMENT}{setting}" for name, env in sides for setting in env["settings"]]
+
+
+def split(setting):
+    """(side environment or None, the numerics setting) of a sweep setting's name."""
+    name, sep, bare = setting.rpartition(ENVIRONMENT)
+    return (name, bare) if sep else (None, setting)
+
+
+def interpreter(setting, section, default=sys.executable):
+    """The interpreter a setting's jobs run with: its side environment's, else ``default``."""
+    name, _ = split(setting)
+    return default if name is None else environments(section)[name]["python"]
+
+
+def installed(env):
+    """The file that says a side environment is built (the make target's ``.installed``)."""
+    return os.path.join(os.path.dirname(os.path.dirname(env["python"])), ".installed")
 
 
 def columns(setting, info):
@@ -49,7 +80,18 @@ def columns(setting, info):
         "numerics_openblas_kernel": info["openblas_kernel"],
         "numerics_numpy_disabled": info["numpy_disabled"],
         "numerics_numpy_features": info["numpy_features"],
+        "numerics_numpy_version": _version("numpy"),
+        "numerics_torch_version": _version("torch"),
     }
+
+
+def _version(package):
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return ""
 
 
 def recorded(setting, tables, meta):
@@ -66,28 +108,37 @@ def recorded(setting, tables, meta):
 # one product through the kernel first: a kernel the CPU cannot execute (SkylakeX's AVX-512 on an
 # AVX2 CPU, which OpenBLAS accepts by name) dies here, with SIGILL, and the setting is refused
 _PROBE = ("import json; import numpy as np; a = np.ones((256, 256)); a @ a; "
-          "from attnrepro import canonical; print(json.dumps(canonical.effective()))")
+          "from attnrepro import canonical; from attnrepro.evidence import sweep; "
+          "print(json.dumps({**canonical.effective(), 'numpy_version': sweep._version('numpy'), "
+          "'torch_version': sweep._version('torch')}))")
 
 
 def probe_one(setting, python=sys.executable, timeout=120):
-    """What one setting really runs here, from a fresh interpreter: canonical.effective() plus
-    ``accepted`` (False when OpenBLAS did not know the core name, or NumPy refused the mask)."""
-    env = canonical.apply_setting(setting, dict(os.environ))
+    """What one setting really runs here, from a fresh interpreter (``python``: its side
+    environment's): canonical.effective() and the NumPy and torch versions, plus ``accepted``
+    (False when OpenBLAS did not know the core name, NumPy refused the mask, or the side
+    environment's interpreter is not there)."""
+    environment, bare = split(setting)
+    env = canonical.apply_setting(bare, dict(os.environ))
     env.update(
         OPENBLAS_VERBOSE="2",
         OPENBLAS_NUM_THREADS="1",
         OMP_NUM_THREADS="1",
         PYTHONPATH=os.pathsep.join(filter(None, [_src(), os.environ.get("PYTHONPATH")])),
     )
-    proc = subprocess.run([python, "-c", _PROBE], env=env, capture_output=True, text=True, timeout=timeout)
-    kernel, mask = canonical.parse_setting(setting)
+    kernel, mask = canonical.parse_setting(bare)
     row = {
         "setting": setting,
+        "environment": environment or "",
         "kernel": kernel,
         "mask": mask,
         "openblas_coretype": env.get("OPENBLAS_CORETYPE", ""),
         "numpy_disabled": env.get("NPY_DISABLE_CPU_FEATURES", ""),
     }
+    if not shutil.which(python):
+        return {**row, "accepted": False, "openblas_kernel": "", "numpy_features": "",
+                "error": f"no interpreter {python} (its make target builds it)"}
+    proc = subprocess.run([python, "-c", _PROBE], env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         error = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         if proc.returncode in (-4, 132):  # SIGILL, as a signal or through a shell
@@ -112,10 +163,11 @@ def _src():
 def keep(rows):
     """``rows`` (probe_one results, in order) with ``kept`` and ``duplicate_of``: a setting is
     dropped when NumPy refused it, or when its (effective kernel, NumPy features) pair
-    is the one of an earlier setting (an unknown core name falls back to another kernel)."""
+    is the one of an earlier setting of the same environment (an unknown core name falls back to
+    another kernel)."""
     seen, out = {}, []
     for row in rows:
-        pair = (row["openblas_kernel"], row["numpy_features"])
+        pair = (row.get("environment", ""), row["openblas_kernel"], row["numpy_features"])
         if not row["openblas_kernel"]:
             out.append({**row, "kept": False, "duplicate_of": ""})
         elif pair in seen:
@@ -126,9 +178,10 @@ def keep(rows):
     return out
 
 
-def probe(settings, python=sys.executable):
-    """keep(probe_one(s) for s in settings): every candidate, with what it runs and whether it is kept."""
-    return keep([probe_one(s, python) for s in settings])
+def probe(settings, section=None, python=sys.executable):
+    """keep(probe_one(s) for s in settings): every candidate, with what it runs and whether it is
+    kept (``section``: the config's numerics section, whose side environments name interpreters)."""
+    return keep([probe_one(s, interpreter(s, section or {}, python)) for s in settings])
 
 
 def kept(path=SETTINGS_FILE):
@@ -144,6 +197,8 @@ def _main(argv=None):
     p.add_argument("--kernels", nargs="*", default=[], help="OPENBLAS_CORETYPE names to try")
     p.add_argument("--masks", nargs="*", default=[canonical.DEFAULT],
                    help=f"NumPy masks: {', '.join(canonical.MASKS)}")
+    p.add_argument("--environments", default="{}",
+                   help="JSON: the side environments ({name: {python, packages, settings}})")
     p.add_argument("--out", required=True, help="JSON file")
     args = parser.parse_args(argv)
     unknown = [k for k in args.kernels if k not in canonical.KERNELS]
@@ -152,7 +207,9 @@ def _main(argv=None):
         raise SystemExit(f"unknown kernel or mask: {', '.join(unknown)}")
     from attnrepro import io, provenance
 
-    rows = probe(candidates({"kernels": args.kernels, "numpy_masks": args.masks}))
+    section = {"kernels": args.kernels, "numpy_masks": args.masks,
+               "environments": json.loads(args.environments)}
+    rows = probe(candidates(section), section)
     record = {
         "cpu": provenance.cpu_model(),
         "machine": provenance.machine(),

@@ -5,7 +5,7 @@ validation; imports :mod:`attnrepro.plan` (a sweep job itself does not: :mod:`at
 :mod:`attnrepro.evidence.sweep`).
 """
 
-from attnrepro import plan
+from attnrepro import canonical, plan
 from attnrepro.evidence import SWEEP_ROOT
 
 
@@ -43,6 +43,12 @@ def config_errors(config):
         errors += [
             f"numerics.{key}: {v!r} is listed twice" for v in sorted(set(values)) if values.count(v) > 1
         ]
+    for name, env in (section.get("environments") or {}).items():
+        for i, setting in enumerate(env.get("settings") or []):
+            try:
+                canonical.parse_setting(setting)
+            except ValueError as error:
+                errors.append(f"numerics.environments.{name}.settings[{i}]: {error}")
     for exp_id, names in (section.get("cases") or {}).items():
         exp = plan.EXPERIMENTS.get(exp_id)
         if exp is None:

@@ -54,7 +54,6 @@ class Claim:
     source: dict
     tolerance: float = None  # round-off: both values below it
     band: list = None  # machine-bound: [low, high] accepted for the reproduced value
-    here: str = None  # what the article's own code prints on this machine kind, when known
     note: str = ""  # why a value that is not an exact match differs
     decimals: int = None  # the rounding of a NumPy printer that drops trailing zeros
     location: dict = None  # where it is printed in the article: {line, column[, text]} (check_location)
@@ -69,6 +68,9 @@ class Claim:
         d = dict(d)
         known = {k: d.pop(k) for k in list(d) if k in cls.__dataclass_fields__ and k != "cls"}
         klass = d.pop("class")
+        if "here" in d:  # computed by the listings, never transcribed
+            raise ValueError(f"claim {known.get('id')}: 'here' is not a key of a claim: what the article's "
+                             "own code gives here is computed by `snakemake --cores 2 listings`")
         if klass not in CLASSES:
             raise ValueError(f"claim {known.get('id')}: class must be one of {CLASSES}, got {klass!r}")
         if known.get("raw_time") is not None and (known["raw_time"] is not True or klass != "machine-bound"):

@@ -74,6 +74,8 @@ def _parser():
     job.add_archive(sub.add_parser("archive", help="write a verifiable tarball of the run"))
     job.add_evidence(sub.add_parser("numerics", help="write the numerics sweep against the published digits"),
                      sub.add_parser("seeds", help="place the published stochastic figures among the seeds"))
+    job.add_listings(sub.add_parser("listings",
+                                    help="set the articles' listings as run here against their output"))
     _article_parsers(sub)
     return parser
 

@@ -60,6 +60,11 @@ def _evidence_lines(config):
                      "<case>[.<table>].parquet")
             out.append(f"- `{sweep}`: the sweep's data, one folder per setting, laid out as `data/` "
                        "(the cases of `numerics.cases`).")
+        elif product is evidence.LISTINGS:
+            out.append(f"- `{_rel(evidence.LISTINGS_TABLE)}`: one row per listing of the three articles "
+                       "(ran or failed and why, seconds, numbers printed, published and equal).")
+            out.append(f"- `{_rel(evidence.listing_run('<article>'))}`: each article's listings as run here "
+                       "(status, seconds, what each printed, the pin and the versions).")
         else:
             trainings = _rel(plan.seed_output_path("<task>-L<L>-seed<seed>"))
             n = len(plan.seed_extra_cases(config)) * len(plan.EXPERIMENTS["train"].tables)

@@ -6,9 +6,10 @@
         figure --builder figures_checks:draw_scale_table_curves --article 001 --section "..." \
             --experiments scale_table --svg F.svg --inputs ...
         ledger --published config/published.yaml --csv L.csv --md L.md [--numerics-evidence CSV] \
-            [--seed-evidence CSV] --inputs ...
+            [--seed-evidence CSV] [--listings-evidence CSV] --inputs ...
         numerics --published ... --settings S.json --csv C --md M --svg F --inputs ...   (evidence)
         seeds --published ... --csv C --md M --svg F --inputs ...                        (evidence)
+        listings --published ... --runs R.json ... --csv C --listings-csv L --md M --svg F  (evidence)
         index --config results/config.resolved.yaml --out results/README.md
         archive --config results/config.resolved.yaml --out A.tar.gz [--rules JSON] --files ...
 
@@ -50,10 +51,11 @@ RUNS = {
     "ledger": ("attnrepro.report.results", "attnrepro.report.ledger_io"),
     "numerics": ("attnrepro.evidence.numerics_render",),
     "seeds": ("attnrepro.report.style", "attnrepro.evidence.seeds_render"),
+    "listings": ("attnrepro.report.style", "attnrepro.evidence.listings_render"),
     "index": ("attnrepro.report.index",),
     "archive": ("attnrepro.archive",),
 }
-OUTPUT_OPTIONS = ("md", "csv", "svg", "out", "speed")
+OUTPUT_OPTIONS = ("md", "csv", "svg", "out", "speed", "listings_csv")
 
 
 def _parser():
@@ -73,6 +75,7 @@ def _parser():
         p.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
     add_ledger(sub.add_parser("ledger"))
     add_evidence(sub.add_parser("numerics"), sub.add_parser("seeds"))
+    add_listings(sub.add_parser("listings"))
     add_index(sub.add_parser("index"))
     add_archive(sub.add_parser("archive"))
     return parser
@@ -102,6 +105,8 @@ def add_ledger(ledger):
     ledger.add_argument("--numerics-evidence", help="the numerics sweep's ledger_numerics.csv, to cite")
     ledger.add_argument("--seed-evidence",
                         help="the seed distribution's seed_distribution.csv, to judge stochastic claims by")
+    ledger.add_argument("--listings-evidence",
+                        help="the listings' article_code.csv: what the articles' own code prints here")
     ledger.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
 
 
@@ -109,6 +114,9 @@ def add_evidence(numerics, seeds):
     numerics.description = "write the numerics sweep against the published digits"
     numerics.add_argument("--published", required=True)
     numerics.add_argument("--settings", help="the probe's JSON (order and the settings not run)")
+    numerics.add_argument("--article-code",
+                          help="the listings' article_code.csv: mark the settings that give what the "
+                               "article's own code prints here")
     numerics.add_argument("--inputs", nargs="*", default=[], help="the sweep's Parquet files")
     seeds.description = "place the published stochastic figures among the seeds"
     seeds.add_argument("--published", required=True)
@@ -118,6 +126,16 @@ def add_evidence(numerics, seeds):
         p.add_argument("--csv", required=True)
         p.add_argument("--md", required=True)
         p.add_argument("--svg", required=True)
+
+
+def add_listings(listings):
+    listings.description = "the articles' listings as run here against their published output"
+    listings.add_argument("--published", required=True)
+    listings.add_argument("--runs", nargs="+", required=True, help="one JSON per article (listings_run)")
+    listings.add_argument("--csv", required=True, help="one row per claim: the article code's value here")
+    listings.add_argument("--listings-csv", required=True, help="one row per listing")
+    listings.add_argument("--md", required=True)
+    listings.add_argument("--svg", required=True)
 
 
 def add_index(index):
@@ -182,18 +200,24 @@ def write_ledger(args):
     return _module("attnrepro.report.ledger_io").write(
         args.published, load, args.csv, args.md, gate=args.gate,
         numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence, speed_csv=args.speed,
-        article=article)
+        article=article, listings_csv=args.listings_evidence)
 
 
 def write_numerics(args):
     render = _module("attnrepro.evidence.numerics_render")
-    return render.write(args.published, args.inputs, args.csv, args.md, args.svg, args.settings)
+    return render.write(args.published, args.inputs, args.csv, args.md, args.svg, args.settings,
+                        args.article_code)
 
 
 def write_seeds(args):
     render = _module("attnrepro.evidence.seeds_render")
     k = render.ARTICLE_SEEDS if args.over is None else args.over
     return render.write(args.published, args.inputs, args.csv, args.md, args.svg, k)
+
+
+def write_listings(args):
+    render = _module("attnrepro.evidence.listings_render")
+    return render.write(args.published, args.runs, args.csv, args.listings_csv, args.md, args.svg)
 
 
 def write_index(args):
@@ -221,6 +245,7 @@ COMMANDS = {
     "ledger": write_ledger,
     "numerics": write_numerics,
     "seeds": write_seeds,
+    "listings": write_listings,
     "index": write_index,
     "archive": write_archive,
 }

@@ -14,7 +14,8 @@ column, reduction) and its class:
   run's own statistic. Without a distribution that places the claim, the run's own
   seeds judge it (their range, or the 95% interval of their mean from 5 seeds on) and
   the reason says this is the weaker judgement and names ``snakemake --cores 2 seeds``.
-  What the article's own code gives here (``here``) is said, never the verdict.
+  What the article's own code gives here is the listings' (``snakemake --cores 2 listings``,
+  :mod:`attnrepro.evidence.citations`): said beside the verdict, never deciding it.
 - ``machine-bound``: a timing; *within tolerance* inside the claim's stated band.
 
 How a published string is parsed and a reproduced value written like it, and how a claim's
@@ -70,10 +71,6 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None):
     return _judge_timing(claim, value, text)
 
 
-def _here_matches(claim, value):
-    return claim.here is not None and format_like(value, claim.here) == _normalise(claim.here)
-
-
 def _judge_roundoff(claim, value, text):
     """Both values below the claim's tolerance. A reproduced exact zero is no round-off figure: the
     two computations it compares gave the same bits (a tensor against itself would), so it cannot
@@ -85,10 +82,8 @@ def _judge_roundoff(claim, value, text):
                f"so nothing is measured at the level of round-off (the article prints {claim.published})")
         return "differs", text, _join(why, claim.note)
     if tol is not None and abs(float(value)) <= tol and abs(published) <= tol:
-        reason = (f"round-off: both below {tol:g}{_why(claim)}; the last bits depend on the CPU and BLAS "
-                  "kernel")
-        if _here_matches(claim, value):
-            reason += f" (the article's own code gives {claim.here} on this machine kind)"
+        reason = (f"round-off: both below {tol:g}{_why(claim)}; the last bits move with the numerics (the "
+                  "BLAS kernel, NumPy's code paths, the versions: the numerics sweep varies them)")
         return "within tolerance", text, _join(reason, claim.note)
     above = f"round-off claim above its tolerance {tol}{_why(claim)}"
     return "differs", text, _join(above, claim.note)
@@ -102,17 +97,14 @@ WEAKER = ("judged against the run's own seeds only, a weaker judgement than the 
 
 def _judge_stochastic(claim, value, text, values, spread):
     """Against the seed distribution when it places the claim, else the run's own seeds."""
-    here = ""
-    if _here_matches(claim, value):  # information only: the verdict is the distribution's
-        here = f"the article's own code gives {claim.here} on this machine kind, as this run does"
     placed = spread.placed(claim.id) if spread is not None else None
     if placed is not None:
         inside, sentence = placed
-        return ("within tolerance" if inside else "differs"), text, _join(sentence, here, claim.note)
+        return ("within tolerance" if inside else "differs"), text, _join(sentence, claim.note)
     lacking = ("no seed distribution in this run" if spread is None
                else "the seed distribution does not place this claim")
     verdict, reason = _judge_own_seeds(claim, value, values)
-    return verdict, text, _join(reason, f"{lacking}: {WEAKER}", here, claim.note)
+    return verdict, text, _join(reason, f"{lacking}: {WEAKER}", claim.note)
 
 
 def _judge_own_seeds(claim, value, values):

@@ -72,6 +72,10 @@ def markdown(table, factors=None, rule=None, article=None):
     lines.append("")
     lines += speed_lines(factors or {}, rule)
     lines.append("")
+    if "article_code" in table.columns and (table["article_code"] != "").any():
+        lines.append("Three values side by side: published (the article), article_code (the article's own "
+                     "code, run here: `snakemake --cores 2 listings`), reproduced (this pipeline, here).")
+        lines.append("")
     lines.append("Each id links to the number in its article's annotated edition "
                  "(`articles/<article>.html`).")
     lines.append("")
@@ -80,6 +84,8 @@ def markdown(table, factors=None, rule=None, article=None):
         lines.append(f"## Article {article}")
         lines.append("")
         cols = ["id", "section", "claim", "published", "reproduced", "class", "verdict", "reason"]
+        if "article_code" in table.columns and (table["article_code"] != "").any():  # three values
+            cols.insert(cols.index("published") + 1, "article_code")
         cols += ["numerics"] if off else []
         cells = rows[cols].astype(str).apply(lambda col: col.str.replace("|", "\\|", regex=False))
         cells["id"] = [f"[{i}]({editions_text.edition_link(article, i)})" for i in cells["id"]]
@@ -116,19 +122,21 @@ def numerics_column(claims, load):
 
 
 def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None, seeds_csv=None,
-          speed_csv=None, article=None):
+          speed_csv=None, article=None, listings_csv=None):
     """Evaluate every claim: the stochastic ones against the seed distribution's CSV when given
     (else the run's own seeds, as their reasons say), the raw times against each article's speed
     factor (written to ``speed_csv`` when given); a round-off or stochastic deviation's reason
-    cites the numerics sweep's CSV when given, or says which target builds it. ``article`` (a
-    comparable.Article): what the article's config plans; a claim computed otherwise is judged
-    "other parameters", and LEDGER.md says which sections of the config differ."""
+    cites the numerics sweep's and the listings' CSV when given, or says which target builds
+    them; column article_code: what the articles' own code prints here (the listings).
+    ``article`` (a comparable.Article): what the article's config plans; a claim computed
+    otherwise is judged "other parameters", and LEDGER.md says which sections of the config differ."""
     claims = ledger.load_claims(published_path)
     rule = published.load_speed(published_path)
-    found = citations.reasons(numerics_csv, claims, load)
-    cited = {"numerics"} if numerics_csv else set()
+    found = citations.found(numerics_csv, listings_csv, claims, load)
+    cited = citations.cited(numerics_csv=numerics_csv, listings_csv=listings_csv)
     table = citations.annotate(ledger.evaluate(claims, load, citations.spread(seeds_csv, load), rule,
                                                article), claims, found, cited)
+    table = citations.with_article_code(table, listings_csv)
     table["numerics"] = numerics_column(claims, load)
     factors = ledger.raw_time_factors(claims, load)
     with io.atomic_path(csv_path) as tmp:

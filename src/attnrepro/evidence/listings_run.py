@@ -1,0 +1,193 @@
+"""The job that runs one article's listings (target ``listings``), as a rule runs it.
+
+    python -m attnrepro.evidence.listings_run --article 001 --text ../shared/seeds/001_....txt \
+        --pin haswell-noavx512 --out results/listings/runs/001.json [--timeout 3600]
+
+It extracts the article's listings from its text (:mod:`attnrepro.evidence.listings_text`), checks
+which packages each imports (one outside ``requirements.lock`` is named in the result, and the
+listing runs all the same), then runs them all, in order and verbatim, in one fresh interpreter
+(:mod:`attnrepro.evidence.listings_session`) whose environment carries the numerics pin
+(:func:`attnrepro.canonical.apply`) and no thread limit: the listings set their own
+(``torch.set_num_threads(2)``, 001's ``Pool(16)`` with one BLAS thread asked per training), as
+they did for the article; the thread variables that Snakemake sets for a job are removed. The
+session runs in a scratch folder (a listing that writes a file writes it there).
+
+The result, one JSON file per article: the interpreter and the versions it ran, the pin, and per
+listing its index, first line, the hash of its code, the packages outside the lock, its status
+(``ran``, ``failed`` with the error, or ``not run`` when the interpreter died or timed out before
+it), its seconds and what it printed. :mod:`attnrepro.evidence.listings_evaluate` compares that
+with the published output.
+"""
+
+import argparse
+import ast
+import ctypes
+import hashlib
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+from attnrepro import canonical, jobs, threads
+
+log = logging.getLogger("attnrepro")
+SESSION = "attnrepro.evidence.listings_session"
+LOCK = "requirements.lock"
+READS = ("requirements.lock",)  # which packages are the pinned environment's (LOCK)
+THREAD_VARIABLES = (*threads.VARIABLES, "GOTO_NUM_THREADS")
+NOT_RUN = "not run"
+_SRC = str(Path(__file__).resolve().parents[2])
+
+
+def lock_names(path=LOCK):
+    """The normalised distribution names pinned in ``requirements.lock``."""
+    names = set()
+    for line in Path(path).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            names.add(_normal(re.split(r"[=<>!~\[; ]", line, maxsplit=1)[0]))
+    return names
+
+
+def _normal(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def imported(code):
+    """The top-level packages a listing imports, in order."""
+    found = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            found += [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append(node.module.split(".")[0])
+    return list(dict.fromkeys(found))
+
+
+def outside_lock(code, locked, distributions=None):
+    """The packages a listing imports that neither the standard library nor the lock provides."""
+    distributions = metadata.packages_distributions() if distributions is None else distributions
+    out = []
+    for name in imported(code):
+        if name in sys.stdlib_module_names:
+            continue
+        if not any(_normal(d) in locked for d in distributions.get(name, [])):
+            out.append(name)
+    return out
+
+
+def session_environment(pin, environ=None):
+    """The session's environment: this one with the pin applied and no thread limit, and the
+    package importable; (environment, the pin's state)."""
+    env = dict(os.environ if environ is None else environ)
+    state = canonical.apply(pin, env)
+    for name in THREAD_VARIABLES:
+        env.pop(name, None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [_SRC, env.get("PYTHONPATH")]))
+    return env, state
+
+
+def _die_with_parent():
+    """In the session (before exec): killed when this job dies (the run's watchdog, a kill)."""
+    try:
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def run_session(listings, env, timeout, python=sys.executable):
+    """Run ``listings`` ([{name, first, code}]) in one interpreter; (results, numerics, problem):
+    problem says why the session stopped early (a timeout, a signal), else ""."""
+    with tempfile.TemporaryDirectory(prefix="attnrepro-listings-") as scratch:
+        source, target = Path(scratch) / "listings.json", Path(scratch) / "results.json"
+        source.write_text(json.dumps(listings))
+        work = Path(scratch) / "work"
+        work.mkdir()
+        proc = subprocess.Popen([python, "-m", SESSION, str(source), str(target)], cwd=work, env=env,
+                                start_new_session=True, preexec_fn=_die_with_parent)
+        problem = ""
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            code, problem = None, f"the session exceeded its {timeout:g} s (listings.timeout_s)"
+        if code:
+            problem = (f"the interpreter was killed by signal {-code}" if code < 0
+                       else f"the interpreter exited with status {code}")
+        record = json.loads(target.read_text()) if target.is_file() else {"results": [], "numerics": {}}
+    return record["results"], record["numerics"], problem
+
+
+def versions(python=sys.executable):
+    """Python, NumPy and torch of the interpreter the listings run in."""
+    script = ("import json, platform; from importlib import metadata as m\n"
+              "def v(n):\n try: return m.version(n)\n except m.PackageNotFoundError: return None\n"
+              "print(json.dumps({'python': platform.python_version(), 'numpy': v('numpy'), "
+              "'torch': v('torch')}))")
+    out = subprocess.run([python, "-c", script], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def run(article, text_path, pin, timeout, lock=LOCK):
+    """The record of one article's listings run (see the module's docstring)."""
+    from attnrepro.evidence import listings_text
+
+    with open(text_path, encoding="utf-8") as fh:
+        listings = listings_text.extract(fh.read(), article)
+    locked = lock_names(lock)
+    env, state = session_environment(pin)
+    log.info("article %s: %d listings, pin %s%s", article, len(listings), pin,
+             "" if state["applied"] else f" not applied ({state['reason']})")
+    given = [{"name": item.name, "first": item.first, "code": item.code} for item in listings]
+    results, numerics, problem = run_session(given, env, timeout)
+    by_name = {r["name"]: r for r in results}
+    rows = []
+    for item in listings:
+        ran = by_name.get(item.name) or {"status": NOT_RUN, "error": problem or "the session ended before it",
+                                         "seconds": None, "stdout": ""}
+        rows.append({"index": item.index, "name": item.name, "first": item.first,
+                     "code_sha256": hashlib.sha256(item.code.encode()).hexdigest(),
+                     "outside_lock": outside_lock(item.code, locked),
+                     **{k: ran[k] for k in ("status", "error", "seconds", "stdout")}})
+    return {"article": article, "text": str(text_path), "pin": {"pin": pin, **state},
+            "session_problem": problem, "environment": versions(), "numerics": numerics, "listings": rows}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="attnrepro.evidence.listings_run",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--article", required=True)
+    parser.add_argument("--text", required=True, help="the article's text (../shared/seeds/<file>)")
+    parser.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING)
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds for the whole session")
+    parser.add_argument("--out", required=True, help="the run's JSON")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if not Path(args.text).is_file():
+        print(f"attnrepro: no article text at {args.text}", file=sys.stderr)
+        return 1
+    try:
+        jobs.start()
+        record = run(args.article, args.text, args.pin, args.timeout)
+        from attnrepro import io
+
+        io.write_text(args.out, json.dumps(record, indent=1) + "\n")
+    except jobs.RunEnded as error:
+        print(f"attnrepro: {error}", file=sys.stderr)
+        return 1
+    for row in record["listings"]:
+        log.info("%s (line %d): %s%s", row["name"], row["first"], row["status"],
+                 f", {row['error']}" if row["error"] else "")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
