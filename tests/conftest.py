@@ -106,7 +106,8 @@ def _subprocesses_under_mutation():
 
 
 # tests/golden/numerics.json: the golden fingerprint, which every job reads (attnrepro.fingerprint)
-COPIED = ("Snakefile", "workflow", "src", "config", "envs", "tests/golden/numerics.json")
+COPIED = ("Snakefile", "workflow", "src", "config", "envs", "requirements-article.lock",
+          "tests/golden/numerics.json")
 
 
 def copy_repo(dest):

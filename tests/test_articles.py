@@ -346,10 +346,11 @@ def test_each_edition_renders_in_a_browser_with_the_ledgers_counts(run, browsed)
     for article, (state, console) in browsed.items():
         mine = table[table["article"] == article]
         expected = {v: int((mine["verdict"] == v).sum()) for v in ledger.VERDICTS}
+        computed = mine[mine["class"] != "echo"]  # the bar counts computed claims, the echoes apart
         errors = console_errors(console, state)
         assert state["rendered"] and not errors, (article, errors)
-        assert state["counts"] == expected, article
-        assert state["highlights"] == {v: n for v, n in expected.items() if n}, article
+        assert state["counts"] == {v: int((computed["verdict"] == v).sum()) for v in ledger.VERDICTS}, article
+        assert state["highlights"] == {v: n for v, n in expected.items() if n}, article  # every claim
         assert state["tabbable"], article
         if any(n for v, n in expected.items() if v != "reproduced"):
             assert state["next"] not in (None, "reproduced"), article  # "next" steps to one not reproduced

@@ -60,7 +60,7 @@ CLAIMS = [
     claim("900.three", "3", "three:"),
     claim("900.root", "1.732", "three:", column="root"),
     claim("900.flag", "True", "flag:", column="flag"),
-    claim("900.half", "1.49", "twice:", cls="round-off", column="half", tolerance=1.0),
+    claim("900.half", "1.49", "twice:", cls="round-off", column="half", tolerance=1.0, why="synthetic"),
     claim("900.prose.root", "1.73", "The prose", column="root"),
 ]
 
@@ -68,7 +68,8 @@ CLAIMS = [
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     path = tmp_path_factory.mktemp("published") / "published.yaml"
-    path.write_text(yaml.safe_dump({"claims": CLAIMS}, sort_keys=False))
+    rationales = {"synthetic": "a synthetic round-off claim, its tolerance chosen for the test"}
+    path.write_text(yaml.safe_dump({"claims": CLAIMS, "rationales": rationales}, sort_keys=False))
     return path
 
 

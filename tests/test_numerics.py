@@ -84,7 +84,7 @@ def test_evidence_config_switches_both_products_on_and_stays_valid(default_confi
     for section, values in switches.items():
         config[section] = {**config[section], **values}
     cfg.validate(config)
-    assert sorted(evidence.enabled(config)) == ["numerics", "seeds"]
+    assert sorted(evidence.enabled(config)) == ["listings", "numerics", "seeds"]
     # the default run builds the seed distribution: the ledger judges the stochastic claims by it
     assert evidence.enabled(default_config) == {"seeds": evidence.SEEDS}
     spread = plan.seed_distribution_cases(config)

@@ -19,18 +19,12 @@ from pathlib import Path
 
 import yaml
 
-from attnrepro import crate, crate_jobs, io, provenance, yamlfile
+from attnrepro import crate, crate_jobs, digests, io, provenance, yamlfile
 
 CRATE = "ro-crate-metadata.json"
 SCHEMA = "workflow/schemas/config.schema.yaml"
 
 
-def sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def environment():
@@ -67,11 +61,11 @@ def write(out, files, config_text, root=".", lock_text=None, rules=None):
     if lock_text is not None:
         extras["requirements.lock"] = lock_text.encode()
     extras["environment.json"] = json.dumps(env, indent=2, default=str).encode()
-    digests = {f: (sha256(root / f), (root / f).stat().st_size) for f in files}
-    digests.update({name: (hashlib.sha256(data).hexdigest(), len(data)) for name, data in extras.items()})
-    extras[CRATE] = json.dumps(crate_metadata(files, digests, root, config_text, env, rules, top),
+    sums = {f: (digests.file_sha256(root / f), (root / f).stat().st_size) for f in files}
+    sums.update({name: (hashlib.sha256(data).hexdigest(), len(data)) for name, data in extras.items()})
+    extras[CRATE] = json.dumps(crate_metadata(files, sums, root, config_text, env, rules, top),
                                indent=1, sort_keys=True, ensure_ascii=False).encode()
-    lines = [f"{digests[f][0]}  {f}" for f in files]
+    lines = [f"{sums[f][0]}  {f}" for f in files]
     lines += [f"{hashlib.sha256(data).hexdigest()}  {name}" for name, data in extras.items()]
     with io.atomic_path(out) as tmp, tarfile.open(tmp, mode="w:gz") as tar:
         for f in files:
@@ -104,18 +98,18 @@ provenance-run-crate .` (roc-validator) checks the crate.
 """
 
 
-def crate_metadata(files, digests, root, config_text, env, rules, name):
-    """The RO-Crate's JSON-LD for the archive's files (``digests``: {path: (sha256, size)}), the
+def crate_metadata(files, sums, root, config_text, env, rules, name):
+    """The RO-Crate's JSON-LD for the archive's files (``sums``: {path: (sha256, size)}), the
     jobs that wrote ``files`` (read in the run's folder ``root``), and the manifest (listed
     without its checksum: it holds the crate's)."""
     schema_path = root / SCHEMA
-    schema = yamlfile.load(schema_path, fast=True) if SCHEMA in digests and schema_path.is_file() else {}
+    schema = yamlfile.load(schema_path, fast=True) if SCHEMA in sums and schema_path.is_file() else {}
     config = yaml.load(config_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     try:
         snakemake_version = metadata.version("snakemake")
     except metadata.PackageNotFoundError:
         snakemake_version = None
     jobs = crate_jobs.jobs(files, root)
-    return crate.build({**digests, "MANIFEST.sha256": (None, None)}, jobs, config,
+    return crate.build({**sums, "MANIFEST.sha256": (None, None)}, jobs, config,
                        schema=schema, environment=env, rules=rules, name=name, created=env["created"],
                        snakemake_version=snakemake_version)

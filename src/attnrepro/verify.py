@@ -33,7 +33,6 @@ rerun fails.
 
 import argparse
 import gzip
-import hashlib
 import json
 import os
 import shutil
@@ -44,13 +43,14 @@ import tempfile
 import zlib
 from pathlib import Path
 
-from attnrepro import fingerprint, verify_crate
+from attnrepro import digests, fingerprint, verify_crate
 from attnrepro.verify_compare import KINDS, compare
 
 REPO = Path(__file__).resolve().parents[2]
 # what a rerun needs: the workflow, its code and config, the lock, and the repository files that
 # the code reads (the modules' READS, such as the golden fingerprint every job checks)
-COPIED = ("Snakefile", "workflow", "src", "config", "envs", "requirements.lock", *fingerprint.READS)
+COPIED = ("Snakefile", "workflow", "src", "config", "envs", "requirements.lock", "requirements-article.lock",
+          *fingerprint.READS)
 LOCK = "requirements.lock"
 CHUNK = 1 << 20  # bytes read at a time when checking the end of an archive: never all of it at once
 
@@ -144,7 +144,7 @@ def manifest_mismatches(top):
         digest, _, name = line.partition("  ")
         path = top / name
         inside = path.resolve().is_relative_to(top.resolve())  # no ../ out of the archive
-        if not inside or not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+        if not inside or not path.is_file() or digests.file_sha256(path) != digest:
             bad.append(name)
     return bad
 

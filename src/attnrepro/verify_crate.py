@@ -11,9 +11,10 @@ is read as before; a crate that cannot be read is said, and the files are read a
 """
 
 import functools
-import hashlib
 import json
 from pathlib import Path
+
+from attnrepro import digests
 
 CRATE = "ro-crate-metadata.json"
 PIP_LOCK = "https://pip.pypa.io/en/stable/reference/requirements-file-format/"
@@ -108,14 +109,6 @@ def environment(top):
     return {"git": git, "versions": versions}, []
 
 
-def _sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _listed(names):
     shown = ", ".join(names[:SHOWN])
     return shown + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
@@ -132,7 +125,7 @@ def mismatches(top):
         file = top / name
         if not file.resolve().is_relative_to(top.resolve()) or not file.is_file():
             missing.append(name)
-        elif entity.get("sha256") is not None and _sha256(file) != entity["sha256"]:
+        elif entity.get("sha256") is not None and digests.file_sha256(file) != entity["sha256"]:
             differ.append(name)
     present = sorted(p.relative_to(top).as_posix() for p in top.rglob("*") if p.is_file())
     undescribed = [p for p in present if p not in described and p != CRATE]

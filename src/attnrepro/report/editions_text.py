@@ -10,10 +10,11 @@ columns of ``config/published.yaml``'s locations count characters of those lines
 Pure Python (no pandas): Snakemake reads :data:`ARTICLES` to build the DAG.
 """
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from attnrepro import digests
 
 # the folder of the articles, relative to the repository (the working directory of a run): the
 # default of config `articles.folder`
@@ -52,8 +53,7 @@ def expected_hashes(published=PUBLISHED):
     return {str(k): v for k, v in (data.get("articles") or {}).items()}
 
 
-def sha256(path):
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+sha256 = digests.file_sha256  # the articles' digests (config/published.yaml, articles:)
 
 
 def problem(article, folder=ARTICLES_DIR, hashes=None):
