@@ -4,10 +4,10 @@ Pure Python, no numerical import: :func:`attnrepro.config.validate` calls :func:
 while Snakemake builds the DAG, so a config whose job would not fit stops Snakemake
 before any job runs (and before it deletes any output), and ``python -m attnrepro run``
 refuses it too. It also says what each job asks of the scheduler (:func:`job_mem_mb`, its
-``resources: mem_mb``) and the local run's budget (:func:`budget_mb`). Each job's peak comes from :mod:`attnrepro.estimates` (one function per
-experiment); the message names the key that drives the largest term: the one whose value,
-raised to its power in the term, is the largest factor (T in B x T x T, unless B is the
-larger factor).
+``resources: mem_mb``) and the local run's budget (:func:`budget_mb`). Each job's peak comes
+from :mod:`attnrepro.estimates` (one function per experiment); the message names the key that
+drives the largest term: the one whose value, raised to its power in the term, is the largest
+factor (T in B x T x T, unless B is the larger factor).
 """
 
 import math

@@ -210,7 +210,8 @@ def case_params(experiment_id, all_cases=None):
 
 def job_memory(experiment_id):
     """A resources function: ``mem_mb`` of the job of a case (wildcards.case), its estimated peak
-    with the margin (attnrepro.preflight.job_mem_mb: MARGIN and OVERHEAD are set there)."""
+    with the margin (attnrepro.preflight.job_mem_mb: MARGIN and OVERHEAD are set there).
+    """
     estimated = preflight.estimated_cases(experiment_id, config)
 
     def mem_mb(wildcards):

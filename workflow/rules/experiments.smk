@@ -34,8 +34,8 @@ for exp in plan.EXPERIMENTS.values():
             CONDA_ENV
         threads: timing_threads() if exp.timing else exp.threads
         resources:
-            mem_mb=job_memory(exp.id),
             **whole_node(exp),
+            mem_mb=job_memory(exp.id),
         params:
             json=case_params(exp.id),
             experiment=exp.id,
