@@ -3,19 +3,31 @@
 Pure Python, no numerical import: :func:`attnrepro.config.validate` calls :func:`errors`
 while Snakemake builds the DAG, so a config whose job would not fit stops Snakemake
 before any job runs (and before it deletes any output), and ``python -m attnrepro run``
-refuses it too. Each job's peak comes from :mod:`attnrepro.estimates` (one function per
-experiment); the message names the key that drives the largest term: the one whose value,
-raised to its power in the term, is the largest factor (T in B x T x T, unless B is the
-larger factor).
+refuses it too. It also says what each job asks of the scheduler (:func:`job_mem_mb`, its
+``resources: mem_mb``) and the local run's budget (:func:`budget_mb`). Each job's peak comes
+from :mod:`attnrepro.estimates` (one function per experiment); the message names the key that
+drives the largest term: the one whose value, raised to its power in the term, is the largest
+factor (T in B x T x T, unless B is the larger factor).
 """
 
 import math
 import os
 
 from attnrepro import plan
-from attnrepro.estimates import GIB, terms, total
+from attnrepro.estimates import GIB, MIB, estimate, terms, total
 
 SHARE = 0.8  # of the machine's memory, when memory.limit_gib is null
+
+# What a job asks of Snakemake (`resources: mem_mb`, workflow/rules/common.smk): its estimate,
+# times MARGIN, plus OVERHEAD. An estimate counts what ``run(params)`` adds to a warm process and
+# is never below the peak measured so (tests/test_estimates.py); MARGIN covers what that
+# measurement does not see: the heap's layout, which moves with the address space's
+# randomisation, and a first run's one-time buffers. OVERHEAD is what no estimate counts: the
+# interpreter with NumPy, pandas, Arrow and torch loaded (290 MiB measured) and the writing of
+# the tables to Parquet after ``run`` (10 to 90 MiB measured).
+MARGIN = 1.25
+OVERHEAD = 400 * MIB
+MB = 10**6  # Snakemake's mem_mb counts megabytes (SLURM reads it as MiB: a little more)
 
 # --- the limit ---------------------------------------------------------------------------
 
@@ -67,6 +79,21 @@ def limit(config):
         return None, "this machine's memory is unknown; memory.limit_gib sets a limit"
     return SHARE * total, (f"{SHARE:.0%} of this machine's {total / GIB:.1f} GiB; "
                            "memory.limit_gib sets another")
+
+
+# --- what a job asks for, and the local run's budget --------------------------------------
+
+def job_mem_mb(experiment_id, params):
+    """``mem_mb`` of the job of one case (``params`` as :func:`estimated_cases` gives them): its
+    estimated peak times :data:`MARGIN`, plus :data:`OVERHEAD`, in megabytes rounded up."""
+    return math.ceil((MARGIN * estimate(experiment_id, params) + OVERHEAD) / MB)
+
+
+def budget_mb(config):
+    """The local run's ``mem_mb`` budget: :func:`limit` in megabytes (rounded down); None when
+    this machine's memory is unknown."""
+    limit_bytes, _ = limit(config)
+    return None if limit_bytes is None else math.floor(limit_bytes / MB)
 
 
 # --- the messages ------------------------------------------------------------------------

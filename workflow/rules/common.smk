@@ -19,7 +19,7 @@ envvars:
 
 
 from attnrepro import config as attnrepro_config  # noqa: E402
-from attnrepro import deps, plan  # noqa: E402
+from attnrepro import deps, plan, preflight  # noqa: E402
 from attnrepro import jobs as attnrepro_jobs  # noqa: E402
 from attnrepro.report import catalog  # noqa: E402
 from attnrepro.report import job as report_job  # noqa: E402
@@ -33,6 +33,21 @@ except attnrepro_config.ConfigError as error:
 # moment it is spawned, a job knows its run, and writes nothing once that run has ended
 # (src/attnrepro/jobs.py).
 attnrepro_jobs.hand_down()
+
+# Memory as a resource: every experiment job asks for its estimated peak with a margin
+# (job_memory), and a local run gets a budget equal to the pre-flight's limit (memory.limit_gib,
+# default 80% of this machine's memory): Snakemake never runs together jobs whose mem_mb sum
+# exceeds it (a job asking more than all of it runs alone; one whose estimate exceeds the limit
+# was refused above). `--resources mem_mb=N` sets another budget. A run with a job count for a
+# cluster (`--jobs`, workflow/profiles/slurm) gets none: there each job is an sbatch job of its
+# own size.
+if (
+    "mem_mb" not in workflow.global_resources
+    and workflow.resource_settings.nodes is None
+):
+    MEMORY_BUDGET = preflight.budget_mb(config)
+    if MEMORY_BUDGET is not None:
+        workflow.register_resource("mem_mb", MEMORY_BUDGET)
 
 CONDA_ENV = "../../envs/attnrepro.yaml"
 NUMERICS = config.get("numerics") or {}
@@ -191,6 +206,18 @@ def case_params(experiment_id, all_cases=None):
         return json.dumps(all_cases[wildcards.case], sort_keys=True)
 
     return params
+
+
+def job_memory(experiment_id):
+    """A resources function: ``mem_mb`` of the job of a case (wildcards.case), its estimated peak
+    with the margin (attnrepro.preflight.job_mem_mb: MARGIN and OVERHEAD are set there).
+    """
+    estimated = preflight.estimated_cases(experiment_id, config)
+
+    def mem_mb(wildcards):
+        return preflight.job_mem_mb(experiment_id, estimated[wildcards.case])
+
+    return mem_mb
 
 
 def extra_tables(wildcards, output):

@@ -181,6 +181,7 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
         threads: timing_threads() if exp.timing else exp.threads
         resources:
             **whole_node(exp),
+            mem_mb=job_memory(exp.id),
         params:
             json=case_params(exp.id),
             experiment=exp.id,

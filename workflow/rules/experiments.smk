@@ -35,6 +35,7 @@ for exp in plan.EXPERIMENTS.values():
         threads: timing_threads() if exp.timing else exp.threads
         resources:
             **whole_node(exp),
+            mem_mb=job_memory(exp.id),
         params:
             json=case_params(exp.id),
             experiment=exp.id,
@@ -70,6 +71,8 @@ rule seed_training_case:
     conda:
         CONDA_ENV
     threads: TRAIN.threads
+    resources:
+        mem_mb=job_memory("train"),
     params:
         json=case_params("train", SEED_EXTRA),
         article=TRAIN.article,
