@@ -441,3 +441,13 @@ def test_a_missing_articles_folder_is_said_in_the_index_and_the_log(tmp_path):
     assert ("annotated edition not built: ../no-such-folder/000_75179352abf5523f.txt: not found (no folder "
             "../no-such-folder; config articles.folder)") in proc.stdout + proc.stderr
     assert "edition_000" not in planned_jobs(proc) and "index" in planned_jobs(proc)
+
+
+def test_the_articles_digests_are_read_from_their_section_alone(tmp_path):
+    """Every Snakemake start reads them: the `articles:` section only, not the file's claims."""
+    path = tmp_path / "published.yaml"
+    path.write_text("# a comment\nrationales:\n  a: x\narticles:\n# the texts\n  '000': abc\n\n  '001': def\n"
+                    "articles_note: not the section\nclaims:\n  - {id: x, articles: {'003': no}}\n")
+    assert editions_text.expected_hashes(path) == {"000": "abc", "001": "def"}
+    path.write_text("claims: []\n")
+    assert editions_text.expected_hashes(path) == {}

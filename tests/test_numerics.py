@@ -4,6 +4,7 @@ import copy
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -188,8 +189,8 @@ def _narrow_the_sweep(root, kernel):
         path = root / name
         data = yaml.safe_load(path.read_text())
         data["numerics"] = {**data.get("numerics", {}), "cases": {"multihead_shapes": ["default"]}}
-        if name == "config/config.yaml":
-            data["numerics"].update(kernels=[kernel], numpy_masks=["default"])
+        if name == "config/config.yaml":  # one kernel besides the default, no side environment
+            data["numerics"].update(kernels=[kernel], numpy_masks=["default"], environments={})
         path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
@@ -430,6 +431,7 @@ def _as_dict(claim):
 
 def test_rule_all_builds_the_evidence_only_when_switched_on_and_the_ledger_cites_it(tmp_path):
     root = copy_repo(tmp_path / "repo")
+    shutil.copy(REPO / "requirements.lock", root)  # what the articles' side environment installs from
     default = snakemake(root, "-n", "-p", configfile=None)  # the seed distribution is on by default
     assert default.returncode == 0, default.stderr[-3000:]
     jobs = planned_jobs(default)

@@ -609,6 +609,8 @@ def _archived_results(tmp_path, results):
     from attnrepro import archive
 
     files = [p.relative_to(results.parent).as_posix() for p in sorted(results.rglob("*")) if p.is_file()]
+    shutil.copy(verify.REPO / "Snakefile", results.parent)  # the crate's main workflow, as archived
+    files.append("Snakefile")
     return archive.write(tmp_path / "attnrepro-results-test.tar.gz", files, "skip: []\n", results.parent,
                          (verify.REPO / verify.LOCK).read_text())
 

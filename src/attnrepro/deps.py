@@ -37,9 +37,15 @@ def _package_inits(name, src):
 
 
 @functools.lru_cache(maxsize=None)
+def _tree(path):
+    """The syntax tree of the file ``path`` (read once per process: every rule asks again)."""
+    return ast.parse(Path(path).read_text(), filename=str(path))
+
+
+@functools.lru_cache(maxsize=None)
 def _imported_names(path, name):
     """Dotted names of the modules that the file ``path`` (module ``name``) imports."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = _tree(path)
     is_package = path.name == "__init__.py"
     names = []
     for node in ast.walk(tree):
@@ -63,8 +69,7 @@ def _imported_names(path, name):
 def data_files(path):
     """The repository-relative data files that the module file ``path`` declares it reads
     (its top-level ``READS``: a tuple or list of string literals)."""
-    tree = ast.parse(Path(path).read_text(), filename=str(path))
-    for node in tree.body:
+    for node in _tree(path).body:
         names = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
         if isinstance(node, ast.Assign) and "READS" in names:
             try:

@@ -48,9 +48,22 @@ def expected_hashes(published=PUBLISHED):
     ledger job reads the whole file strictly, :func:`attnrepro.report.claims.load_claims`)."""
     import yaml
 
-    with open(published, encoding="utf-8") as fh:
-        data = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    section = _top_level_section(Path(published).read_text(encoding="utf-8"), "articles")
+    data = yaml.load(section, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     return {str(k): v for k, v in (data.get("articles") or {}).items()}
+
+
+def _top_level_section(text, key):
+    """The lines of the YAML ``text``'s top-level mapping entry ``key`` (its line, and those after
+    it up to the next top-level line): a few lines of a file of many claims, read at every start."""
+    lines, inside = [], False
+    for line in text.splitlines():
+        top = line[:1] not in ("", " ", "\t", "#", "-")
+        if top:
+            inside = line.startswith(f"{key}:")
+        if inside:
+            lines.append(line)
+    return "\n".join(lines)
 
 
 sha256 = digests.file_sha256  # the articles' digests (config/published.yaml, articles:)
