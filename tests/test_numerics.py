@@ -459,7 +459,8 @@ def test_rule_all_builds_the_evidence_only_when_switched_on_and_the_ledger_cites
     assert jobs.get("seeds") == 1 and jobs["train_case"] == 23 and jobs["seed_training_case"] == 51
     assert (
         "--numerics-evidence results/numerics/ledger_numerics.csv"
-        " --seed-evidence results/seeds/seed_distribution.csv --inputs" in both.stdout
+        " --seed-evidence results/seeds/seed_distribution.csv"
+        " --listings-evidence results/listings/article_code.csv --inputs" in both.stdout
     )
 
 
