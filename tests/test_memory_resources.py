@@ -74,8 +74,11 @@ def test_every_experiment_job_asks_for_its_estimate_with_the_margin(dry_run):
 def test_the_margin_covers_what_no_estimate_counts():
     """OVERHEAD holds the interpreter with the libraries a job loads (measured in a fresh one),
     and a job of a large estimate asks MARGIN times it."""
-    code = ("import resource, attnrepro.job, numpy, pandas, pyarrow.parquet, torch;"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
+    # the interpreter's own high-water mark (VmHWM: a new address space at exec). Not ru_maxrss,
+    # which Linux keeps across fork and exec: it would count the test process that forked it.
+    code = ("import attnrepro.job, numpy, pandas, pyarrow.parquet, torch;"
+            "print(next(int(line.split()[1]) * 1024 for line in open('/proc/self/status')"
+            " if line.startswith('VmHWM:')))")
     loaded = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                 check=True).stdout)
     assert 200 * MIB < loaded < preflight.OVERHEAD
