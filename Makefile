@@ -60,7 +60,8 @@ $(ARTICLE_VENV)/.installed: requirements.lock requirements-article.lock pyprojec
 	touch $@  # the jobs import attnrepro from src/ (PYTHONPATH): no install of the package here
 
 # Mutation testing of the guard modules (CONTRIBUTING.md, "Mutation testing"): mutmut in a venv
-# of its own (requirements-mutation.lock on top of the lock).
+# of its own (requirements-mutation.lock on top of the lock, without the crate validator: it pins
+# rich below 14, where mutmut's interface, textual, needs 14.2 or later).
 MUTATION_VENV ?= .venv-mutation
 
 mutation-env: $(MUTATION_VENV)/.installed
@@ -68,7 +69,8 @@ mutation-env: $(MUTATION_VENV)/.installed
 $(MUTATION_VENV)/.installed: requirements.lock requirements-mutation.lock pyproject.toml
 	$(PYTHON) -m venv $(MUTATION_VENV)
 	$(MUTATION_VENV)/bin/pip install --quiet --upgrade pip
-	$(MUTATION_VENV)/bin/pip install --quiet -r requirements.lock -r requirements-mutation.lock
+	grep -v -E '^(rich|roc-validator)==' requirements.lock > $(MUTATION_VENV)/requirements-lock-rest.txt
+	$(MUTATION_VENV)/bin/pip install --quiet -r $(MUTATION_VENV)/requirements-lock-rest.txt -r requirements-mutation.lock
 	$(MUTATION_VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
