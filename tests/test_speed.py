@@ -96,3 +96,40 @@ def test_the_ledger_writes_the_factors_and_the_editions_read_them(tmp_path):
     text = out["md"].read_text()
     assert "**Machine speed**" in text and "within 3x of its article's factor" in text
     assert pd.read_csv(out["csv"]).set_index("id").loc["000.cost.n-4096", "verdict"] == "differs"
+
+
+def _speed_csv(tmp_path, factors):
+    path = tmp_path / "speed.csv"
+    pd.DataFrame([f.row(RULE) for f in factors.values()], columns=speed.COLUMNS).to_csv(path, index=False)
+    return path
+
+
+def test_a_timing_tables_note_gives_its_articles_factor_as_the_ledger_prints_it(tmp_path):
+    factors = ledger.raw_time_factors(_claims(), _load())
+    path = _speed_csv(tmp_path, factors)
+    assert speed.note(path, "000") == f"Machine speed: {factors['000'].sentence()}, from {path}."
+    assert "3.9x as fast" in speed.note(path, "000")
+    assert speed.note(path, "001").startswith("Machine speed: no raw time of article 001 is compared")
+
+
+HEADER = "article,factor,low,high,raw_times,ratios,band\n"
+
+
+@pytest.mark.parametrize("content", ["", "article,factor\n000,4\n", HEADER + "000,nan,1,2,1,000.x 1.5,3\n",
+                                     HEADER + "000,4,1,8,0,,3\n"])
+def test_a_speed_table_that_does_not_read_as_the_ledgers_is_refused_naming_it(tmp_path, content):
+    from attnrepro import io
+
+    path = tmp_path / "speed.csv"
+    path.write_text(content)
+    with pytest.raises(io.ResultError, match="speed.csv: not a speed table"):
+        speed.note(path, "000")
+    with pytest.raises(io.ResultError, match="no such file"):
+        speed.note(tmp_path / "absent.csv", "000")
+
+
+def test_the_tables_of_machine_bound_times_and_only_they_read_the_speed_factor():
+    from attnrepro.report import catalog
+
+    timing = {"quadratic_cost", "causal_timing", "timing_exponent_points", "kv_cache", "kv_speedup"}
+    assert {p.name for p in catalog.PRODUCTS.values() if p.speed} == timing

@@ -132,3 +132,23 @@ def test_the_index_counts_the_files_each_folder_holds_on_disk(small_run):
     assert len(list((small_run / "results" / seeds.group(1)).glob("*.parquet"))) == int(seeds.group(2))
     run_seeds = {p.name for p in (small_run / "results/data/001/train").glob("*.parquet")}
     assert run_seeds == {Path(p).name for p in plan.experiment_outputs("train", small_config())}
+
+
+def test_timing_tables_state_the_speed_factor_the_ledger_states(small_run):
+    from attnrepro.report import speed
+
+    results = small_run / "results"
+    factors = speed.read(results / "speed.csv")
+    ledger_md = (results / "LEDGER.md").read_text()
+    products = [p for p in catalog.PRODUCTS.values()
+                if p.speed and (results / "tables" / f"{p.name}.md").is_file()]
+    assert products
+    for product in products:
+        note = (results / "tables" / f"{product.name}.md").read_text()
+        factor = factors.get(product.article)
+        if factor is None:
+            assert f"no raw time of article {product.article} is compared" in note, product.name
+        else:  # the same sentence, the same digits, as LEDGER.md
+            assert f"Machine speed: {factor.sentence()}, from results/speed.csv." in note, product.name
+            assert factor.sentence() in ledger_md
+    assert any(p.article in factors for p in products)  # at least one table with a factor

@@ -19,7 +19,7 @@ for article in editions_text.ARTICLES:
         input:
             text=editions_text.article_path(article, ARTICLES_FOLDER),
             ledger="results/ledger.csv",
-            speed="results/speed.csv",
+            speed=SPEED_CSV,
             published="config/published.yaml",
             config="results/config.resolved.yaml",
             code=report_sources("attnrepro.report.editions"),
@@ -72,7 +72,7 @@ rule ledger_overview:
 
 rule machine_speed:
     input:
-        speed="results/speed.csv",
+        speed=SPEED_CSV,
         code=report_sources("attnrepro.report.figures_speed"),
     output:
         report(

@@ -51,6 +51,9 @@ if (
 
 CONDA_ENV = "../../envs/attnrepro.yaml"
 NUMERICS = config.get("numerics") or {}
+# the ledger's speed factor per article (attnrepro.report.speed): LEDGER.md, the editions, the
+# machine_speed figure and the notes of the tables of machine-bound times read it
+SPEED_CSV = "results/speed.csv"
 
 
 def all_outputs():
@@ -104,7 +107,7 @@ def report_outputs():
     return catalog.all_outputs(config) + [
         "results/ledger.csv",
         "results/LEDGER.md",
-        "results/speed.csv",
+        SPEED_CSV,
         "results/README.md",
     ]
 

@@ -13,8 +13,14 @@ for product in catalog.PRODUCTS.values():
         name:
             f"{product.kind}_{product.name}"
         input:
+            # a table of machine-bound times states this machine's speed factor (the ledger's)
+            **({"speed": SPEED_CSV} if product.speed else {}),
             data=catalog.input_files(product, config),
-            code=report_code(product.kind, product.module),
+            code=report_code(
+                product.kind,
+                product.module,
+                *(["attnrepro.report.speed"] if product.speed else []),
+            ),
         output:
             **{
                 key: report(
@@ -44,9 +50,10 @@ for product in catalog.PRODUCTS.values():
             ),
             pin=NUMERICS["pin"],
             expected=expected_params(catalog.input_files(product, config)),
+            speed=f"--speed {SPEED_CSV}" if product.speed else "",
         shell:
             "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
-            " {params.sections} {params.kind} --builder {params.builder}"
+            " {params.sections} {params.kind} --builder {params.builder} {params.speed}"
             " --article {params.article} --section {params.section:q}"
             " --experiments {params.experiments} {params.outputs} --inputs {input.data} 2> {log}"
 
@@ -64,7 +71,7 @@ rule ledger:
             caption="../report/ledger.rst",
             category="Ledger",
         ),
-        speed="results/speed.csv",
+        speed=SPEED_CSV,
     log:
         "results/logs/report/ledger.log",
     localrule: True

@@ -29,6 +29,9 @@ class Product:
     # when(config) -> bool: the cases it reads exist (beyond its experiments being on);
     # None: every run of its experiments has them
     when: object = None
+    # its note says this machine's speed against its article's (results/speed.csv, the ledger's):
+    # the tables of machine-bound times
+    speed: bool = False
 
     @property
     def module(self):
@@ -46,14 +49,14 @@ class Product:
         return {"svg": f"{FIGURES_DIR}/{self.name}.svg"}
 
 
-def _product(kind, name, experiments, builder, article=None, section=None, when=None):
+def _product(kind, name, experiments, builder, article=None, section=None, when=None, speed=False):
     first = plan.EXPERIMENTS[experiments[0]]
     return Product(name, kind, tuple(experiments), builder, article or first.article,
-                   section or first.section, when)
+                   section or first.section, when, speed)
 
 
 def table(name, experiments, builder, **where):
-    """A table product; ``where``: article, section (when not its first experiment's), when."""
+    """A table product; ``where``: article, section (when not its first experiment's), when, speed."""
     return _product("table", name, experiments, builder, **where)
 
 
@@ -145,13 +148,14 @@ PRODUCTS = {
                section="Three ablations, and two that show nothing", when=has_ablations),
         figure("block_breakdown_bars", ["block_params"], "figures_decoder:draw_block_breakdown_bars"),
         # timings: 000's n² cost, 001's O(T²) and key-value cache, and their extensions
-        table("quadratic_cost", ["quadratic_cost"], "tables_timing:build_quadratic_cost"),
+        table("quadratic_cost", ["quadratic_cost"], "tables_timing:build_quadratic_cost", speed=True),
         table("score_memory", ["score_memory"], "tables_timing:build_score_memory"),
-        table("causal_timing", ["causal_timing"], "tables_timing:build_causal_timing"),
+        table("causal_timing", ["causal_timing"], "tables_timing:build_causal_timing", speed=True),
         table("timing_exponent", ["timing_exponent"], "tables_timing:build_timing_exponent"),
-        table("timing_exponent_points", ["timing_exponent"], "tables_timing:build_timing_exponent_points"),
-        table("kv_cache", ["kv_cache"], "tables_timing:build_kv_cache"),
-        table("kv_speedup", ["kv_speedup"], "tables_timing:build_kv_speedup"),
+        table("timing_exponent_points", ["timing_exponent"], "tables_timing:build_timing_exponent_points",
+              speed=True),
+        table("kv_cache", ["kv_cache"], "tables_timing:build_kv_cache", speed=True),
+        table("kv_speedup", ["kv_speedup"], "tables_timing:build_kv_speedup", speed=True),
         figure("attention_cost_loglog", ["quadratic_cost", "causal_timing", "timing_exponent"],
                "figures_timing:draw_attention_cost_loglog", article="001", section=_O_T2),
         figure("kv_speedup_curve", ["kv_speedup", "kv_cache"], "figures_timing:draw_kv_speedup_curve"),

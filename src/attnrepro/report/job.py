@@ -73,6 +73,8 @@ def _parser():
         for key in outputs:
             p.add_argument(f"--{key}", required=True)
         p.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
+        if kind == "table":
+            add_speed(p)
     add_ledger(sub.add_parser("ledger"))
     add_evidence(sub.add_parser("numerics"), sub.add_parser("seeds"))
     add_listings(sub.add_parser("listings"))
@@ -91,6 +93,13 @@ def add_options(parser):
     parser.add_argument("--sections", metavar="JSON",
                         help='{"experiments": {id: [article, section]}, "products": {name: [...]}}: '
                              "the titles a figure names (default: read from the plan and the catalog)")
+
+
+def add_speed(table):
+    """A timing table's ``--speed``: its note says this machine's speed against its article's."""
+    table.add_argument("--speed", dest="speed_csv",
+                       help="results/speed.csv (the ledger's): the note says this machine's speed against "
+                            "the article's (a table of machine-bound times)")
 
 
 def add_ledger(ledger):
@@ -182,6 +191,9 @@ def build_table(args):
     table = _builder(args.builder)(_module("attnrepro.report.results").Loader(args.inputs))
     if (status := _numerics(args)) != "canonical":
         table.note = f"{table.note} Numerics: {status}.".strip()
+    if args.speed_csv:  # a table of machine-bound times: the speed factor the ledger measured
+        speed = _module("attnrepro.report.speed")
+        table.note = f"{table.note} {speed.note(args.speed_csv, args.article)}".strip()
     render.write_table(table, args.md, args.csv, title=args.section, article=args.article,
                        source=_trail(args))
 

@@ -67,7 +67,11 @@ class Factor:
         for item in filter(None, str(row["ratios"]).split("; ")):
             claim, _, ratio = item.rpartition(" ")
             ratios[claim] = float(ratio)
-        return cls(str(row["article"]), float(row["factor"]), float(row["low"]), float(row["high"]), ratios)
+        numbers = [float(row[key]) for key in ("factor", "low", "high")]
+        if not all(np.isfinite(numbers)) or min(numbers) <= 0 or not ratios:
+            raise ValueError(f"article {row['article']}: factor, interval and ratios must be positive "
+                             f"numbers, got {numbers} and {row['ratios']!r}")
+        return cls(str(row["article"]), *numbers, ratios)
 
     def row(self, rule):
         return {"article": self.article, "factor": self.factor, "low": self.low, "high": self.high,
@@ -84,6 +88,25 @@ def read(path):
         return {}
     table = pd.read_csv(path, dtype={"article": str}, keep_default_na=False)
     return {str(r["article"]): Factor.from_row(r) for _, r in table.iterrows()}
+
+
+def note(path, article):
+    """The sentence a timing table adds under its note: this machine's speed against ``article``'s
+    (the ledger's ``results/speed.csv`` at ``path``), or that no raw time of it was compared. A
+    file that is not there or does not read as the ledger writes it is an io.ResultError naming it."""
+    from attnrepro import io
+
+    if not Path(path).is_file():
+        raise io.ResultError(f"{path}: no such file (the ledger writes it: `snakemake {path}`)")
+    try:
+        factor = read(path).get(article)
+    except (KeyError, ValueError) as error:  # a column missing, a value that is not a number
+        raise io.ResultError(f"{path}: not a speed table as the ledger writes it ({error!r}); "
+                             f"rebuild it: `snakemake --forcerun ledger {path}`") from error
+    if factor is None:
+        return (f"Machine speed: no raw time of article {article} is compared in this run "
+                f"({path} has no factor for it).")
+    return f"Machine speed: {factor.sentence()}, from {path}."
 
 
 def median_interval(ratios, resamples=RESAMPLES, seed=SEED):
