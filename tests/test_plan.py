@@ -41,3 +41,9 @@ def test_every_registered_experiment_has_a_module():
     src = Path(deps.SRC)
     for exp in plan.EXPERIMENTS.values():
         assert (src / "attnrepro" / "experiments" / f"{exp.id}.py").is_file(), exp.id
+
+
+def test_output_case_names_the_job_that_writes_a_file_of_any_table():
+    assert plan.output_case("results/data/001/grad_check/post_ln-true_eps-0.0001.parquet") == (
+        "grad_check", "post_ln-true_eps-0.0001")
+    assert plan.output_case("results/data/001/kv_cache/default.memory.parquet") == ("kv_cache", "default")

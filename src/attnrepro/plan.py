@@ -235,6 +235,12 @@ def parse_output(path):
     return experiment, "main", name
 
 
+def output_case(path):
+    """(experiment, case) of a results path: the job that writes it (:func:`parse_output`)."""
+    experiment, _, case = parse_output(path)
+    return experiment, case
+
+
 def expected_params(paths, config):
     """{experiment: {case: params}}: what ``config`` plans for the jobs that write ``paths`` (the
     parameters each of them records in its provenance; readers compare, see attnrepro.io)."""

@@ -130,7 +130,7 @@ def article_comparison():
         name: [
             list(case)
             for case in dict.fromkeys(
-                plan.parse_output(p)[::2]
+                plan.output_case(p)
                 for p in plan.input_paths(name, config).values()
             )
         ]

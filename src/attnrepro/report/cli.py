@@ -193,7 +193,7 @@ def planned_params(inputs, configfile=None):
 
     expected = plan.expected_params(inputs, cfg.resolve(configfile))
     unplanned = [p for p in inputs
-                 if plan.parse_output(p)[2] not in expected.get(plan.parse_output(p)[0], {})]
+                 if plan.output_case(p)[1] not in expected.get(plan.output_case(p)[0], {})]
     log.info("inputs checked against what %s plans for them (as a rule checks its inputs)",
              configfile or "config/config.yaml")
     if unplanned:
