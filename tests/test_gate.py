@@ -337,3 +337,20 @@ def test_a_message_about_many_files_names_the_first_three(count, named):
     bare = list("abcde"[:count])
     assert golden.RunFingerprint("glibc 2.36", {}, {}, bare).problems() == [
         f"numerics fingerprint: none recorded in {named} (files from before the fingerprint: rebuild them)"]
+
+
+def test_a_claim_with_other_parameters_is_one_problem_named_for_what_it_is():
+    rows = [_claim("001.a", "0.367"), _claim("001.p", "0.5", verdict="other parameters", published="0.4")]
+    table = pd.DataFrame(rows, columns=COLUMNS).assign(reason=["", "trials = 200; the article: 4000"])
+    assert golden.ledger_problems(table) == [
+        "claim 001.p: not comparable with the article (trials = 200; the article: 4000)"]
+
+
+def test_the_seed_distributions_trainings_are_hashed_beside_the_runs(tmp_path):
+    data, seeds = tmp_path / "results" / "data", tmp_path / "results" / "seeds" / "data"
+    for path in (data / "001/train/sort-L4-seed0.parquet", seeds / "001/train/sort-L4-seed5.parquet",
+                 data / "001/causal_timing/default.parquet"):  # a timing experiment: not hashed
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+    assert [p.relative_to(tmp_path).as_posix() for p in golden.hashed_files(data)] == [
+        "results/data/001/train/sort-L4-seed0.parquet", "results/seeds/data/001/train/sort-L4-seed5.parquet"]

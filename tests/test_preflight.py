@@ -427,3 +427,20 @@ def test_snakemake_stops_before_any_job_and_keeps_the_previous_output(tmp_path, 
     assert named in out, out[-3000:]
     assert "Job stats" not in out and "rule batched_attention_case" not in out
     assert previous.read_bytes() == b"the previous run's table"
+
+
+def test_a_job_asks_for_its_estimate_with_the_margin_and_the_overhead_in_megabytes():
+    params = {"d": 8, "n": [64, 4096]}
+    estimate = estimates.estimate("score_memory", params)
+    assert estimate > 100 * 2**20  # the (4096, 4096) float32 scores: the margin is not lost in the rounding
+    expected = -(-(1.25 * estimate + 400 * 2**20) // 10**6)
+    assert preflight.job_mem_mb("score_memory", params) == expected
+    assert (preflight.MARGIN, preflight.OVERHEAD, preflight.MB) == (1.25, 400 * 2**20, 10**6)
+
+
+def test_the_local_budget_is_the_limit_in_megabytes_rounded_down(monkeypatch):
+    assert preflight.budget_mb({"memory": {"limit_gib": 1.5}}) == 1610  # 1.5 GiB = 1610.6 MB
+    monkeypatch.setattr(preflight, "machine_bytes", lambda: 10 * GIB + 123)
+    assert preflight.budget_mb({"memory": {"limit_gib": None}}) == int(0.8 * (10 * GIB + 123)) // 10**6
+    monkeypatch.setattr(preflight, "machine_bytes", lambda: None)  # this machine's memory is unknown
+    assert preflight.budget_mb({}) is None

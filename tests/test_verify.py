@@ -125,6 +125,18 @@ def test_a_ledger_column_on_one_side_only_differs(tmp_path):
     assert (entry.status, entry.detail) == ("equal", "2 claims")
 
 
+def test_cells_of_mixed_types_compare_element_by_element_with_their_types():
+    # as NumPy arrays of their common type, [1, "1"] would read ["1", "1"]: cell by cell they differ
+    assert not vc._same([1, "1"], ["1", "1"]) and not vc._same(["1", "1"], [1, "1"])
+    assert vc._same([1, "1"], (1, "1")) and vc._same(np.array([0.5, np.nan]), [0.5, None])
+
+
+def test_claim_ids_found_twice_are_named_in_the_ledgers_order():
+    ledger = pd.DataFrame({"id": ["b", "a", "b", "a", "a", "c"]})  # "a" more often than "b"
+    assert vc._unpaired(ledger, "here") == [
+        "claim id(s) b, a on more than one row of the ledger here: its claims cannot be compared"]
+
+
 def test_a_ledger_with_a_claim_id_twice_is_not_compared(tmp_path):
     twice = pd.concat([_ledger(), _ledger().iloc[:1]], ignore_index=True)
     assert vc.ledger_differences(twice, _ledger()) == ["claim id(s) 001.exact on more than one row of the "
@@ -163,6 +175,7 @@ def test_a_parquet_file_with_a_measured_column_on_one_side_only_differs(tmp_path
     (b / rel).write_bytes((a / rel).read_bytes()[:-100])  # a corrupt file on one side
     entry = vc.compare_parquet(rel, a / rel, b / rel)
     assert entry.status == "differs" and "d_k-8_scaled-true.parquet" in entry.detail
+    assert (entry.kind, entry.path) == ("parquet", rel)  # listed with the Parquet files, under its name
 
 
 def test_canonical_status_of_a_side(tmp_path):
