@@ -239,7 +239,7 @@ def test_a_job_knows_its_run_from_the_environment_and_refuses_an_ended_one(monke
     assert jobs.current() is None
     elsewhere = jobs.Run(1, 1, "another-boot", "another-host")
     run, how = jobs.belongs_to({jobs.RUN: elsewhere.token()})
-    assert run is None and "another-host" in how and "not watched" in how
+    assert run == elsewhere and "another-host" in how and "its heartbeat alone tells" in how
     run, how = jobs.belongs_to({})
     assert run is None and how.startswith("run by hand")
     with pytest.raises(ValueError, match="ATTNREPRO_RUN"):
@@ -381,11 +381,14 @@ def test_find_run_walks_every_ancestor_up_to_pid_1(monkeypatch):
 
 def test_how_a_job_says_which_run_it_belongs_to(monkeypatch):
     me = socket.gethostname()
-    run, how = jobs.belongs_to({jobs.RUN: jobs.Run(1, 1, "", "another-host").token()})
-    assert run is None and how == ("the Snakemake run (pid 1) that spawned this job is on host "
-                                   f"another-host, which this job ({me}) cannot see: not watched")
-    run, how = jobs.belongs_to({jobs.RUN: jobs.Run(1, 1, "another-boot", "").token()})
-    assert run is None and how.startswith("the Snakemake run (pid 1) that spawned this job is on host ?, ")
+    elsewhere = jobs.Run(1, 1, "", "another-host")
+    run, how = jobs.belongs_to({jobs.RUN: elsewhere.token()})
+    assert run == elsewhere and how == (
+        "job of the Snakemake run pid 1 on host another-host (handed down in ATTNREPRO_RUN), whose "
+        f"process this job ({me}) cannot see: its heartbeat alone tells")
+    rebooted = jobs.Run(1, 1, "another-boot", "")
+    run, how = jobs.belongs_to({jobs.RUN: rebooted.token()})
+    assert run == rebooted and how.startswith("job of the Snakemake run pid 1 on host ? (handed down ")
     _processes(monkeypatch, {})
     assert jobs.belongs_to({}) == (None, "run by hand: no Snakemake run handed this job its identity "
                                          "(ATTNREPRO_RUN unset), none is its ancestor")
@@ -490,6 +493,10 @@ def test_the_fault_hook_acts_on_its_table_only(sleeper, unstarted, monkeypatch, 
     monkeypatch.setitem(jobs._state, "run", None)
     monkeypatch.setattr(jobs, "find_run", lambda: run)  # a run found among the ancestors
     assert hook("crash-after-table:main")[0] == [("kill", run.pid, signal.SIGKILL), *killed_self]
+    elsewhere = jobs.Run(run.pid, run.started, "another-boot", "another-host")
+    monkeypatch.setitem(jobs._state, "run", elsewhere)  # its pid here is another host's process
+    assert hook("crash-after-table:main")[0] == killed_self
+    monkeypatch.setitem(jobs._state, "run", None)
     child.kill()
     child.wait()
     assert hook("crash-after-table:main")[0] == killed_self  # an ended run is not killed again

@@ -3,13 +3,19 @@
 A cluster on 127.0.0.1 (tests/cluster/localslurm.py: munged, slurmctld, slurmd from Debian's
 `munge` and `slurm-wlm`) runs every `<experiment>_case` job as an sbatch job, submitted by the
 slurm environment's Snakemake (.venv-slurm, `make slurm-env`); a local run of the same config
-in another copy must give the same tables. Skipped where the daemons, root or the slurm
-environment are missing; CI installs them (.ci/run) and sets ATTNREPRO_REQUIRE_ALL=1, under which
-a missing one fails the tests instead (conftest.missing). Alone: `pytest -m slurm`.
+in another copy must give the same tables. A second cluster, whose node has a host name of its
+own, runs a long training whose login-side Snakemake is SIGKILLed: the job, which cannot see
+that process, stops by its heartbeat without writing, and a second run completes. Skipped where
+the daemons, root or the slurm environment are missing; CI installs them (.ci/run) and sets
+ATTNREPRO_REQUIRE_ALL=1, under which a missing one fails the tests instead (conftest.missing).
+Alone: `pytest -m slurm`.
 """
 
 import os
+import re
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -19,14 +25,11 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from attnrepro import io, plan
+from attnrepro import heartbeat, io, plan
 from attnrepro.report import catalog
 
 from cluster.localslurm import LocalSlurm, missing_tools
 from conftest import REPO, copy_repo, small_config
-
-
-
 
 SLURM_PYTHON = Path(os.environ.get("ATTNREPRO_SLURM_PYTHON", REPO / ".venv-slurm" / "bin" / "python"))
 # Hard limits: Snakemake waiting on job states it never gets ignores SIGTERM, so the run is
@@ -44,6 +47,8 @@ def _skip_reason():
         return "the local SLURM cluster needs root on Linux"
     if missing_tools():
         return f"not installed: {', '.join(missing_tools())} (apt-get install slurm-wlm munge)"
+    if not shutil.which("unshare"):
+        return "not installed: unshare (util-linux), for a node with a host name of its own"
     if not SLURM_PYTHON.exists():
         return f"no slurm environment at {SLURM_PYTHON} (make slurm-env)"
     # find, not import: importing the plugin asks for a SLURM controller (~9 s without one)
@@ -189,3 +194,105 @@ def test_report_tables_and_figures_equal_those_of_a_local_run(runs, small_run):
 def test_cluster_daemons_are_gone_after_teardown(runs):
     assert set(runs.daemons) == {"munged", "slurmctld", "slurmd"}
     assert runs.leftovers == []
+
+
+# --- a job never outlives its run, on a node that cannot see it ------------------------------
+
+NODE_HOST = "attnrepro-node"  # the compute node's host name: the login side's processes are not its
+TRAINING = "results/data/001/train/sort-L6-seed0"
+LONG = "train:\n  steps: 4000\n"  # about a minute here: the job outlives the heartbeat's bound
+STOPPED = re.compile(r"the Snakemake run that started this job \(pid (\d+) on (\S+)\) has ended: its "
+                     r"heartbeat (\S+) is ([\d.]+) s old, stale after 30 s; "
+                     r"this job's outputs are not written")
+
+
+def _wait_for(condition, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return time.monotonic()
+        time.sleep(0.2)
+    raise AssertionError(f"no {what} after {seconds} s")
+
+
+@pytest.fixture(scope="module")
+def killed(tmp_path_factory):
+    """The slurm profile runs one long training; once it trains on the node, its Snakemake is
+    SIGKILLed (that process alone: what the job left behind runs on); then, once the job has
+    stopped, a second run of the small config (100 steps) builds the same target."""
+    base = tmp_path_factory.mktemp("slurm-kill")
+    cluster = LocalSlurm(base / "cluster", hostname=NODE_HOST)
+    started = time.monotonic()
+    cluster.up()
+    try:
+        root = copy_repo(base / "run")
+        (root / "long.yaml").write_text(LONG)
+        cleared = ("PYTHONPATH", "VIRTUAL_ENV", "ATTNREPRO_RUN", heartbeat.HEARTBEAT)
+        env = {k: v for k, v in cluster.env.items() if k not in cleared}
+        argv = [str(SLURM_PYTHON), "-m", "snakemake", "--workflow-profile", "workflow/profiles/slurm",
+                f"{TRAINING}.parquet", "--slurm-init-seconds-before-status-checks", "1",
+                "--configfile", "config/small.yaml"]
+        job_log = root / "results/logs/001/train/sort-L6-seed0.log"
+        with open(root / "first.log", "w") as out:
+            first = subprocess.Popen([*argv, "long.yaml"], cwd=root, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            _wait_for(lambda: first.poll() is not None
+                      or (job_log.exists() and " step 100/4000 " in job_log.read_text()), 180,
+                      "training on the node")
+            assert first.poll() is None, (root / "first.log").read_text()[-3000:]
+            os.kill(first.pid, signal.SIGKILL)
+            killed_at = time.monotonic()
+        finally:
+            first.kill()
+            first.wait()
+
+        def job_state():
+            return subprocess.run(["squeue", "--noheader", "--states=all", "--format=%T"], env=cluster.env,
+                                  capture_output=True, text=True, timeout=30).stdout.split()
+
+        stopped_at = _wait_for(lambda: job_state() and job_state()[0] not in ("RUNNING", "COMPLETING"),
+                               heartbeat.STALE_SECONDS + 60, "end of the orphaned job")
+        data = root / "results/data/001/train"
+        orphan = SimpleNamespace(state=job_state()[0], log=job_log.read_text(),
+                                 seconds=stopped_at - killed_at,
+                                 files=sorted(p.name for p in data.rglob("*") if p.is_file()))
+        subprocess.run([*argv, "--unlock"], cwd=root, env=env, capture_output=True, timeout=RUN_TIMEOUT)
+        second_rc, second_log = run(argv, root, env, RUN_TIMEOUT)
+    finally:
+        cluster.down()
+    seconds = time.monotonic() - started
+    said = STOPPED.search(orphan.log)
+    print(f"\nSLURM kill test {seconds:.0f} s; the orphan stopped {orphan.seconds:.0f} s after the kill: "
+          f"{said.group(0) if said else orphan.log[-500:]}")
+    return SimpleNamespace(root=root, main_pid=first.pid, orphan=orphan, second_rc=second_rc,
+                           second_log=second_log, seconds=seconds)
+
+
+def test_a_job_on_a_node_knows_the_login_side_run_not_its_job_step(killed):
+    """The job step (the Snakemake that the sbatch job runs on the node, reading the workflow again)
+    keeps the identity that the run handed down: the job names the login side's Snakemake."""
+    first = killed.orphan.log.splitlines()[0]
+    assert (f"job of the Snakemake run pid {killed.main_pid} on host {socket.gethostname()} (handed down in "
+            f"ATTNREPRO_RUN), whose process this job ({NODE_HOST}) cannot see: its heartbeat alone tells; "
+            f"its heartbeat {killed.root / heartbeat.FILE} is ") in first, first
+
+
+def test_an_orphaned_job_stops_by_the_heartbeat_without_writing(killed):
+    stopped = STOPPED.search(killed.orphan.log)
+    assert stopped, killed.orphan.log[-3000:]
+    pid, host, path, age = stopped.groups()
+    beat = str(killed.root / heartbeat.FILE)
+    assert (int(pid), host, path) == (killed.main_pid, socket.gethostname(), beat)
+    assert heartbeat.STALE_SECONDS < float(age) < heartbeat.STALE_SECONDS + 15
+    assert killed.orphan.seconds < heartbeat.STALE_SECONDS + 20
+    assert killed.orphan.state == "FAILED"
+    assert killed.orphan.files == []  # no table, no temporary
+    assert " step 4000/4000 " not in killed.orphan.log
+
+
+def test_a_second_run_completes_after_the_kill(killed):
+    assert killed.second_rc == 0, killed.second_log[-6000:]
+    table = io.read_parquet(killed.root / f"{TRAINING}.parquet")
+    assert io.read_provenance(killed.root / f"{TRAINING}.parquet")["params"]["steps"] == 100, table
+    assert not (killed.root / heartbeat.FILE).exists()  # removed by the run that wrote it, at its end

@@ -10,26 +10,35 @@ with nothing to notice. So:
   :func:`hand_down` while Snakemake reads the workflow, which puts the identity of the Snakemake
   process itself (:class:`Run`: its pid, its start time from field 22 of ``/proc/<pid>/stat``, so
   that a recycled pid is not taken for it, the boot and the host) into the environment variable
-  ``ATTNREPRO_RUN``, which every job's shell inherits. A job therefore knows its run from the
-  moment it is spawned, even when the run is killed before the job has looked: :func:`start`
-  (called by ``python -m attnrepro.job`` and ``python -m attnrepro.report.job``, and by the command
-  lines that run the same code by hand) reads it and checks at once that the run still lives.
+  ``ATTNREPRO_RUN``, which every job's shell inherits (on a cluster through sbatch, which exports
+  the environment). Only the main Snakemake process does: a job step (the Snakemake that a
+  cluster job runs again on its node, ``--mode remote``, which reads the workflow too) keeps the
+  identity of the run that submitted it. A job therefore knows its run from the moment it is
+  spawned, even when the run is killed before the job has looked: :func:`start` (called by
+  ``python -m attnrepro.job`` and ``python -m attnrepro.report.job``, and by the command lines that
+  run the same code by hand) reads it and checks at once that the run still lives.
 - Without that variable, a job looks for a Snakemake ancestor in its parent chain (a Snakefile
   other than ours, an executor that clears the environment); with none, it is a run by hand,
   and says so in its log: there is no run to watch.
+- The run also publishes a heartbeat in the shared working directory (:mod:`attnrepro.heartbeat`:
+  rewritten every 5 s, its path handed down in ``ATTNREPRO_HEARTBEAT``). A job whose run hands
+  one down needs both: the run's process alive where the job can see it (this host and boot),
+  and its heartbeat naming that run, at most ``heartbeat.STALE_SECONDS`` old. On another host
+  (a cluster's compute node) the heartbeat alone tells; a run there that hands none down cannot
+  be watched, and the job does not begin.
 - A watchdog thread checks once a second that the run's process still lives (same pid, same
-  start time, same boot, not a zombie). When it has ended, the job removes its temporary files
+  start time, same boot, not a zombie) and its heartbeat is fresh. When it has ended (the message
+  then names the heartbeat and its age when that is what tells), the job removes its temporary files
   (those :func:`register`\\ ed by ``attnrepro.io``) and exits with status 1 and the message of
   :class:`RunEnded`: "the Snakemake run that started this job (pid N) has ended; this job's
   outputs are not written".
 - Right before any output is renamed into place (``io.atomic_path``, ``io.OutputSet.commit``),
-  :func:`publishing` checks again, under the lock the watchdog takes too, and raises
-  :class:`RunEnded` instead: between two polls an orphan cannot rename either.
+  :func:`publishing` checks again (process and heartbeat), under the lock the watchdog takes too,
+  and raises :class:`RunEnded` instead: between two polls an orphan cannot rename either.
 
-A run on another host (a cluster job whose environment names the login node's Snakemake) cannot
-be seen through ``/proc``: the job says so in its log and checks nothing. So does a system
-without ``/proc``. :func:`alive` and :func:`check` take a recorded identity, so that the check is
-tested without killing a Snakemake process.
+A system without ``/proc`` hands no identity down: its jobs check nothing. :func:`alive`,
+:func:`verdict` and :func:`check` take a recorded identity (and a heartbeat file), so that the
+check is tested without killing a Snakemake process.
 
 Test hooks (fault injection, used by ``tests/test_operations.py`` and ``tests/test_jobs.py``; no
 effect when unset): ``ATTNREPRO_FAULT=kill-after-table:<table>`` SIGKILLs the job right after the
@@ -49,6 +58,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnrepro import heartbeat
+
 log = logging.getLogger("attnrepro")
 
 FAULT = "ATTNREPRO_FAULT"
@@ -59,7 +70,7 @@ FAULT_ACTIONS = ("kill-after-table", "crash-after-table", "pause-after-table")
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 _LOCK = threading.RLock()
 _TEMPORARIES = set()  # files to remove if the run ends under us
-_state = {"run": None, "watchdog": None}
+_state = {"run": None, "heartbeat": None, "watchdog": None}
 
 
 @dataclass(frozen=True)
@@ -82,11 +93,13 @@ class Run:
 
 
 class RunEnded(Exception):
-    """The Snakemake process that started this job is gone: the job must not write."""
+    """The Snakemake process that started this job is gone: the job must not write. ``why``: how
+    its heartbeat tells (the run is then named with its host), or "" when its process is gone."""
 
-    def __init__(self, run):
-        super().__init__(f"the Snakemake run that started this job (pid {run.pid}) has ended; "
-                         "this job's outputs are not written")
+    def __init__(self, run, why=""):
+        who = f"pid {run.pid} on {run.host}" if why and run.host else f"pid {run.pid}"
+        super().__init__(f"the Snakemake run that started this job ({who}) has ended"
+                         f"{': ' + why if why else ''}; this job's outputs are not written")
         self.run = run
 
 
@@ -169,27 +182,46 @@ def alive(run):
     return stat is not None and stat[0] not in ("Z", "X") and stat[2] == run.started
 
 
-def check(run):
-    """Raise :class:`RunEnded` when ``run`` (a :class:`Run`, or None: nothing to check) has ended."""
-    if run is not None and not alive(run):
-        raise RunEnded(run)
+def verdict(run, beat=None):
+    """The :class:`RunEnded` of ``run`` (a :class:`Run`, or None: nothing to check) once it has
+    ended, else None: its process is gone (where this job can see it), or its heartbeat at ``beat``
+    (a path, or None where the run hands none down) is missing, another run's or stale. A run on
+    another host that hands no heartbeat down cannot be seen: it counts as ended."""
+    if run is None:
+        return None
+    if run.here() and not alive(run):
+        return RunEnded(run)
+    if beat is not None:
+        fresh, how = heartbeat.status(run.token(), beat)
+        return None if fresh else RunEnded(run, how)
+    if not run.here():
+        return RunEnded(run, f"this job on {socket.gethostname()} cannot see its process, and it hands "
+                             f"down no heartbeat ({heartbeat.HEARTBEAT} unset)")
+    return None
+
+
+def check(run, beat=None):
+    """Raise :class:`RunEnded` when ``run`` has ended (:func:`verdict`)."""
+    ended = verdict(run, beat)
+    if ended is not None:
+        raise ended
 
 
 def current():
-    """The run recorded by :func:`start` (None: by hand, on another host, or not started)."""
+    """The run recorded by :func:`start` (None: by hand, or not started)."""
     return _state["run"]
 
 
 def belongs_to(environ=os.environ):
     """(run, how): the run this job belongs to, and a sentence saying how it was found. The run is
-    None for a run by hand, and for a run this job cannot see (another host or boot)."""
+    None for a run by hand."""
     token = environ.get(RUN)
     if token:
         run = parse(token)
         if not run.here():
-            return None, (f"the Snakemake run (pid {run.pid}) that spawned this job is on host "
-                          f"{run.host or '?'}, which this job ({socket.gethostname()}) cannot see: "
-                          "not watched")
+            return run, (f"job of the Snakemake run pid {run.pid} on host {run.host or '?'} (handed down "
+                         f"in {RUN}), whose process this job ({socket.gethostname()}) cannot see: "
+                         "its heartbeat alone tells")
         return run, f"job of the Snakemake run pid {run.pid} (handed down in {RUN})"
     run = find_run()
     if run is not None:
@@ -198,29 +230,39 @@ def belongs_to(environ=os.environ):
                   "none is its ancestor")
 
 
+def handed_heartbeat(environ=os.environ):
+    """The heartbeat file of the run handed down in ``environ`` (None: no run, or it publishes none)."""
+    path = environ.get(heartbeat.HEARTBEAT)
+    return Path(path) if environ.get(RUN) and path else None
+
+
 def start(poll=POLL_SECONDS, environ=os.environ):
     """Record the run this job belongs to and watch it (once per process); the run, or None.
     Raises :class:`RunEnded` when the run has already ended: the job must not even begin."""
     if _state["watchdog"] is None:  # a recorded run always has its watchdog
         run, how = belongs_to(environ)
+        beat = handed_heartbeat(environ)
+        if beat is not None:
+            how += "; " + heartbeat.status(run.token(), beat)[1]
         log.info("%s (this job: pid %d)", how, os.getpid())
-        check(run)
-        _state["run"] = run
+        check(run, beat)
+        _state["run"], _state["heartbeat"] = run, beat
         if run is not None:
-            thread = threading.Thread(target=_watch, args=(run, poll), name="attnrepro-run-watchdog",
+            thread = threading.Thread(target=_watch, args=(run, beat, poll), name="attnrepro-run-watchdog",
                                       daemon=True)
             _state["watchdog"] = thread
             thread.start()
     return _state["run"]
 
 
-def _watch(run, poll):
+def _watch(run, beat, poll):
     event = threading.Event()
     while not event.wait(poll):
         with _LOCK:
-            if not alive(run):
+            ended = verdict(run, beat)
+            if ended is not None:
                 _remove_temporaries()
-                print(f"attnrepro: {RunEnded(run)}", file=sys.stderr)
+                print(f"attnrepro: {ended}", file=sys.stderr)
                 sys.stderr.flush()  # os._exit flushes nothing
                 os._exit(1)
 
@@ -248,7 +290,7 @@ class publishing:  # noqa: N801 (used as a context manager, like a function)
     def __enter__(self):
         _LOCK.acquire()
         try:
-            check(current())
+            check(current(), _state["heartbeat"])
         except BaseException:
             _LOCK.release()
             raise
@@ -273,7 +315,7 @@ def fault_point(table):
     log.warning("%s=%s: killing this job after writing the temporary of table %s", FAULT, fault, table)
     if action == "crash-after-table":
         run = current() or find_run()
-        if run is not None and alive(run):
+        if run is not None and run.here() and alive(run):
             os.kill(run.pid, signal.SIGKILL)
     logging.shutdown()
     os.kill(os.getpid(), signal.SIGKILL)

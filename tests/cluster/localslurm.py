@@ -10,7 +10,9 @@ the slurm-jobstep plugin drops every ``SLURM_*`` variable but a few before it ca
 There is no accounting (``sacct`` fails: job states come from ``squeue``), no cgroups
 (``proctrack/linuxproc``, ``task/none``), and one partition ``local`` with the machine's
 cores and 90 % of its memory. Needs root (slurmd runs jobs as their user). Bring-up takes
-about a second.
+about a second. ``LocalSlurm(directory, hostname="node1")`` runs slurmd in a UTS namespace of its
+own (``unshare --uts``) under that host name: its jobs run "on another host" than the login side
+(``socket.gethostname()`` differs), on the same machine, processes and files.
 
 As a library::
 
@@ -111,9 +113,10 @@ def slurm_conf(root, cpus, memory_mb, ctld_port, slurmd_port):
 
 
 class LocalSlurm:
-    def __init__(self, root, cpus=None, timeout=60):
+    def __init__(self, root, cpus=None, timeout=60, hostname=None):
         self.root = Path(root).resolve()
         self.cpus = cpus or os.cpu_count()
+        self.hostname = hostname  # the compute node's own host name (module docstring), or this one's
         self.timeout = timeout
         self.procs = {}  # name -> Popen, when started by this object
         self.conf = self.root / "slurm.conf"
@@ -160,7 +163,11 @@ class LocalSlurm:
             self._wait(lambda: (munge / "munge.socket").exists(), "munged socket")
             self._start("slurmctld", ["slurmctld", "-D", "-i", "-f", str(self.conf)])
             self._wait(self._controller_answers, "slurmctld to answer")
-            self._start("slurmd", ["slurmd", "-D", "-N", NODE, "-f", str(self.conf)])
+            slurmd = ["slurmd", "-D", "-N", NODE, "-f", str(self.conf)]
+            if self.hostname:  # unshare and sh exec: the pid stays slurmd's
+                rename = 'hostname "$0" && exec "$@"'
+                slurmd = ["unshare", "--uts", "sh", "-c", rename, self.hostname, *slurmd]
+            self._start("slurmd", slurmd)
             self._wait(self._node_idle, f"node {NODE} to be idle")
         except BaseException:
             self.down()

@@ -20,6 +20,7 @@ envvars:
 
 from attnrepro import config as attnrepro_config  # noqa: E402
 from attnrepro import deps, plan, preflight  # noqa: E402
+from attnrepro import heartbeat as attnrepro_heartbeat  # noqa: E402
 from attnrepro import jobs as attnrepro_jobs  # noqa: E402
 from attnrepro.report import catalog  # noqa: E402
 from attnrepro.report import job as report_job  # noqa: E402
@@ -31,8 +32,29 @@ except attnrepro_config.ConfigError as error:
 
 # Every job's shell inherits the identity of this Snakemake process (ATTNREPRO_RUN): from the
 # moment it is spawned, a job knows its run, and writes nothing once that run has ended
-# (src/attnrepro/jobs.py).
-attnrepro_jobs.hand_down()
+# (src/attnrepro/jobs.py). Only the main process: a job step (the Snakemake that a cluster job
+# runs on its node, --mode remote, reading this file again) keeps the identity handed down by
+# the run that submitted it (sbatch exports the environment), and publishes no heartbeat.
+RUN = attnrepro_jobs.hand_down() if workflow.is_main_process else None
+
+
+# The run's heartbeat (src/attnrepro/heartbeat.py): .snakemake/attnrepro/heartbeat.json, rewritten
+# every 5 s by a thread of this process, which every job checks on any node (stale after 30 s).
+# Written from the time the jobs are about to run (onstart: never in a dry run, nor in a job
+# step, which runs with --no-hooks), never by the Snakemake that only reads the workflow
+# (`-n`, `--lint`, `--unlock`): its heartbeat would name another run and stop a live one's jobs.
+onstart:
+    if workflow.is_main_process and RUN is not None:
+        attnrepro_heartbeat.publish(RUN.token())
+
+
+onsuccess:
+    attnrepro_heartbeat.stop()
+
+
+onerror:
+    attnrepro_heartbeat.stop()
+
 
 # Memory as a resource: every experiment job asks for its estimated peak with a margin
 # (job_memory), and a local run gets a budget equal to the pre-flight's limit (memory.limit_gib,

@@ -1,0 +1,344 @@
+"""The run's heartbeat: published by the run's Snakemake, checked by every job on any node."""
+
+import errno
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from attnrepro import heartbeat, io, jobs
+from conftest import copy_repo, snakemake
+
+TOKEN = "4242:777:boot-a@login1"
+OTHER = "4343:999:boot-a@login1"  # a newer run in the same directory
+ELSEWHERE = jobs.Run(4242, 777, "boot-a", "login1")  # a run this job cannot see: another host
+
+
+@pytest.fixture()
+def beat(tmp_path):
+    return tmp_path / ".snakemake" / "attnrepro" / "heartbeat.json"
+
+
+@pytest.fixture()
+def no_publisher(monkeypatch):
+    """This process publishing no heartbeat yet; what a test starts is stopped."""
+    monkeypatch.setitem(heartbeat._state, "publisher", None)
+    yield
+    if heartbeat._state["publisher"] is not None:
+        heartbeat._state["publisher"].stop()
+
+
+@pytest.fixture()
+def unstarted(monkeypatch):
+    """This process as a job that has not called jobs.start yet."""
+    for key in ("run", "heartbeat", "watchdog"):
+        monkeypatch.setitem(jobs._state, key, None)
+
+
+def _wait(condition, seconds=5.0):
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+# --- the file -------------------------------------------------------------------------------
+
+def test_a_heartbeat_is_written_whole_through_a_temporary(beat, monkeypatch):
+    heartbeat.write(beat, TOKEN, now=1000.5)
+    assert json.loads(beat.read_text()) == {"run": TOKEN, "time": 1000.5}
+    assert heartbeat.read(beat) == (TOKEN, 1000.5)
+    assert os.listdir(beat.parent) == ["heartbeat.json"]
+
+    def interrupted(src, dst):
+        raise OSError(errno.EIO, "interrupted before the rename")
+
+    monkeypatch.setattr(heartbeat.os, "replace", interrupted)
+    with pytest.raises(OSError):
+        heartbeat.write(beat, OTHER, now=2000.0)
+    assert heartbeat.read(beat) == (TOKEN, 1000.5)  # the file itself is never half-written
+
+
+def test_a_missing_heartbeat_reads_none_a_broken_one_is_refused(beat):
+    assert heartbeat.read(beat) is None
+    beat.parent.mkdir(parents=True)
+    for text in ("{\"run\": \"1:2:b@h\"", "[]", "{\"time\": 5}", "{\"run\": \"x\", \"time\": \"5\"}",
+                 "{\"run\": 7, \"time\": 5}", "{\"run\": \"x\", \"time\": true}"):
+        beat.write_text(text)
+        with pytest.raises(ValueError, match=re.escape('not a heartbeat: {"run": ..., "time": ...}')):
+            heartbeat.read(beat)
+    beat.write_text(json.dumps({"run": "x", "time": 5}))
+    assert heartbeat.read(beat) == ("x", 5.0)
+
+
+def test_a_read_that_fails_is_tried_again_then_refused(beat, monkeypatch):
+    heartbeat.write(beat, TOKEN, now=10.0)
+    real, calls = Path.read_text, []
+    monkeypatch.setattr(heartbeat.time, "sleep", lambda s: calls.append(("sleep", s)))
+
+    def flaky(path, failures):
+        calls.append("read")
+        if calls.count("read") <= failures:
+            raise OSError(errno.ESTALE, "Stale file handle")
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_text", lambda path: flaky(path, 2))
+    assert heartbeat.read(beat) == (TOKEN, 10.0)  # renamed over between open and read: twice
+    assert calls == ["read", ("sleep", 0.1), "read", ("sleep", 0.1), "read"]
+    calls.clear()
+    monkeypatch.setattr(Path, "read_text", lambda path: flaky(path, 3))
+    with pytest.raises(ValueError, match="^Stale file handle$"):
+        heartbeat.read(beat)
+    assert calls.count("read") == 3
+
+
+def test_status_names_the_file_and_its_age_and_what_is_wrong(beat):
+    assert heartbeat.status(TOKEN, beat, now=50.0) == (False, f"it has no heartbeat at {beat}")
+    heartbeat.write(beat, TOKEN, now=100.0)
+    assert heartbeat.status(TOKEN, beat, now=102.25) == (True, f"its heartbeat {beat} is 2.2 s old")
+    assert heartbeat.status(TOKEN, beat, now=130.0) == (True, f"its heartbeat {beat} is 30.0 s old")
+    assert heartbeat.status(TOKEN, beat, now=130.5) == (
+        False, f"its heartbeat {beat} is 30.5 s old, stale after 30 s")
+    assert heartbeat.status(TOKEN, beat, now=110.0, stale=9.5) == (
+        False, f"its heartbeat {beat} is 10.0 s old, stale after 9.5 s")
+    assert heartbeat.status(OTHER, beat, now=101.0) == (
+        False, f"its heartbeat {beat} names another run ({TOKEN}), 1.0 s old")
+    beat.write_text("garbage")
+    assert heartbeat.status(TOKEN, beat, now=100.0) == (
+        False, f'its heartbeat {beat} is unreadable (not a heartbeat: {{"run": ..., "time": ...}})')
+    heartbeat.write(beat, TOKEN)
+    alive, how = heartbeat.status(TOKEN, beat)  # the clock of now
+    assert alive and re.fullmatch(r"its heartbeat .* is 0\.\d s old", how)
+
+
+def test_the_bound_is_three_periods_and_the_shared_filesystem_latency():
+    assert heartbeat.HEARTBEAT_SECONDS == 5.0
+    assert heartbeat.STALE_SECONDS == 5.0 * 3 + 15.0 == 30.0
+
+
+# --- the publisher (the run's Snakemake) ---------------------------------------------------
+
+def test_the_publisher_writes_at_once_then_every_period_until_stopped(beat, no_publisher):
+    publisher = heartbeat.Publisher(TOKEN, beat, period=0.05)
+    assert publisher.thread.daemon and publisher.thread.name == "attnrepro-heartbeat"
+    publisher.start()
+    assert heartbeat.read(beat)[0] == TOKEN  # before the thread's first period
+    heartbeat.write(beat, TOKEN, now=1.0)  # stale: the thread's next write makes it fresh
+    assert _wait(lambda: heartbeat.status(TOKEN, beat, stale=1.0)[0]), "not rewritten"
+    first = heartbeat.read(beat)[1]
+    assert _wait(lambda: heartbeat.read(beat)[1] > first), "rewritten once only"
+    publisher.stop()
+    assert not publisher.thread.is_alive() and not beat.exists()
+    assert os.listdir(beat.parent) == []
+
+
+def test_stopping_leaves_a_newer_runs_heartbeat(beat, no_publisher):
+    publisher = heartbeat.Publisher(TOKEN, beat, period=60).start()
+    heartbeat.write(beat, OTHER, now=5.0)
+    publisher.stop()
+    assert heartbeat.read(beat) == (OTHER, 5.0)
+    publisher = heartbeat.Publisher(TOKEN, beat, period=60).start()
+    beat.write_text("garbage")  # not a heartbeat: not removed either
+    publisher.stop()
+    assert beat.read_text() == "garbage"
+    heartbeat.write(beat, TOKEN)
+    heartbeat.Publisher(TOKEN, beat, period=60).stop()  # never started: nothing to join
+    assert not beat.exists()
+
+
+def test_a_failed_rewrite_is_logged_and_the_beat_goes_on(beat, no_publisher, caplog):
+    publisher = heartbeat.Publisher(TOKEN, beat, period=0.05).start()
+    beat.unlink()
+    beat.parent.rmdir()
+    beat.parent.write_text("not a folder")  # every write fails now
+    assert _wait(lambda: len(caplog.records) >= 2), "failures not logged"
+    assert caplog.records[0].levelname == "WARNING"
+    assert caplog.messages[0].startswith(f"heartbeat {beat} not written: ")
+    beat.parent.unlink()
+    assert _wait(beat.exists), "the thread stopped after a failure"
+    publisher.stop()
+
+
+def test_publish_once_per_process_and_hand_the_path_down(tmp_path, no_publisher, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    environ = {}
+    publisher = heartbeat.publish(TOKEN, environ, period=60)
+    path = tmp_path / ".snakemake/attnrepro/heartbeat.json"
+    assert publisher.path == path and environ == {"ATTNREPRO_HEARTBEAT": str(path)}
+    assert heartbeat.read(path)[0] == TOKEN and publisher.thread.is_alive()
+    assert heartbeat.publish(OTHER, environ, period=60) is publisher
+    heartbeat.stop(environ)
+    assert environ == {} and not path.exists() and not publisher.thread.is_alive()
+    assert heartbeat._state["publisher"] is None
+    heartbeat.stop(environ)  # nothing published: nothing to do
+
+
+# --- the jobs -------------------------------------------------------------------------------
+
+@pytest.fixture()
+def sleeper():
+    """A child process sleeping until killed, and its Run as the run would hand it down."""
+    child = subprocess.Popen(["sleep", "60"])
+    me = jobs.this_process()
+    yield child, jobs.Run(child.pid, jobs._stat(child.pid)[2], me.boot, me.host)
+    child.kill()
+    child.wait()
+
+
+def _ended(run, beat):
+    ended = jobs.verdict(run, beat)
+    return None if ended is None else str(ended)
+
+
+def test_a_job_on_another_host_lives_by_the_heartbeat_alone(beat):
+    assert not ELSEWHERE.here()
+    heartbeat.write(beat, ELSEWHERE.token(), now=time.time() - 2)
+    assert jobs.verdict(ELSEWHERE, beat) is None
+    jobs.check(ELSEWHERE, beat)
+    heartbeat.write(beat, ELSEWHERE.token(), now=time.time() - 41)
+    message = _ended(ELSEWHERE, beat)
+    assert re.fullmatch(
+        re.escape("the Snakemake run that started this job (pid 4242 on login1) has ended: its heartbeat "
+                  f"{beat} is ") + r"41\.\d" + re.escape(" s old, stale after 30 s; this job's outputs are "
+                                                         "not written"), message), message
+    with pytest.raises(jobs.RunEnded) as raised:
+        jobs.check(ELSEWHERE, beat)
+    assert raised.value.run == ELSEWHERE
+    heartbeat.write(beat, OTHER)
+    assert f"has ended: its heartbeat {beat} names another run ({OTHER})" in _ended(ELSEWHERE, beat)
+    beat.unlink()
+    assert _ended(ELSEWHERE, beat) == ("the Snakemake run that started this job (pid 4242 on login1) has "
+                                       f"ended: it has no heartbeat at {beat}; this job's outputs are not "
+                                       "written")
+    assert _ended(ELSEWHERE, None) == (
+        "the Snakemake run that started this job (pid 4242 on login1) has ended: this job on "
+        f"{socket.gethostname()} cannot see its process, and it hands down no heartbeat "
+        "(ATTNREPRO_HEARTBEAT unset); this job's outputs are not written")
+    assert jobs.verdict(None, beat) is None  # a job by hand checks nothing
+
+
+def test_a_job_on_the_runs_host_needs_its_process_and_its_heartbeat(sleeper, beat):
+    child, run = sleeper
+    assert run.here()
+    assert jobs.verdict(run, None) is None  # no heartbeat handed down: the process alone
+    heartbeat.write(beat, run.token())
+    assert jobs.verdict(run, beat) is None
+    heartbeat.write(beat, run.token(), now=time.time() - 31)  # the process lives, beats no more
+    assert re.search(f"\\(pid {run.pid} on {run.host}\\) has ended: its heartbeat .* is 31\\.\\d s old",
+                     _ended(run, beat))
+    heartbeat.write(beat, run.token())
+    child.kill()
+    child.wait()
+    assert _ended(run, beat) == (f"the Snakemake run that started this job (pid {run.pid}) has ended; "
+                                 "this job's outputs are not written")  # its process is gone
+
+
+def test_handed_heartbeat_only_with_a_handed_run(beat):
+    assert jobs.handed_heartbeat({jobs.RUN: TOKEN, heartbeat.HEARTBEAT: str(beat)}) == beat
+    assert jobs.handed_heartbeat({heartbeat.HEARTBEAT: str(beat)}) is None
+    assert jobs.handed_heartbeat({jobs.RUN: TOKEN, heartbeat.HEARTBEAT: ""}) is None
+    assert jobs.handed_heartbeat({jobs.RUN: TOKEN}) is None
+
+
+def test_a_job_of_a_remote_run_with_a_stale_or_foreign_heartbeat_does_not_begin(beat, unstarted, caplog):
+    caplog.set_level("INFO", logger="attnrepro")
+    environ = {jobs.RUN: ELSEWHERE.token(), heartbeat.HEARTBEAT: str(beat)}
+    for token, age in ((ELSEWHERE.token(), 45), (OTHER, 1)):
+        heartbeat.write(beat, token, now=time.time() - age)
+        with pytest.raises(jobs.RunEnded, match="has ended: its heartbeat"):
+            jobs.start(environ=environ)
+        assert jobs.current() is None and jobs._state["watchdog"] is None
+    beat.unlink()
+    with pytest.raises(jobs.RunEnded, match="it has no heartbeat at"):
+        jobs.start(environ=environ)
+    with pytest.raises(jobs.RunEnded, match="hands down no heartbeat"):
+        jobs.start(environ={jobs.RUN: ELSEWHERE.token()})
+    assert jobs.current() is None and jobs._state["watchdog"] is None
+
+
+# the watchdog's thread ends in SystemExit (os._exit replaced), which pytest would report
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_job_of_a_remote_run_proceeds_then_stops_when_the_heartbeat_goes_stale(
+        beat, unstarted, monkeypatch, caplog, capsys, tmp_path):
+    exits = []
+
+    def leave(status):
+        exits.append(status)
+        raise SystemExit(status)  # ends the watchdog's thread only
+
+    monkeypatch.setattr(jobs.os, "_exit", leave)
+    caplog.set_level("INFO", logger="attnrepro")
+    heartbeat.write(beat, ELSEWHERE.token(), now=time.time() - 3)
+    environ = {jobs.RUN: ELSEWHERE.token(), heartbeat.HEARTBEAT: str(beat)}
+    assert jobs.start(poll=0.02, environ=environ) == ELSEWHERE == jobs.current()
+    assert jobs._state["heartbeat"] == beat
+    assert re.fullmatch(
+        re.escape("job of the Snakemake run pid 4242 on host login1 (handed down in ATTNREPRO_RUN), whose "
+                  f"process this job ({socket.gethostname()}) cannot see: its heartbeat alone tells; its "
+                  f"heartbeat {beat} is ") + r"3\.\d" + re.escape(f" s old (this job: pid {os.getpid()})"),
+        caplog.messages[0]), caplog.messages
+    tmp = io.temporary_beside(tmp_path / "x.parquet")
+    time.sleep(0.2)  # polls while the heartbeat is fresh: the job goes on
+    watchdog = jobs._state["watchdog"]
+    assert watchdog.is_alive() and tmp.exists() and exits == []
+    with jobs.publishing():
+        pass
+    heartbeat.write(beat, ELSEWHERE.token(), now=time.time() - 35)
+    watchdog.join(10)
+    assert not watchdog.is_alive() and exits == [1] and not tmp.exists()
+    assert re.fullmatch(
+        re.escape("attnrepro: the Snakemake run that started this job (pid 4242 on login1) has ended: its "
+                  f"heartbeat {beat} is ") + r"35\.\d" + re.escape(" s old, stale after 30 s; this job's "
+                                                                   "outputs are not written\n"),
+        capsys.readouterr().err)
+
+
+def test_no_output_is_renamed_once_another_run_beats(beat, tmp_path, monkeypatch):
+    paths = {t: tmp_path / f"case{'' if t == 'main' else '.' + t}.parquet" for t in ("main", "curve")}
+    for path in paths.values():  # what the newer run wrote
+        io.write_parquet(pd.DataFrame({"steps": [400]}), path, {})
+    outputs = io.OutputSet(paths)
+    for name in paths:  # the orphan's tables, written while its run was alive
+        outputs.stage(name, pd.DataFrame({"steps": [2500]}), {})
+    monkeypatch.setitem(jobs._state, "run", ELSEWHERE)
+    monkeypatch.setitem(jobs._state, "heartbeat", beat)
+    heartbeat.write(beat, OTHER)  # ... and the newer run beats now, between two polls
+    with pytest.raises(jobs.RunEnded, match=re.escape(f"names another run ({OTHER})")):
+        with outputs:
+            outputs.commit()
+    assert [io.read_parquet(p)["steps"][0] for p in paths.values()] == [400, 400]
+    assert not list(tmp_path.glob(".*.tmp"))
+    heartbeat.write(beat, ELSEWHERE.token())  # its own, fresh: the write goes through
+    io.write_text(tmp_path / "table.md", "fresh")
+    assert (tmp_path / "table.md").read_text() == "fresh"
+    heartbeat.write(beat, ELSEWHERE.token(), now=time.time() - 60)
+    with pytest.raises(jobs.RunEnded, match="60\\.\\d s old, stale after 30 s"):
+        io.write_text(tmp_path / "table.md", "stale")
+    assert (tmp_path / "table.md").read_text() == "fresh"
+
+
+# --- the workflow publishes it ---------------------------------------------------------------
+
+def test_the_run_publishes_its_heartbeat_and_removes_it_at_its_end(tmp_path):
+    """A dry run writes none (only a run that starts jobs does: onstart); a run overwrites one that a
+    killed run left, its job logs its age, and the file is gone when the run ends."""
+    root = copy_repo(tmp_path / "repo")
+    target = "results/data/001/batched_attention/default.parquet"
+    path = root / heartbeat.FILE
+    proc = snakemake(root, "-n", target)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert not path.exists()
+    heartbeat.write(path, OTHER, now=time.time() - 3600)  # left by a run killed long ago
+    proc = snakemake(root, target, cores=1)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    log = (root / "results/logs/001/batched_attention/default.log").read_text()
+    assert re.search(r"\(handed down in ATTNREPRO_RUN\); its heartbeat "
+                     + re.escape(str(path.resolve())) + r" is \d+\.\d s old \(this job: pid \d+\)", log), log
+    assert not path.exists()
+    assert (root / target).exists()
