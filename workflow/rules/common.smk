@@ -19,7 +19,7 @@ envvars:
 
 
 from attnrepro import config as attnrepro_config  # noqa: E402
-from attnrepro import deps, plan, preflight  # noqa: E402
+from attnrepro import deps, plan, preflight, runtimes  # noqa: E402
 from attnrepro import heartbeat as attnrepro_heartbeat  # noqa: E402
 from attnrepro import jobs as attnrepro_jobs  # noqa: E402
 from attnrepro.report import catalog  # noqa: E402
@@ -243,6 +243,22 @@ def job_memory(experiment_id):
         return preflight.job_mem_mb(experiment_id, estimated[wildcards.case])
 
     return mem_mb
+
+
+def job_runtime(experiment_id):
+    """A resources function: ``runtime`` (minutes) of the job of a case (wildcards.case), its
+    estimated seconds with the margin, times the config's runtime_factor
+    (attnrepro.runtimes.job_runtime_min: MARGIN and the coefficients are set there).
+    """
+    estimated = preflight.estimated_cases(experiment_id, config)
+    factor = config.get("runtime_factor", 1.0)
+
+    def runtime(wildcards):
+        return runtimes.job_runtime_min(
+            experiment_id, estimated[wildcards.case], factor
+        )
+
+    return runtime
 
 
 def extra_tables(wildcards, output):

@@ -182,6 +182,7 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
         resources:
             **whole_node(exp),
             mem_mb=job_memory(exp.id),
+            runtime=job_runtime(exp.id),
         params:
             json=case_params(exp.id),
             experiment=exp.id,

@@ -36,6 +36,7 @@ for exp in plan.EXPERIMENTS.values():
         resources:
             **whole_node(exp),
             mem_mb=job_memory(exp.id),
+            runtime=job_runtime(exp.id),
         params:
             json=case_params(exp.id),
             experiment=exp.id,
@@ -73,6 +74,7 @@ rule seed_training_case:
     threads: TRAIN.threads
     resources:
         mem_mb=job_memory("train"),
+        runtime=job_runtime("train"),
     params:
         json=case_params("train", SEED_EXTRA),
         article=TRAIN.article,
