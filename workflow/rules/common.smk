@@ -152,8 +152,7 @@ def article_comparison():
         name: [
             list(case)
             for case in dict.fromkeys(
-                plan.output_case(p)
-                for p in plan.input_paths(name, config).values()
+                plan.output_case(p) for p in plan.input_paths(name, config).values()
             )
         ]
         for name in plan.enabled(config)
