@@ -1,5 +1,6 @@
 # Helpers for the .smk files: the validated config, the run plan, source-file inputs.
 import json
+import math
 import os
 import sys
 from pathlib import Path

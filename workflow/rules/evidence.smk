@@ -301,6 +301,9 @@ rule:
     threads: timing_threads()
     resources:
         slurm_extra="--exclusive",
+        # the listings stop themselves at listings.timeout_s: the job asks for that, and a minute
+        # to start and write (the profile's flat runtime would end it first)
+        runtime=math.ceil(LISTINGS.get("timeout_s", 3600) / 60) + 1,
     params:
         pin=NUMERICS["pin"],
         timeout=LISTINGS.get("timeout_s", 3600),
