@@ -7,6 +7,7 @@ import copy
 import csv
 import importlib
 import math
+import os
 import re
 import time
 
@@ -131,6 +132,9 @@ def test_the_estimates_agree_with_the_small_runs_wall_times(small_run):
     """Every job of the small run: its benchmark's wall seconds (column s) against its estimate.
     Sensitive to load, as every timing is: the estimates are for two jobs on two cores (as the
     small run runs them); a machine loaded far beyond its cores stretches wall times past MARGIN."""
+    load = os.getloadavg()[1]  # over the last 5 minutes: while the small run ran, or just after
+    if load > 2 * os.cpu_count():
+        pytest.skip(f"the machine is loaded ({load:.1f} on {os.cpu_count()} CPUs): wall times are not comparable")
     config = cfg.load(small_run / "results/config.resolved.yaml")
     files = sorted((small_run / "results/benchmarks").rglob("*.tsv"))
     assert len(files) > 30
