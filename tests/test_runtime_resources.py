@@ -134,7 +134,7 @@ def test_the_estimates_agree_with_the_small_runs_wall_times(small_run):
     small run runs them); a machine loaded far beyond its cores stretches wall times past MARGIN."""
     load = os.getloadavg()[1]  # over the last 5 minutes: while the small run ran, or just after
     if load > 2 * os.cpu_count():
-        pytest.skip(f"the machine is loaded ({load:.1f} on {os.cpu_count()} CPUs): wall times are not comparable")
+        pytest.skip(f"the machine is loaded ({load:.1f} on {os.cpu_count()} CPUs): wall times not comparable")
     config = cfg.load(small_run / "results/config.resolved.yaml")
     files = sorted((small_run / "results/benchmarks").rglob("*.tsv"))
     assert len(files) > 30
