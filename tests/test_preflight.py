@@ -444,3 +444,11 @@ def test_the_local_budget_is_the_limit_in_megabytes_rounded_down(monkeypatch):
     assert preflight.budget_mb({"memory": {"limit_gib": None}}) == int(0.8 * (10 * GIB + 123)) // 10**6
     monkeypatch.setattr(preflight, "machine_bytes", lambda: None)  # this machine's memory is unknown
     assert preflight.budget_mb({}) is None
+
+
+def test_a_list_of_names_weighs_by_its_length_and_a_list_of_sizes_by_its_largest():
+    import math
+
+    assert preflight._weight(["Meera", "bought", "a"], 2) == 2 * math.log(3)  # tokens: their count
+    assert preflight._weight([64, 4096, 512], 1) == math.log(4096)
+    assert preflight._weight("copy", 1) == 0.0 and preflight._weight(0, 1) == 0.0

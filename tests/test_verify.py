@@ -456,7 +456,7 @@ def test_an_unreadable_archive_is_one_line_on_stderr_and_exit_2(tmp_path, capsys
     good, results = _synthetic(tmp_path)
     (tmp_path / "good.tar.gz").write_bytes(good)
     assert verify.main([str(tmp_path / "good.tar.gz"), "--results", str(results)]) == 0
-    capsys.readouterr()
+    assert capsys.readouterr().out.startswith(f"archive: {tmp_path / 'good.tar.gz'}\n")  # what is verified
     change, reason = UNREADABLE[name]
     bad = tmp_path / "bad.tar.gz"
     bad.write_bytes(change(good))
@@ -575,7 +575,7 @@ def test_warnings_name_what_differs_from_this_checkout(tmp_path, this_checkout):
     same = {"results/a.csv": b"a", "environment.json": json.dumps(env).encode(), "requirements.lock": lock}
     assert verify.warnings(_archive_top(tmp_path / "same", same)) == []
 
-    env = {"git": {"commit": "def", "dirty": True}, "versions": {"numpy": "1.0", "torch": "2.1"}}
+    env = {"git": {"commit": "def", "dirty": True}, "versions": {"numpy": "1.0", "torch": "2.0"}}
     top = _archive_top(tmp_path / "other", {**{f"results/{n}.csv": b"" for n in "abcd"},
                                             "environment.json": json.dumps(env).encode()})
     for name in "abcd":
@@ -588,7 +588,7 @@ def test_warnings_name_what_differs_from_this_checkout(tmp_path, this_checkout):
         "the archive's run had uncommitted changes to tracked files",
         "this checkout had uncommitted changes to tracked files",
         "the archive holds no requirements.lock: the locks are not compared",
-        "package versions differ: archive numpy 1.0 here 2.0"]
+        "package versions differ: archive numpy 1.0 here 2.0; torch 2.0 here 2.1"]
     this_checkout["commit"] = None
     assert verify.warnings(top)[1] == ("the archive's commit (def) is not this checkout's HEAD "
                                        "(not a git checkout)")
@@ -915,3 +915,16 @@ def test_verify_reruns_the_archived_config(tmp_path, capsys):
     assert (tmp_path / "ours/results/data/001/scale_table/d_k-8_scaled-true.parquet").is_file()
     assert not (tmp_path / "ours/results/data/001/scale_table/d_k-64_scaled-true.parquet").exists()
     assert out.splitlines()[-1].startswith("verdict: REPRODUCED")
+
+
+def test_the_command_line_reads_as_documented():
+    parser = verify._parser()
+    assert parser.prog == "attnrepro verify"
+    assert parser.description == verify.__doc__.split("\n")[0] and parser.description.strip()
+    helps = {a.dest: a.help for a in parser._actions}
+    assert helps == {"help": "show this help message and exit", "archive": "attnrepro-results-<sha>.tar.gz",
+                     "results": "a finished results folder (default: rerun the archive's config)",
+                     "cores": "Snakemake's --cores for the rerun (default all)",
+                     "workdir": "where to rerun (default: a temporary folder, removed after)"}
+    args = parser.parse_args(["a.tar.gz"])
+    assert (args.archive, args.results, args.cores, args.workdir) == ("a.tar.gz", None, "all", None)
