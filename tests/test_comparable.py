@@ -36,7 +36,7 @@ def test_other_parameters_name_each_key_with_both_values_and_a_left_out_row_its_
     assert table.loc[SWEEP.id, "reproduced"] == "0.5"  # shown, not compared
     assert table.loc[SWEEP.id, "reason"] == ("computed with other parameters than the article's: "
                                              "scale_sweep.trials = 200; the article: 4000")
-    assert table.loc[COST.id, "verdict"] == "other parameters"
+    assert (table.loc[COST.id, "verdict"], table.loc[COST.id, "reproduced"]) == ("other parameters", "")
     assert table.loc[COST.id, "reason"] == ("not computed: quadratic_cost.n = [64, 128] has no 2048 (this "
                                             "run's config left out the article's row)")
 
@@ -49,6 +49,25 @@ def test_a_claim_with_the_articles_parameters_is_judged_as_ever():
     unplanned = comparable.Article(params={})
     assert ("scale_sweep case default is not one of the article's"
             in ledger.evaluate([SWEEP], LOAD, article=unplanned)["reason"].iloc[0])
+
+
+def test_a_value_of_other_parameters_is_shown_as_the_article_prints_it():
+    """A range row by row shows its rows' span, a NumPy-printed value its printer's decimals."""
+    load = FrameLoad({("train", "main"): pd.DataFrame({"L": [4, 4, 6], "seed": [0, 1, 0],
+                                                       "acc": [0.99, 0.97, 0.9449]})},
+                     params={"default": {"steps": 400}})
+    article = comparable.Article(params={"train": {"default": {"steps": 2500}}})
+    rows = ledger.Claim.from_dict({"id": "rows", "article": "000", "section": "s", "claim": "c",
+                                   "published": "95-99%", "class": "stochastic",
+                                   "source": {"experiment": "train", "column": "acc", "reduce": "mean",
+                                              "per": "L"}})
+    printed = _claim("printed", {"experiment": "train", "where": {"L": 6}, "column": "acc"}, "0.54")
+    printed.decimals = 3
+    table = ledger.evaluate([rows, printed], load, article=article).set_index("id")
+    assert table["reproduced"].to_dict() == {"rows": "94-98%", "printed": "0.945"}
+    assert table["verdict"].eq("other parameters").all()
+    assert table["reason"].eq("computed with other parameters than the article's: train.steps = 400; "
+                              "the article: 2500").all()
 
 
 def test_the_gate_refuses_a_claim_that_is_not_comparable():

@@ -133,3 +133,57 @@ def test_the_tables_of_machine_bound_times_and_only_they_read_the_speed_factor()
 
     timing = {"quadratic_cost", "causal_timing", "timing_exponent_points", "kv_cache", "kv_speedup"}
     assert {p.name for p in catalog.PRODUCTS.values() if p.speed} == timing
+
+
+def _raw(published, band=None, **kw):
+    return ledger.Claim.from_dict({
+        "id": kw.pop("id", "000.t"), "article": kw.pop("article", "000"), "section": "s", "claim": "c",
+        "published": published, "class": "machine-bound", "raw_time": True, "band": band,
+        "source": kw.pop("source", {"experiment": "quadratic_cost", "column": "mean_seconds"}), **kw})
+
+
+FACTOR = speed.Factor("000", 4.0, 3.5, 4.5, {"000.t": 4.0})
+SAID = ("raw time: this machine runs article 000's raw times 4x as fast as its author's machine (median of 1 "
+        "ratios published / reproduced; 95% bootstrap interval 3.5x to 4.5x); this time's ratio")
+ACCEPTED = f"(accepted: 1.33x to 12x, the factor within x/ 3: {RULE.why})"
+
+
+def test_a_raw_times_reason_says_its_ratio_then_its_band_as_information_then_its_note():
+    def judged(claim, value):
+        return ledger.judge(claim, value, factor=FACTOR, rule=RULE)
+
+    banded = _raw("0.4", [0.1, 0.2], rationale="its order only", note="timed once")
+    assert judged(banded, 0.1) == ("within tolerance", "0.1", f"{SAID} 4 is consistent with it {ACCEPTED}; "
+                                   "as information, the raw time lies inside the claim's band 0.1 to 0.2 "
+                                   "(its order only); timed once")
+    assert judged(_raw("0.8", [0.1, 0.2]), 0.2)[2].endswith("lies inside the claim's band 0.1 to 0.2")
+    consistent = f"{SAID} 4 is consistent with it {ACCEPTED}"
+    assert judged(_raw("0.4"), 0.1) == ("within tolerance", "0.1", consistent)
+    # the article's interval is the band said as information when the claim has none
+    assert judged(_raw("0.3-0.5"), 0.6) == (
+        "differs", "0.6", f"{SAID} 0.5 to 0.833 is outside it: this time does not scale like the "
+        f"article's other raw times (the finding) {ACCEPTED}; as information, the raw time lies outside the "
+        "claim's band 0.3 to 0.5")
+
+
+def test_the_factor_is_made_of_the_single_raw_times_that_the_run_reproduces_above_zero():
+    frame = pd.DataFrame({"n": [1, 2, 3, 3, 3, 4], "mean_seconds": [0.1, 0.0, 0.5, 0.25, 0.3, 2.0]})
+    load = FrameLoad({("quadratic_cost", "main"): frame})
+
+    def at(n, reduce=None):
+        return {"experiment": "quadratic_cost", "where": {"n": n}, "column": "mean_seconds",
+                **({"reduce": reduce} if reduce else {})}
+
+    claims = [
+        ledger.Claim.from_dict({"id": "000.slope", "article": "000", "section": "s", "claim": "c",
+                                "published": "fast", "class": "machine-bound", "source": at(1)}),
+        _raw("0.3-0.5", id="000.prose", source=at(1)),  # an interval: judged, not a ratio
+        _raw("1", id="000.absent", source={"experiment": "absent", "column": "mean_seconds"}),
+        _raw("1", id="000.zero", source=at(2)),  # no ratio of a time of 0 s
+        _raw("0.4", id="000.n-1", source=at(1)),
+        _raw("1.0", id="000.n-3", source=at(3, "min")),
+        _raw("6", id="001.n-4", article="001", source=at(4)),
+    ]
+    factors = ledger.raw_time_factors(claims, load)
+    assert {a: f.ratios for a, f in factors.items()} == {"000": {"000.n-1": 4.0, "000.n-3": 4.0},
+                                                         "001": {"001.n-4": 3.0}}
