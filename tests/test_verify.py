@@ -928,3 +928,23 @@ def test_the_command_line_reads_as_documented():
                      "workdir": "where to rerun (default: a temporary folder, removed after)"}
     args = parser.parse_args(["a.tar.gz"])
     assert (args.archive, args.results, args.cores, args.workdir) == ("a.tar.gz", None, "all", None)
+    assert parser.get_default("cores") == "all"
+
+
+def test_a_lock_that_differs_is_named_by_its_first_three_lines_on_each_side(tmp_path):
+    ours = [line for line in (REPO / "requirements.lock").read_text().splitlines() if "==" in line]
+    theirs = [line for line in (REPO / "requirements.lock").read_text().splitlines() if line not in ours[:4]]
+    (tmp_path / "requirements.lock").write_text("\n".join(theirs + [f"extra{i}==1" for i in range(4)]))
+    assert verify._lock_warnings(tmp_path) == [
+        f"requirements.lock differs: archive {['extra0==1', 'extra1==1', 'extra2==1']}, here {ours[:3]}"]
+    (tmp_path / "requirements.lock").write_bytes(b"\xff\xfe not text")
+    assert verify._lock_warnings(tmp_path) == [
+        "a requirements.lock cannot be read (UnicodeDecodeError): the locks are not compared"]
+
+
+def test_a_manifest_line_names_a_file_whose_name_holds_two_spaces(tmp_path):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results/a  b.csv").write_text("x")
+    digest = hashlib.sha256(b"x").hexdigest()
+    (tmp_path / "MANIFEST.sha256").write_text(f"{digest}  results/a  b.csv\n")
+    assert verify.manifest_mismatches(tmp_path) == []
