@@ -71,7 +71,7 @@ def test_a_missing_heartbeat_reads_none_a_broken_one_is_refused(beat):
     for text in ("{\"run\": \"1:2:b@h\"", "[]", "{\"time\": 5}", "{\"run\": \"x\", \"time\": \"5\"}",
                  "{\"run\": 7, \"time\": 5}", "{\"run\": \"x\", \"time\": true}"):
         beat.write_text(text)
-        with pytest.raises(ValueError, match=re.escape('not a heartbeat: {"run": ..., "time": ...}')):
+        with pytest.raises(ValueError, match="^" + re.escape('not a heartbeat: {"run": ..., "time": ...}') + "$"):
             heartbeat.read(beat)
     beat.write_text(json.dumps({"run": "x", "time": 5}))
     assert heartbeat.read(beat) == ("x", 5.0)
@@ -96,6 +96,13 @@ def test_a_read_that_fails_is_tried_again_then_refused(beat, monkeypatch):
     with pytest.raises(ValueError, match="^Stale file handle$"):
         heartbeat.read(beat)
     assert calls.count("read") == 3
+
+    def bare(path):  # an OSError without strerror: its own text is the reason
+        raise OSError("the share went away")
+
+    monkeypatch.setattr(Path, "read_text", bare)
+    with pytest.raises(ValueError, match="^the share went away$"):
+        heartbeat.read(beat)
 
 
 def test_status_names_the_file_and_its_age_and_what_is_wrong(beat):
@@ -159,7 +166,7 @@ def test_a_failed_rewrite_is_logged_and_the_beat_goes_on(beat, no_publisher, cap
     beat.parent.write_text("not a folder")  # every write fails now
     assert _wait(lambda: len(caplog.records) >= 2), "failures not logged"
     assert caplog.records[0].levelname == "WARNING"
-    assert caplog.messages[0].startswith(f"heartbeat {beat} not written: ")
+    assert re.fullmatch(rf"heartbeat {re.escape(str(beat))} not written: \[Errno \d+\] \w.*", caplog.messages[0])
     beat.parent.unlink()
     assert _wait(beat.exists), "the thread stopped after a failure"
     publisher.stop()
@@ -177,6 +184,23 @@ def test_publish_once_per_process_and_hand_the_path_down(tmp_path, no_publisher,
     assert environ == {} and not path.exists() and not publisher.thread.is_alive()
     assert heartbeat._state["publisher"] is None
     heartbeat.stop(environ)  # nothing published: nothing to do
+
+
+def test_publish_rewrites_at_the_period_it_is_given(tmp_path, no_publisher):
+    path = tmp_path / "heartbeat.json"
+    heartbeat.publish(TOKEN, {}, path=path, period=0.05)
+    first = heartbeat.read(path)[1]
+    assert _wait(lambda: heartbeat.read(path)[1] > first, seconds=2.0), "not rewritten within 2 s"
+    heartbeat.stop({})  # an environment the path was never handed down in: nothing to remove there
+    assert not path.exists()
+
+
+def test_stopping_tolerates_a_heartbeat_removed_after_it_was_read(beat, no_publisher, monkeypatch):
+    publisher = heartbeat.Publisher(TOKEN, beat, period=60).start()
+    beat.unlink()  # gone between the read and the unlink (say, by hand)
+    monkeypatch.setattr(heartbeat, "read", lambda path: (TOKEN, 1.0))
+    publisher.stop()
+    assert not publisher.thread.is_alive()
 
 
 # --- the jobs -------------------------------------------------------------------------------
