@@ -252,6 +252,8 @@ def test_verify_takes_config_lock_commit_and_versions_from_the_crate(tmp_path, m
          "alternateName": "numpy", "version": "0.1"}])
     assert verify_crate.path(top, "config") == top / "run.yaml"
     assert verify_crate.path(top, "lock") == top / "pins/pip.lock"
+    with pytest.raises(ValueError, match="no such file of a crate: 'environment'"):
+        verify_crate.path(top, "environment")
     ran = []
 
     def snakemake(cmd, **kwargs):

@@ -508,6 +508,23 @@ def test_a_rerun_that_fails_exits_2(tmp_path, capsys):
 
 
 
+def test_without_workdir_the_rerun_runs_in_the_temporary_folder_beside_the_extracted_archive(
+        tmp_path, capsys, monkeypatch):
+    members = {"top/results/ledger.csv": LEDGER_BYTES, "top/config.resolved.yaml": b"skip: []\n"}
+    (tmp_path / "a.tar.gz").write_bytes(gzip.compress(_tar(members)))
+    seen = []
+
+    def rerun(top, workdir, cores):
+        seen.append((top, workdir, cores, (workdir.parent / "archive/top/config.resolved.yaml").is_file()))
+
+    monkeypatch.setattr(verify, "rerun", rerun)
+    assert verify.main([str(tmp_path / "a.tar.gz"), "--cores", "2"]) == 2  # the fake rerun failed
+    ((top, workdir, cores, beside),) = seen
+    assert (workdir.name, cores, beside) == ("rerun", "2", True)
+    assert top == workdir.parent / "archive/top" and not workdir.parent.exists()  # removed after
+    assert capsys.readouterr().out.splitlines()[-1] == "verdict: RERUN FAILED (see above)"
+
+
 def test_a_missing_archive_or_a_folder_is_one_line_naming_it(tmp_path, capsys):
     _, results = _synthetic(tmp_path)
     for path, error in ((tmp_path / "none.tar.gz", "FileNotFoundError: [Errno 2] No such file or directory"),

@@ -75,6 +75,8 @@ def _main_workflow(entities):
 def path(top, what):
     """The archive's file that the crate names as ``what`` ("config": the resolved config the run
     started from; "lock": the pip lock of its environment), or None (no crate, or none named)."""
+    if what not in ("config", "lock"):
+        raise ValueError(f"no such file of a crate: {what!r} (config, lock)")
     entities = _crate(top)
     if entities is None:
         return None
