@@ -47,3 +47,28 @@ def test_output_case_names_the_job_that_writes_a_file_of_any_table():
     assert plan.output_case("results/data/001/grad_check/post_ln-true_eps-0.0001.parquet") == (
         "grad_check", "post_ln-true_eps-0.0001")
     assert plan.output_case("results/data/001/kv_cache/default.memory.parquet") == ("kv_cache", "default")
+
+
+def test_an_import_in_any_block_is_found_and_one_in_an_expression_is_not(tmp_path):
+    src = tmp_path / "src"
+    package = src / "attnrepro"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    names = ["top", "in_if", "in_else", "in_try", "in_except", "in_finally", "in_with", "in_def",
+             "in_class", "in_match", "in_while", "in_for_else", "unused"]
+    for name in names:
+        (package / f"{name}.py").write_text("")
+    (package / "main.py").write_text(
+        "import attnrepro.top\n"
+        "if X:\n    import attnrepro.in_if\nelse:\n    from attnrepro import in_else\n"
+        "try:\n    import attnrepro.in_try\nexcept ImportError:\n    import attnrepro.in_except\n"
+        "finally:\n    import attnrepro.in_finally\n"
+        "with X:\n    import attnrepro.in_with\n"
+        "def f():\n    import attnrepro.in_def\n"
+        "class C:\n    def m(self):\n        import attnrepro.in_class\n"
+        "match X:\n    case 1:\n        import attnrepro.in_match\n"
+        "while X:\n    import attnrepro.in_while\n"
+        "for x in X:\n    pass\nelse:\n    import attnrepro.in_for_else\n"
+        "Y = lambda: __import__('attnrepro.unused')\n")
+    files = deps.source_files("attnrepro.main", src=src)
+    assert files == sorted(f"src/attnrepro/{n}.py" for n in ["__init__", "main", *names[:-1]])

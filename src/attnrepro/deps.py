@@ -42,13 +42,24 @@ def _tree(path):
     return ast.parse(Path(path).read_text(), filename=str(path))
 
 
+def _statements(nodes):
+    """Every statement in ``nodes`` and in the blocks nested in them (an import is a statement:
+    the expressions, most of a syntax tree, need no visit)."""
+    for node in nodes:
+        yield node
+        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, block, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+
+
 @functools.lru_cache(maxsize=None)
 def _imported_names(path, name):
     """Dotted names of the modules that the file ``path`` (module ``name``) imports."""
     tree = _tree(path)
     is_package = path.name == "__init__.py"
     names = []
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -64,7 +75,6 @@ def _imported_names(path, name):
     return tuple(n for n in names if n == PACKAGE or n.startswith(PACKAGE + "."))
 
 
-@functools.lru_cache(maxsize=None)
 @functools.lru_cache(maxsize=None)
 def data_files(path):
     """The repository-relative data files that the module file ``path`` declares it reads
