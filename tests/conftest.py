@@ -151,7 +151,8 @@ def snakemake(workdir, *args, configfile="config/small.yaml", timeout=900, cores
     """Run Snakemake in ``workdir`` with a clean environment; returns the CompletedProcess."""
     not_in_a_mutant()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), *args]
+    # greedy as in the profiles (workflow/profiles/default/config.yaml): no knapsack solver per job
+    cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--scheduler", "greedy", *args]
     if configfile:  # last: --configfile takes every word that follows it
         cmd += ["--configfile", *configfile.split()]
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
