@@ -71,7 +71,8 @@ def test_a_missing_heartbeat_reads_none_a_broken_one_is_refused(beat):
     for text in ("{\"run\": \"1:2:b@h\"", "[]", "{\"time\": 5}", "{\"run\": \"x\", \"time\": \"5\"}",
                  "{\"run\": 7, \"time\": 5}", "{\"run\": \"x\", \"time\": true}"):
         beat.write_text(text)
-        with pytest.raises(ValueError, match="^" + re.escape('not a heartbeat: {"run": ..., "time": ...}') + "$"):
+        refused = "^" + re.escape('not a heartbeat: {"run": ..., "time": ...}') + "$"
+        with pytest.raises(ValueError, match=refused):
             heartbeat.read(beat)
     beat.write_text(json.dumps({"run": "x", "time": 5}))
     assert heartbeat.read(beat) == ("x", 5.0)
@@ -166,7 +167,8 @@ def test_a_failed_rewrite_is_logged_and_the_beat_goes_on(beat, no_publisher, cap
     beat.parent.write_text("not a folder")  # every write fails now
     assert _wait(lambda: len(caplog.records) >= 2), "failures not logged"
     assert caplog.records[0].levelname == "WARNING"
-    assert re.fullmatch(rf"heartbeat {re.escape(str(beat))} not written: \[Errno \d+\] \w.*", caplog.messages[0])
+    said = rf"heartbeat {re.escape(str(beat))} not written: \[Errno \d+\] \w.*"
+    assert re.fullmatch(said, caplog.messages[0]), caplog.messages[0]
     beat.parent.unlink()
     assert _wait(beat.exists), "the thread stopped after a failure"
     publisher.stop()
