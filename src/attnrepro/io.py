@@ -259,7 +259,7 @@ def write_text(path, text):
     return Path(path)
 
 
-def _footer(path, require_integrity=True):
+def _footer(path, require_integrity):
     """(integrity record, provenance bytes) of a result file, its provenance digest verified
     (without ``require_integrity``, a file that has no record gives ({}, provenance) unchecked)."""
     try:
