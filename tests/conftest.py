@@ -1,6 +1,7 @@
 """Shared fixtures: the default config and a runner for one experiment case."""
 
 import importlib
+import re
 import os
 import shutil
 import subprocess
@@ -169,6 +170,27 @@ def planned_jobs(proc):
             inside = False
         elif inside and len(parts) == 2 and parts[1].isdigit():
             jobs[parts[0]] = int(parts[1])
+    return jobs
+
+
+def experiment_of(rule):
+    """The experiment an experiment job's rule runs; None for any other rule."""
+    if rule == "seed_training_case":
+        return "train"
+    name = rule.removeprefix("numerics_").removesuffix("_case")
+    return name if rule.endswith("_case") and name in plan.EXPERIMENTS else None
+
+
+def planned_resource(text, resource):
+    """[(rule, case, the job's ``resource`` as an int, or None)] of every job a dry run's output lists."""
+    jobs = []
+    for block in re.split(r"\n(?=rule |checkpoint )", text):
+        rule = re.match(r"(?:rule|checkpoint) (\w+):", block)
+        if rule is None:
+            continue
+        case = re.search(r"wildcards:.*\bcase=([^,\s]+)", block)
+        value = re.search(rf"resources:.*\b{resource}=(\d+)", block)
+        jobs.append((rule[1], case and case[1], value and int(value[1])))
     return jobs
 
 

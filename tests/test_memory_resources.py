@@ -14,7 +14,7 @@ from attnrepro.crate_jobs import snakemake_records
 from attnrepro.estimates_terms import MIB
 from attnrepro.evidence import sweep_plan
 
-from conftest import copy_repo, small_config, snakemake
+from conftest import copy_repo, experiment_of, planned_resource, small_config, snakemake
 
 NUMERICS_TARGET = sweep_plan.output_path("default", "grad_check", "post_ln-true_eps-1e-06")
 
@@ -26,34 +26,13 @@ def expected_mb(experiment_id, params):
     return math.ceil((preflight.MARGIN * peak + preflight.OVERHEAD) / 1e6)
 
 
-def experiment_of(rule):
-    """The experiment an experiment job's rule runs; None for any other rule."""
-    if rule == "seed_training_case":
-        return "train"
-    name = rule.removeprefix("numerics_").removesuffix("_case")
-    return name if rule.endswith("_case") and name in plan.EXPERIMENTS else None
-
-
-def planned_resources(text):
-    """[(rule, case, mem_mb or None)] of every job that a dry run's output lists."""
-    jobs = []
-    for block in re.split(r"\n(?=rule |checkpoint )", text):
-        rule = re.match(r"(?:rule|checkpoint) (\w+):", block)
-        if rule is None:
-            continue
-        case = re.search(r"wildcards:.*\bcase=([^,\s]+)", block)
-        mem = re.search(r"resources:.*\bmem_mb=(\d+)", block)
-        jobs.append((rule[1], case and case[1], mem and int(mem[1])))
-    return jobs
-
-
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory):
     """The jobs of a dry run of the small config, with a job of the numerics sweep."""
     root = copy_repo(tmp_path_factory.mktemp("memory_dry"))
     proc = snakemake(root, "-n", "all", "seeds", NUMERICS_TARGET)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return planned_resources(proc.stdout + proc.stderr)
+    return planned_resource(proc.stdout + proc.stderr, "mem_mb")
 
 
 def test_every_experiment_job_asks_for_its_estimate_with_the_margin(dry_run):

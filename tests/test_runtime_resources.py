@@ -8,7 +8,6 @@ import csv
 import importlib
 import math
 import os
-import re
 import time
 
 import pytest
@@ -18,30 +17,9 @@ from attnrepro import config as cfg
 from attnrepro import plan, preflight, runtimes
 from attnrepro.evidence import sweep_plan
 
-from conftest import copy_repo, snakemake
+from conftest import copy_repo, experiment_of, planned_resource, snakemake
 
 NUMERICS_TARGET = sweep_plan.output_path("default", "grad_check", "post_ln-true_eps-1e-06")
-
-
-def experiment_of(rule):
-    """The experiment an experiment job's rule runs; None for any other rule."""
-    if rule == "seed_training_case":
-        return "train"
-    name = rule.removeprefix("numerics_").removesuffix("_case")
-    return name if rule.endswith("_case") and name in plan.EXPERIMENTS else None
-
-
-def planned_runtimes(text):
-    """[(rule, case, runtime in minutes or None)] of every job that a dry run's output lists."""
-    jobs = []
-    for block in re.split(r"\n(?=rule |checkpoint )", text):
-        rule = re.match(r"(?:rule|checkpoint) (\w+):", block)
-        if rule is None:
-            continue
-        case = re.search(r"wildcards:.*\bcase=([^,\s]+)", block)
-        runtime = re.search(r"resources:.*\bruntime=(\d+)", block)
-        jobs.append((rule[1], case and case[1], runtime and int(runtime[1])))
-    return jobs
 
 
 def expected_min(experiment_id, params, factor=1.0):
@@ -61,7 +39,7 @@ def default_run_jobs(tmp_path_factory):
     root = copy_repo(tmp_path_factory.mktemp("runtime_dry"))
     proc = snakemake(root, "-n", "all", "seeds", NUMERICS_TARGET, configfile=None)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return planned_runtimes(proc.stdout + proc.stderr)
+    return planned_resource(proc.stdout + proc.stderr, "runtime")
 
 
 def test_every_experiment_job_asks_for_its_estimated_runtime(default_run_jobs, default_config):
@@ -88,7 +66,7 @@ def test_a_profile_scales_every_runtime_by_runtime_factor_and_a_bad_one_is_refus
     targets = [plan.output_path("timing_exponent", "default"), plan.output_path("train", "copy-L8-seed0")]
     proc = snakemake(root, "-n", "--profile", "slower", *targets, configfile=None)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    jobs = {rule: runtime for rule, _, runtime in planned_runtimes(proc.stdout + proc.stderr)}
+    jobs = {rule: runtime for rule, _, runtime in planned_resource(proc.stdout + proc.stderr, "runtime")}
     for rule, experiment, case in (("timing_exponent_case", "timing_exponent", "default"),
                                    ("train_case", "train", "copy-L8-seed0")):
         params = preflight.estimated_cases(experiment, default_config)[case]
