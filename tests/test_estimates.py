@@ -277,6 +277,25 @@ def test_each_term_declares_the_keys_it_grows_with_to_their_power(default_config
             assert power == pytest.approx(drivers.get(key, 0), abs=0.05), (key, what, drivers)
 
 
+@pytest.mark.parametrize("experiment", sorted(estimates.ESTIMATES))
+def test_every_phase_not_only_the_largest_declares_its_keys_to_their_power(default_config, experiment,
+                                                                          monkeypatch):
+    """As above, with every phase's terms: a phase that is not the largest at the default values
+    can be at others (the training of a long sequence against its parameters table)."""
+    from attnrepro import estimates_decoder
+
+    def every_phase(*phases):
+        return [t for phase in phases for t in phase]
+
+    for module in (estimates, estimates_decoder):
+        monkeypatch.setattr(module, "largest", every_phase)
+    for key, terms, more in growths(experiment, default_config):
+        assert [t[1] for t in terms] == [t[1] for t in more], key
+        for (nbytes, what, drivers), (more_bytes, _, _) in zip(terms, more):
+            power = math.log2(more_bytes / nbytes)
+            assert power == pytest.approx(drivers.get(key, 0), abs=0.05), (key, what, drivers)
+
+
 # the arrays', modules' and sizes' names as the code spells them (the decoder's B, h, T and d, the
 # tokens' n); a description's other words are the case's keys and lower-case ones ("a", "x": 4 x (n, n))
 NAMES = {"Q", "K", "V", "X", "W", "W_Q", "W_K", "W_V", "W_O", "PE", "B", "T", "h", "d", "n",
