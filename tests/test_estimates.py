@@ -265,16 +265,21 @@ def growths(experiment, config):
                          for factor in (HUGE, 2 * HUGE))
 
 
+def assert_drivers(experiment, config):
+    """Each term's drivers are the keys it grows with, each to the power it grows with."""
+    for key, terms, more in growths(experiment, config):
+        assert [t[1] for t in terms] == [t[1] for t in more], key  # the same phase, both times
+        for (nbytes, what, drivers), (more_bytes, _, _) in zip(terms, more):
+            power = math.log2(more_bytes / nbytes)
+            assert power == pytest.approx(drivers.get(key, 0), abs=0.05), (key, what, drivers)
+
+
 @pytest.mark.parametrize("experiment", sorted(estimates.ESTIMATES))
 def test_each_term_declares_the_keys_it_grows_with_to_their_power(default_config, experiment):
     """The pre-flight names the key whose value, to its power in the largest term, is the largest
     factor (the key a user must change). So a term's drivers must be every key it grows with, each
     to the power it grows with: log2 of its growth when the key doubles, at a huge value."""
-    for key, terms, more in growths(experiment, default_config):
-        assert [t[1] for t in terms] == [t[1] for t in more], key  # the same phase, both times
-        for (nbytes, what, drivers), (more_bytes, _, _) in zip(terms, more):
-            power = math.log2(more_bytes / nbytes)
-            assert power == pytest.approx(drivers.get(key, 0), abs=0.05), (key, what, drivers)
+    assert_drivers(experiment, default_config)
 
 
 @pytest.mark.parametrize("experiment", sorted(estimates.ESTIMATES))
@@ -289,11 +294,7 @@ def test_every_phase_not_only_the_largest_declares_its_keys_to_their_power(defau
 
     for module in (estimates, estimates_decoder):
         monkeypatch.setattr(module, "largest", every_phase)
-    for key, terms, more in growths(experiment, default_config):
-        assert [t[1] for t in terms] == [t[1] for t in more], key
-        for (nbytes, what, drivers), (more_bytes, _, _) in zip(terms, more):
-            power = math.log2(more_bytes / nbytes)
-            assert power == pytest.approx(drivers.get(key, 0), abs=0.05), (key, what, drivers)
+    assert_drivers(experiment, default_config)
 
 
 # the arrays', modules' and sizes' names as the code spells them (the decoder's B, h, T and d, the
