@@ -297,6 +297,43 @@ def test_every_phase_not_only_the_largest_declares_its_keys_to_their_power(defau
     assert_drivers(experiment, default_config)
 
 
+def test_each_phase_of_a_tiny_training_counts_the_bytes_its_descriptions_say(monkeypatch):
+    """Every phase of train's estimate, in bytes worked out by hand from the descriptions, for
+    a decoder of width 1: alphabet 1 (vocabulary 2), L = 1 (T = 2, positions 3), batch 2,
+    eval_sequences 3. Its tensors: (2 + 3) x 1 embeddings and positions, 4 + 2 + 9 + 1 per layer,
+    (1 + 1) x 2 output, 2 final norm: 27."""
+    from attnrepro import estimates_decoder
+
+    monkeypatch.setattr(estimates_decoder, "largest", lambda *phases: list(phases))
+    p = {"L": 1, "d": 1, "heads": 1, "layers": 1, "d_ff": 1, "alphabet": 1, "batch": 2, "eval_sequences": 3}
+    training, evaluation, table = estimates_decoder.train(p)
+    tensors = 27
+    assert [t[0] for t in training] == [
+        12 * tensors * 8,  # 12 copies float64
+        (1 + 5) * 2 * 1 * 2 * 2 * 8,  # attention weights: (layers + 5 transients) x (B, h, T, T)
+        1 * (12 * 2 * 2 * 1 + 4 * 2 * 2 * 1) * 8,  # each layer's cache: 12 x (B, T, d), 4 x (B, T, d_ff)
+        5 * 2 * 2 * 2 * 8]  # logits, softmax and gradient: 5 x (B, T, vocab)
+    assert [t[0] for t in evaluation] == [
+        2 * tensors * 8,  # the trained tensors and their packed copy
+        (1 + 4) * 3 * 1 * 2 * 2 * 8,  # no backward: 4 transients
+        1 * (12 * 3 * 2 * 1 + 4 * 3 * 2 * 1) * 8,
+        5 * 3 * 2 * 2 * 8]
+    assert [t[0] for t in table] == [tensors * (8 + estimates_decoder.TABLE_BUILT)]
+
+
+def test_a_tiny_attention_map_counts_the_bytes_its_descriptions_say():
+    """The trained decoder of L = 2 (positions 2 x 2 + 1 = 5), width 1, alphabet 1: (2 + 5) + 16 + 4 + 2
+    = 29 tensors, read back at TABLE_READ bytes each; the weights table of one layer, two heads and
+    a sequence of 3: 1 x 2 x 3 x 3 rows, 8 float64 each."""
+    from attnrepro import estimates_decoder
+
+    trained = {"L": 2, "d": 1, "heads": 2, "layers": 1, "d_ff": 1, "alphabet": 1}
+    case = {"sequence": [1, 2, 3], "run": "sort-L2-seed0", "trained": trained}
+    terms = estimates_decoder.attention_map(case)
+    assert [(t[0], t[2]) for t in terms] == [(29 * estimates_decoder.TABLE_READ, {"run": 1}),
+                                             (1 * 2 * 3 * 3 * 8 * 8, {"sequence": 2})]
+
+
 # the arrays', modules' and sizes' names as the code spells them (the decoder's B, h, T and d, the
 # tokens' n); a description's other words are the case's keys and lower-case ones ("a", "x": 4 x (n, n))
 NAMES = {"Q", "K", "V", "X", "W", "W_Q", "W_K", "W_V", "W_O", "PE", "B", "T", "h", "d", "n",
