@@ -321,6 +321,13 @@ def test_each_phase_of_a_tiny_training_counts_the_bytes_its_descriptions_say(mon
     assert [t[0] for t in table] == [tensors * (8 + estimates_decoder.TABLE_BUILT)]
 
 
+def test_the_largest_tensor_may_be_the_positions():
+    from attnrepro.estimates_decoder import _largest_tensor
+
+    assert _largest_tensor(vocab=2, d=2, d_ff=2, t_max=10) == 20  # P: (t_max, d)
+    assert _largest_tensor(vocab=30, d=2, d_ff=2, t_max=10) == 60  # E: (vocab, d)
+
+
 def test_a_tiny_attention_map_counts_the_bytes_its_descriptions_say():
     """The trained decoder of L = 2 (positions 2 x 2 + 1 = 5), width 1, alphabet 1: (2 + 5) + 16 + 4 + 2
     = 29 tensors, read back at TABLE_READ bytes each; the weights table of one layer, two heads and
