@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnrepro import estimates, io, plan, preflight
+from attnrepro import estimates, estimates_decoder, io, plan, preflight
 from attnrepro.estimates_decoder import parameter_count
 from attnrepro.experiments.train import _long_parameters
 from attnrepro.model.params import count, init_params
@@ -287,8 +287,6 @@ def test_every_phase_not_only_the_largest_declares_its_keys_to_their_power(defau
                                                                           monkeypatch):
     """As above, with every phase's terms: a phase that is not the largest at the default values
     can be at others (the training of a long sequence against its parameters table)."""
-    from attnrepro import estimates_decoder
-
     def every_phase(*phases):
         return [t for phase in phases for t in phase]
 
@@ -302,8 +300,6 @@ def test_each_phase_of_a_tiny_training_counts_the_bytes_its_descriptions_say(mon
     a decoder of width 1: alphabet 1 (vocabulary 2), L = 1 (T = 2, positions 3), batch 2,
     eval_sequences 3. Its tensors: (2 + 3) x 1 embeddings and positions, 4 + 2 + 9 + 1 per layer,
     (1 + 1) x 2 output, 2 final norm: 27."""
-    from attnrepro import estimates_decoder
-
     monkeypatch.setattr(estimates_decoder, "largest", lambda *phases: list(phases))
     p = {"L": 1, "d": 1, "heads": 1, "layers": 1, "d_ff": 1, "alphabet": 1, "batch": 2, "eval_sequences": 3}
     training, evaluation, table = estimates_decoder.train(p)
@@ -322,18 +318,14 @@ def test_each_phase_of_a_tiny_training_counts_the_bytes_its_descriptions_say(mon
 
 
 def test_the_largest_tensor_may_be_the_positions():
-    from attnrepro.estimates_decoder import _largest_tensor
-
-    assert _largest_tensor(vocab=2, d=2, d_ff=2, t_max=10) == 20  # P: (t_max, d)
-    assert _largest_tensor(vocab=30, d=2, d_ff=2, t_max=10) == 60  # E: (vocab, d)
+    assert estimates_decoder._largest_tensor(vocab=2, d=2, d_ff=2, t_max=10) == 20  # P: (t_max, d)
+    assert estimates_decoder._largest_tensor(vocab=30, d=2, d_ff=2, t_max=10) == 60  # E: (vocab, d)
 
 
 def test_a_tiny_attention_map_counts_the_bytes_its_descriptions_say():
     """The trained decoder of L = 2 (positions 2 x 2 + 1 = 5), width 1, alphabet 1: (2 + 5) + 16 + 4 + 2
     = 29 tensors, read back at TABLE_READ bytes each; the weights table of one layer, two heads and
     a sequence of 3: 1 x 2 x 3 x 3 rows, 8 float64 each."""
-    from attnrepro import estimates_decoder
-
     trained = {"L": 2, "d": 1, "heads": 2, "layers": 1, "d_ff": 1, "alphabet": 1}
     case = {"sequence": [1, 2, 3], "run": "sort-L2-seed0", "trained": trained}
     terms = estimates_decoder.attention_map(case)
