@@ -44,6 +44,27 @@ def test_loader_reads_exactly_its_inputs(tmp_path):
         Loader(paths)("scale_table", "weights")
 
 
+def test_loader_reads_each_file_once_and_hands_out_copies(tmp_path, monkeypatch):
+    paths = []
+    for case, value in (("a", 1.0), ("b", 2.0)):
+        path = tmp_path / "data" / "001" / "scale_table" / f"{case}.parquet"
+        io.write_parquet(pd.DataFrame({"v": [value]}), path, {})
+        paths.append(path)
+    reads = []
+    read = io.read_parquet
+    monkeypatch.setattr(io, "read_parquet", lambda path: reads.append(path) or read(path))
+    load = Loader(paths)
+    first = load("scale_table")
+    first.loc[:, "v"] = -1.0  # a caller that edits its table in place
+    second = load("scale_table")
+    assert sorted(second["v"]) == [1.0, 2.0]
+    assert sorted(map(str, reads)) == sorted(map(str, paths))  # two calls, one read per file
+    with pytest.raises(FileNotFoundError):  # a missing table is not cached as an empty one
+        load("scale_table", "weights")
+    with pytest.raises(FileNotFoundError):
+        load("scale_table", "weights")
+
+
 def test_markdown_keeps_the_printed_digits(tmp_path):
     table = render.Table(pd.DataFrame({"d_k": [8], "w": [0.4240]}), {"w": "{:.4f}"}, "a note")
     text = render.markdown(table, "Title", "001")

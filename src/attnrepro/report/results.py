@@ -20,21 +20,29 @@ def parse(path):
 
 
 class Loader:
-    """``loader(experiment, table)``: the concatenated cases, with a ``case`` column."""
+    """``loader(experiment, table)``: the concatenated cases, with a ``case`` column.
+
+    Each table is read and verified once per loader, and each call returns a copy of it: the
+    ledger asks for the same tables claim by claim (2,000 reads of 200 files in a small run,
+    40 of its 45 s, before this cache)."""
 
     def __init__(self, paths):
         self._params = {}
+        self._frames = {}
         self.files = defaultdict(list)
         for path in sorted(map(str, paths)):
             experiment, table, case = parse(path)
             self.files[(experiment, table)].append((case, path))
 
     def __call__(self, experiment, table="main"):
-        files = self.files.get((experiment, table))
-        if not files:
-            raise FileNotFoundError(f"no results for {experiment} ({table}) among the inputs")
-        frames = [io.read_parquet(path).assign(case=case) for case, path in files]
-        return pd.concat(frames, ignore_index=True)
+        key = (experiment, table)
+        if key not in self._frames:
+            files = self.files.get(key)
+            if not files:
+                raise FileNotFoundError(f"no results for {experiment} ({table}) among the inputs")
+            frames = [io.read_parquet(path).assign(case=case) for case, path in files]
+            self._frames[key] = pd.concat(frames, ignore_index=True)
+        return self._frames[key].copy()
 
     def params(self, experiment, table="main"):
         """{case: (provenance parameters, path)} of the files behind ``self(experiment, table)``
