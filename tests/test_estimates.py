@@ -333,6 +333,53 @@ def test_a_tiny_attention_map_counts_the_bytes_its_descriptions_say():
                                              (1 * 2 * 3 * 3 * 8 * 8, {"sequence": 2})]
 
 
+# Tiny cases whose every term is worked out by hand from its description (F64 8, F32 4, BOOL 1 and
+# ROW 400 bytes): {experiment: (params, [bytes of each term, every phase, in order])}.
+BY_HAND = {
+    # MultiheadAttention (d = 2) and a copy: 2 x 4 x 2 x 2 float64; 24 x (n, d); mask, inverse, copy
+    "causal_change": ({"n": 3, "d": 2}, [256, 24 * 3 * 2 * 8, 3 * 3 * (8 + 2)]),
+    # the largest T (3): 4 x (3, 3) float64 and a mask from 3 x (3, 3) bool; Q, K, V, output; 1 + 2 rows
+    "causal_timing": ({"T": [2, 3], "d_k": 2, "trials": [1, 2]}, [4 * 9 * 8 + 3 * 9, 4 * 3 * 2 * 8, 3 * 400]),
+    # T = 2 + 3: 4 x 2 layers x (3, 3) float64; 7 x (2 heads, 5, 5) float64 and 3 x (5, 5) bool;
+    # (4 x 2 + 8) x (5, 3) float64
+    "kv_cache": ({"layers": 2, "heads": 2, "d": 3, "prompt": 2, "generated": [1, 3]},
+                 [4 * 2 * 9 * 8, 7 * 2 * 25 * 8 + 3 * 25, 16 * 5 * 3 * 8]),
+    # one layer keeps 4 (heads, T, T): T = 1 + 2
+    "kv_speedup": ({"layers": 1, "heads": 1, "d": 2, "prompt": 1, "generated": 2},
+                   [4 * 1 * 4 * 8, 4 * 1 * 9 * 8 + 3 * 9, 12 * 3 * 2 * 8]),
+    # 2 lengths x (3, 3) rows; scores, before, after (3, 3) float64, the mask and 5 float64 columns
+    "mask_before_after": ({"T": 3, "lengths": [1, 2]}, [2 * 9 * 400, 9 * (3 * 8 + 1 + 5 * 8)]),
+    # 2 x (4d, d) float64; 8 x (h, n, n) float64; 8 x (n, d) float64; 2 x (4d, d + 1) float32
+    "multihead_vs_torch": ({"d": 2, "n": 3, "h": 2}, [2 * 4 * 2 * 2 * 8, 8 * 2 * 9 * 8, 8 * 3 * 2 * 8,
+                                                      2 * 4 * 2 * 3 * 4]),
+    # queries (2, 1, 4) and 2 x (2, 3, 4) float64 at the largest d_k; then 3 x (2, 3, 3) float64
+    "scale_sweep": ({"trials": 2, "n_keys": 3, "d_k": [2, 4]}, [(2 * 3 + 1) * 2 * 4 * 8, 3 * 2 * 9 * 8]),
+    # 8 x (2, 3, 3) float64 and 3 x (3, 3) bool; 6 x (2, 3, 2) float64
+    "sdpa_causal": ({"B": 2, "T": 3, "d_k": 2}, [8 * 2 * 9 * 8 + 3 * 9, 6 * 2 * 3 * 2 * 8]),
+    # Q, K, V of n = 2 and 3; the timing at n = 3; the bootstrap: 3 x (3, 2, 2) float64, 2 x 2 rows
+    "timing_exponent": ({"n": [2, 3], "d_k": 2, "repeats": 2, "bootstrap": 3},
+                        [3 * 5 * 2 * 8, 4 * 9 * 8 + 3 * 9, 4 * 3 * 2 * 8, 3 * 3 * 2 * 2 * 8, 2 * 2 * 400]),
+    # 3 tokens: 4 x (3, 3) float64 and 9 rows; X (3, 2), W 3 x (2, 2), Q, K, V and output (3, 2)
+    "self_attention_tokens": ({"tokens": ["a", "b", "c"], "d_model": 2, "d_k": 2},
+                              [9 * (4 * 8 + 400), (6 + 12 + 24) * 8]),
+    # 8 x (3, 3) float32 and 2 x (3, 3) bool; 8 x (2, 2, 3, 3) float32; 2 x (4 x 2 x 2 + 2 x 2 x 4)
+    # float32; 8 x (2, 3, 2 + 4) float32
+    "torch_modules": ({"n": 3, "d_k": 2, "batch": 2, "tokens": 3, "d_model": 2, "heads": 2, "d_ff": 4},
+                      [8 * 9 * 4 + 2 * 9, 8 * 2 * 2 * 9 * 4, 2 * (16 + 16) * 4, 8 * 2 * 3 * 6 * 4]),
+}
+
+
+@pytest.mark.parametrize("experiment", sorted(BY_HAND))
+def test_each_term_of_a_tiny_case_counts_the_bytes_its_description_says(experiment, monkeypatch):
+    """Every term of every phase, in whole bytes (a count of bytes is an int: a term that divides
+    by a size or a dtype is wrong even where the value happens to agree)."""
+    monkeypatch.setattr(estimates, "largest", lambda *phases: [t for phase in phases for t in phase])
+    params, expected = BY_HAND[experiment]
+    found = [t[0] for t in estimates.ESTIMATES[experiment](params)]
+    assert found == expected
+    assert all(type(nbytes) is int for nbytes in found), found
+
+
 # the arrays', modules' and sizes' names as the code spells them (the decoder's B, h, T and d, the
 # tokens' n); a description's other words are the case's keys and lower-case ones ("a", "x": 4 x (n, n))
 NAMES = {"Q", "K", "V", "X", "W", "W_Q", "W_K", "W_V", "W_O", "PE", "B", "T", "h", "d", "n",
