@@ -1,14 +1,15 @@
 """A cross-section of the small config through workflow/profiles/slurm on a real one-node SLURM cluster.
 
 A cluster on 127.0.0.1 (tests/cluster/localslurm.py: munged, slurmctld, slurmd from Debian's
-`munge` and `slurm-wlm`) runs every `<experiment>_case` job as an sbatch job, submitted by the
-slurm environment's Snakemake (.venv-slurm, `make slurm-env`); a local run of the same config
-in another copy must give the same tables. A second cluster, whose node has a host name of its
-own, runs a long training whose login-side Snakemake is SIGKILLed: the job, which cannot see
-that process, stops by its heartbeat without writing, and a second run completes. Skipped where
-the daemons, root or the slurm environment are missing; CI installs them (.ci/run) and sets
-ATTNREPRO_REQUIRE_ALL=1, under which a missing one fails the tests instead (conftest.missing).
-Alone: `pytest -m slurm`.
+`munge` and `slurm-wlm`), whose node has a host name of its own, runs every `<experiment>_case`
+job as an sbatch job, submitted by the slurm environment's Snakemake (.venv-slurm, `make
+slurm-env`). First a long training whose login-side Snakemake is SIGKILLed: the job, which cannot
+see that process, stops by its heartbeat without writing. Then a second run builds that training
+and a cross-section of the small config, whose tables must equal those of a local run in another
+copy. One cluster and one run for both (a second cluster and run cost 70 s of the suite).
+Skipped where the daemons, root or the slurm environment are missing; CI installs them (.ci/run)
+and sets ATTNREPRO_REQUIRE_ALL=1, under which a missing one fails the tests instead
+(conftest.missing). Alone: `pytest -m slurm`.
 """
 
 import os
@@ -80,43 +81,6 @@ def run(argv, cwd, env, timeout):
     return proc.returncode, log_path.read_text()
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """Bring up the cluster, run the small config through the slurm profile, tear the cluster
-    down whatever happens. (The local run to compare with is conftest's `small_run`.)"""
-    base = tmp_path_factory.mktemp("slurm")
-    cluster = LocalSlurm(base / "cluster")
-    started = time.monotonic()
-    cluster.up()
-    try:
-        bringup = time.monotonic() - started
-        slurm_dir = copy_repo(base / "slurm-run")
-        env = {k: v for k, v in cluster.env.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-        started = time.monotonic()
-        slurm_rc, slurm_log = run(
-            [str(SLURM_PYTHON), "-m", "snakemake", "--workflow-profile", "workflow/profiles/slurm",
-             *TARGETS, "--configfile", "config/small.yaml",
-             # the profile's 40 s suit a busy cluster; this one answers at once
-             "--slurm-init-seconds-before-status-checks", "1"],
-            slurm_dir, env, RUN_TIMEOUT,
-        )
-        slurm_seconds = time.monotonic() - started
-        # every job of the run, as the controller saw it (MinJobAge keeps finished ones)
-        jobs = subprocess.run(
-            ["squeue", "--noheader", "--states=all", "--format=%i|%T|%C|%k"],
-            env=cluster.env, capture_output=True, text=True, timeout=30,
-        ).stdout.splitlines()
-        node_cpus = cluster.cpus
-    finally:
-        daemons = cluster.down()
-    leftovers = cluster.leftovers(daemons)
-    print(f"\nSLURM bring-up {bringup:.1f} s, SLURM run {slurm_seconds:.0f} s, {len(jobs)} sbatch jobs")
-    return SimpleNamespace(
-        slurm_dir=slurm_dir, slurm_rc=slurm_rc, slurm_log=slurm_log, jobs=jobs,
-        node_cpus=node_cpus, daemons=daemons, leftovers=leftovers,
-    )
-
-
 def test_slurm_run_succeeds(runs):
     assert runs.slurm_rc is not None, f"killed after {RUN_TIMEOUT} s:\n{runs.slurm_log[-6000:]}"
     assert runs.slurm_rc == 0, runs.slurm_log[-6000:]
@@ -124,7 +88,8 @@ def test_slurm_run_succeeds(runs):
 
 def test_every_case_ran_as_a_completed_sbatch_job(runs):
     config = small_config()
-    cases = sum(len(plan.cases(e, config)) for e in EXPERIMENTS) + 1  # + the map's training
+    # + the map's training, + the killed run's training (sort-L6-seed0), built again
+    cases = sum(len(plan.cases(e, config)) for e in EXPERIMENTS) + 2
     states = [job.split("|")[1] for job in runs.jobs]
     assert states == ["COMPLETED"] * cases, runs.jobs
 
@@ -215,27 +180,38 @@ def _wait_for(condition, seconds, what):
     raise AssertionError(f"no {what} after {seconds} s")
 
 
+def _jobs(env):
+    """Every job of the cluster, as its controller saw it (MinJobAge keeps finished ones):
+    ``id|state|cpus|comment``."""
+    return subprocess.run(["squeue", "--noheader", "--states=all", "--format=%i|%T|%C|%k"], env=env,
+                          capture_output=True, text=True, timeout=30).stdout.splitlines()
+
+
 @pytest.fixture(scope="module")
-def killed(tmp_path_factory):
+def slurm_runs(tmp_path_factory):
     """The slurm profile runs one long training; once it trains on the node, its Snakemake is
-    SIGKILLed (that process alone: what the job left behind runs on); then, once the job has
-    stopped, a second run of the small config (100 steps) builds the same target."""
-    base = tmp_path_factory.mktemp("slurm-kill")
-    cluster = LocalSlurm(base / "cluster", hostname=NODE_HOST)
+    SIGKILLed (that process alone: what the job left behind runs on). Once the job has stopped, a
+    second run of the small config (100 steps) builds the same training and the cross-section
+    TARGETS. The cluster is torn down whatever happens."""
+    base = tmp_path_factory.mktemp("slurm")
+    slurm = LocalSlurm(base / "cluster", hostname=NODE_HOST)
     started = time.monotonic()
-    cluster.up()
+    slurm.up()
     try:
+        bringup = time.monotonic() - started
         root = copy_repo(base / "run")
         (root / "long.yaml").write_text(LONG)
         cleared = ("PYTHONPATH", "VIRTUAL_ENV", "ATTNREPRO_RUN", heartbeat.HEARTBEAT)
-        env = {k: v for k, v in cluster.env.items() if k not in cleared}
+        env = {k: v for k, v in slurm.env.items() if k not in cleared}
+        # the profile's 40 s before the first status check suit a busy cluster; this one answers at once
         argv = [str(SLURM_PYTHON), "-m", "snakemake", "--workflow-profile", "workflow/profiles/slurm",
-                f"{TRAINING}.parquet", "--slurm-init-seconds-before-status-checks", "1",
-                "--configfile", "config/small.yaml"]
+                "--slurm-init-seconds-before-status-checks", "1", f"{TRAINING}.parquet"]
+        small = ["--configfile", "config/small.yaml"]
         job_log = root / "results/logs/001/train/sort-L6-seed0.log"
         with open(root / "first.log", "w") as out:
-            first = subprocess.Popen([*argv, "long.yaml"], cwd=root, env=env, stdin=subprocess.DEVNULL,
-                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            first = subprocess.Popen([*argv, *small, "long.yaml"], cwd=root, env=env,
+                                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
         try:
             _wait_for(lambda: first.poll() is not None
                       or (job_log.exists() and " step 100/4000 " in job_log.read_text()), 180,
@@ -248,8 +224,7 @@ def killed(tmp_path_factory):
             first.wait()
 
         def job_state():
-            return subprocess.run(["squeue", "--noheader", "--states=all", "--format=%T"], env=cluster.env,
-                                  capture_output=True, text=True, timeout=30).stdout.split()
+            return [job.split("|")[1] for job in _jobs(slurm.env)]
 
         stopped_at = _wait_for(lambda: job_state() and job_state()[0] not in ("RUNNING", "COMPLETING"),
                                heartbeat.STALE_SECONDS + 60, "end of the orphaned job")
@@ -257,16 +232,38 @@ def killed(tmp_path_factory):
         orphan = SimpleNamespace(state=job_state()[0], log=job_log.read_text(),
                                  seconds=stopped_at - killed_at,
                                  files=sorted(p.name for p in data.rglob("*") if p.is_file()))
-        subprocess.run([*argv, "--unlock"], cwd=root, env=env, capture_output=True, timeout=RUN_TIMEOUT)
-        second_rc, second_log = run(argv, root, env, RUN_TIMEOUT)
+        before = _jobs(slurm.env)
+        subprocess.run([*argv, "--unlock", *small], cwd=root, env=env, capture_output=True,
+                       timeout=RUN_TIMEOUT)
+        started = time.monotonic()
+        second_rc, second_log = run([*argv, *TARGETS, *small], root, env, RUN_TIMEOUT)
+        second_seconds = time.monotonic() - started
+        jobs = [job for job in _jobs(slurm.env) if job not in before]  # the second run's
+        node_cpus = slurm.cpus
     finally:
-        cluster.down()
-    seconds = time.monotonic() - started
+        daemons = slurm.down()
     said = STOPPED.search(orphan.log)
-    print(f"\nSLURM kill test {seconds:.0f} s; the orphan stopped {orphan.seconds:.0f} s after the kill: "
-          f"{said.group(0) if said else orphan.log[-500:]}")
+    print(f"\nSLURM bring-up {bringup:.1f} s; the orphan stopped {orphan.seconds:.0f} s after the kill: "
+          f"{said.group(0) if said else orphan.log[-500:]}; second run {second_seconds:.0f} s, "
+          f"{len(jobs)} sbatch jobs")
     return SimpleNamespace(root=root, main_pid=first.pid, orphan=orphan, second_rc=second_rc,
-                           second_log=second_log, seconds=seconds)
+                           second_log=second_log, jobs=jobs, node_cpus=node_cpus, daemons=daemons,
+                           leftovers=slurm.leftovers(daemons))
+
+
+@pytest.fixture(scope="module")
+def runs(slurm_runs):
+    """The second run, on the cluster, of the cross-section (and the killed training)."""
+    both = slurm_runs
+    return SimpleNamespace(slurm_dir=both.root, slurm_rc=both.second_rc, slurm_log=both.second_log,
+                           jobs=both.jobs, node_cpus=both.node_cpus, daemons=both.daemons,
+                           leftovers=both.leftovers)
+
+
+@pytest.fixture(scope="module")
+def killed(slurm_runs):
+    """The killed first run: its orphaned training, then the second run that completes."""
+    return slurm_runs
 
 
 def test_a_job_on_a_node_knows_the_login_side_run_not_its_job_step(killed):
