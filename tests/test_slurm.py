@@ -232,13 +232,13 @@ def slurm_runs(tmp_path_factory):
         orphan = SimpleNamespace(state=job_state()[0], log=job_log.read_text(),
                                  seconds=stopped_at - killed_at,
                                  files=sorted(p.name for p in data.rglob("*") if p.is_file()))
-        before = _jobs(slurm.env)
+        before = {job.split("|")[0] for job in _jobs(slurm.env)}  # ids: the orphan's
         subprocess.run([*argv, "--unlock", *small], cwd=root, env=env, capture_output=True,
                        timeout=RUN_TIMEOUT)
         started = time.monotonic()
         second_rc, second_log = run([*argv, *TARGETS, *small], root, env, RUN_TIMEOUT)
         second_seconds = time.monotonic() - started
-        jobs = [job for job in _jobs(slurm.env) if job not in before]  # the second run's
+        jobs = [job for job in _jobs(slurm.env) if job.split("|")[0] not in before]  # the second run's
         node_cpus = slurm.cpus
     finally:
         daemons = slurm.down()
