@@ -43,10 +43,15 @@ def environment_line(runs):
     return "; ".join(parts)
 
 
+def _seconds(values):
+    """Seconds as the tables print them: one decimal, empty where a listing did not run."""
+    return [f"{s:.1f}" if pd.notna(s) else "" for s in pd.to_numeric(values, errors="coerce")]
+
+
 def markdown(listings, claims, runs):
     summary = evaluate_.summary(listings)
-    shown = listings.assign(seconds=[f"{s:.1f}" if pd.notna(s) else "" for s in
-                                     pd.to_numeric(listings["seconds"], errors="coerce")])
+    summary = summary.assign(seconds=_seconds(summary["seconds"]))
+    shown = listings.assign(seconds=_seconds(listings["seconds"]))
     differing = claims[(claims["article_code"] != "") & (claims["equal"] != True)]  # noqa: E712
     unprinted = claims[claims["article_code"] == ""]
     lines = ["# The articles' own code, run here", "",
