@@ -282,14 +282,16 @@ def test_each_term_declares_the_keys_it_grows_with_to_their_power(default_config
     assert_drivers(experiment, default_config)
 
 
+def every_phase(*phases):
+    """``largest`` replaced: the terms of every phase, in order, not only the largest phase's."""
+    return [t for phase in phases for t in phase]
+
+
 @pytest.mark.parametrize("experiment", sorted(estimates.ESTIMATES))
 def test_every_phase_not_only_the_largest_declares_its_keys_to_their_power(default_config, experiment,
                                                                           monkeypatch):
     """As above, with every phase's terms: a phase that is not the largest at the default values
     can be at others (the training of a long sequence against its parameters table)."""
-    def every_phase(*phases):
-        return [t for phase in phases for t in phase]
-
     for module in (estimates, estimates_decoder):
         monkeypatch.setattr(module, "largest", every_phase)
     assert_drivers(experiment, default_config)
@@ -373,7 +375,7 @@ BY_HAND = {
 def test_each_term_of_a_tiny_case_counts_the_bytes_its_description_says(experiment, monkeypatch):
     """Every term of every phase, in whole bytes (a count of bytes is an int: a term that divides
     by a size or a dtype is wrong even where the value happens to agree)."""
-    monkeypatch.setattr(estimates, "largest", lambda *phases: [t for phase in phases for t in phase])
+    monkeypatch.setattr(estimates, "largest", every_phase)
     params, expected = BY_HAND[experiment]
     found = [t[0] for t in estimates.ESTIMATES[experiment](params)]
     assert found == expected

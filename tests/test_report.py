@@ -31,12 +31,18 @@ def test_parse_case_names_with_dots():
         ("grad_check", "tensors", "post_ln-true_eps-0.0001")
 
 
-def test_loader_reads_exactly_its_inputs(tmp_path):
+def _two_cases(tmp_path):
+    """Two cases of scale_table, a (v = 1.0) and b (v = 2.0), as a run writes them: their paths."""
     paths = []
     for case, value in (("a", 1.0), ("b", 2.0)):
         path = tmp_path / "data" / "001" / "scale_table" / f"{case}.parquet"
         io.write_parquet(pd.DataFrame({"v": [value]}), path, {})
         paths.append(path)
+    return paths
+
+
+def test_loader_reads_exactly_its_inputs(tmp_path):
+    paths = _two_cases(tmp_path)
     io.write_parquet(pd.DataFrame({"v": [9.0]}), tmp_path / "data/001/scale_table/stale.parquet", {})
     frame = Loader(paths)("scale_table")
     assert frame.sort_values("case")[["case", "v"]].values.tolist() == [["a", 1.0], ["b", 2.0]]
@@ -45,11 +51,7 @@ def test_loader_reads_exactly_its_inputs(tmp_path):
 
 
 def test_loader_reads_each_file_once_and_hands_out_copies(tmp_path, monkeypatch):
-    paths = []
-    for case, value in (("a", 1.0), ("b", 2.0)):
-        path = tmp_path / "data" / "001" / "scale_table" / f"{case}.parquet"
-        io.write_parquet(pd.DataFrame({"v": [value]}), path, {})
-        paths.append(path)
+    paths = _two_cases(tmp_path)
     reads = []
     read = io.read_parquet
     monkeypatch.setattr(io, "read_parquet", lambda path: reads.append(path) or read(path))
