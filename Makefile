@@ -83,7 +83,7 @@ $(MUTATION_VENV)/.installed: requirements.lock requirements-mutation.lock pyproj
 	$(MUTATION_VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-# every guard module, or one: `make mutation MODULES=attnrepro.io`
+# every guard module, or one: `make mutation MODULES=attnrepro.run.io`
 mutation: $(MUTATION_VENV)/.installed
 	$(MUTATION_VENV)/bin/python tests/mutation/run.py $(MODULES)
 
@@ -95,5 +95,6 @@ test: $(VENV)/.installed
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests bench
+	$(BIN)/lint-imports
 	$(BIN)/snakemake --lint
 	$(BIN)/snakefmt --check Snakefile workflow

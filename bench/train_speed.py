@@ -13,7 +13,7 @@ article's ``addestra(compito, L, passi=..., seme=...)``; its trainings alternate
 ``--grid`` runs every case of the config's ``train`` section through the command
 line, ``--processes`` at a time, and reports each job's wall time and the total.
 ``--numerics`` chooses the trainings' numerics: ``canonical`` (the default: the pin every
-job applies, attnrepro.canonical), ``native`` (the host's own), or ``paired``: each repeat
+job applies, attnrepro.numerics.canonical), ``native`` (the host's own), or ``paired``: each repeat
 runs both, in alternating order, to measure what the pin costs on this machine.
 Writes ``train_speed.parquet`` and ``train_speed.md`` under ``--out``.
 """
@@ -31,7 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from attnrepro import canonical, threads  # noqa: E402
+from attnrepro.numerics import canonical, threads  # noqa: E402
 
 threads.limit(1)  # before numpy
 NUMERICS = ("canonical", "native", "paired")
@@ -104,8 +104,8 @@ def single(args):
 
 
 def grid(args):
-    from attnrepro import config as cfg
-    from attnrepro import plan
+    from attnrepro.dag import config as cfg
+    from attnrepro.dag import plan
 
     config = cfg.validate(cfg.load(REPO / "config" / "config.yaml"))
     cases = plan.cases("train", config)
@@ -143,7 +143,7 @@ def grid(args):
 def write(rows, out):
     import pandas as pd
 
-    from attnrepro import io, provenance
+    from attnrepro.run import io, provenance
 
     df = pd.DataFrame(rows)
     out.mkdir(parents=True, exist_ok=True)

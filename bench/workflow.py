@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
-# tests/golden/numerics.json: the golden fingerprint, which every job reads (attnrepro.fingerprint)
+# tests/golden/numerics.json: the golden fingerprint, which every job reads (attnrepro.numerics.fingerprint)
 COPIED = ("Snakefile", "workflow", "src", "config", "envs", "tests/golden/numerics.json")
 
 
@@ -44,7 +44,7 @@ def job_seconds(root, cores):
     """Wall seconds of every experiment job, from Snakemake's benchmark files
     (results/benchmarks/<article>/<experiment>/<case>.tsv), and the cores it held."""
     sys.path.insert(0, str(REPO / "src"))
-    from attnrepro import plan
+    from attnrepro.dag import plan
 
     files = sorted((root / "results/benchmarks").rglob("*.tsv"))
     frames = []

@@ -13,8 +13,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from attnrepro import config as cfg  # noqa: E402
-from attnrepro import plan  # noqa: E402
+from attnrepro.dag import config as cfg  # noqa: E402
+from attnrepro.dag import plan  # noqa: E402
 
 # --- tests that need something of the environment (a tool, a cluster, an OpenBLAS kernel) -------
 
@@ -106,7 +106,7 @@ def _subprocesses_under_mutation():
     subprocess.Popen.__init__ = original
 
 
-# tests/golden/numerics.json: the golden fingerprint, which every job reads (attnrepro.fingerprint)
+# tests/golden/numerics.json: the golden fingerprint, which every job reads (attnrepro.numerics.fingerprint)
 COPIED = ("Snakefile", "workflow", "src", "config", "envs", "requirements-article.lock",
           "tests/golden/numerics.json")
 

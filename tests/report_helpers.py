@@ -3,9 +3,10 @@
 import importlib
 import re
 
-from attnrepro import io, plan
-from attnrepro.report import catalog, render
-from attnrepro.report.results import Loader
+from attnrepro.run import io
+from attnrepro.dag import plan
+from attnrepro.report.products import catalog, render
+from attnrepro.report.products.results import Loader
 
 
 def loader(root, results):

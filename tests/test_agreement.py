@@ -1,13 +1,14 @@
 """One number, one value: a claim's table cell reads as the ledger's reproduced value.
 
-The statistics over seeds are computed once (attnrepro.report.statistics) with the article's
+The statistics over seeds are computed once (attnrepro.report.products.statistics) with the article's
 arithmetic; every claim that a table prints names its cell (``printed`` in published.yaml), and
-attnrepro.report.agreement compares the two (the CI gate on the default run, here on the small run)."""
+attnrepro.report.ledger.agreement compares the two (the CI gate on the default run, here on the small run)."""
 
 import pandas as pd
 import pytest
 
-from attnrepro.report import agreement, ledger, render, statistics, tables_decoder
+from attnrepro.report.ledger import agreement, verdicts
+from attnrepro.report.products import render, statistics, tables_decoder
 from conftest import REPO
 from report_helpers import FrameLoad
 
@@ -24,7 +25,7 @@ def _runs():
                          "eval_sequences": 500, "eval_seed": 999})
 
 
-CLAIM = ledger.Claim.from_dict({
+CLAIM = verdicts.Claim.from_dict({
     "id": "001.train.sort-L4.token-mean", "article": "001", "section": "s", "claim": "c",
     "published": "0.995", "class": "stochastic", "location": {"line": 1, "column": 1},
     "source": {"experiment": "train", "where": {"task": "sort", "L": 4, "ablation": "full"},
@@ -43,7 +44,7 @@ def test_the_mean_over_seeds_is_the_articles_numpy_mean_in_seed_order():
     shuffled = pd.DataFrame({"task": "sort", "L": 4, "seed": [2, 1, 0], "x": [0.3, 0.2, 0.1]})
     assert statistics.mean(shuffled["x"]) == 0.19999999999999998  # in the files' order
     assert statistics.over_seeds(shuffled, ["task", "L"], ["x"])["x_mean"].tolist() == [0.20000000000000004]
-    assert ledger.reproduced({"experiment": "e", "column": "x", "reduce": "mean"},
+    assert verdicts.reproduced({"experiment": "e", "column": "x", "reduce": "mean"},
                              FrameLoad({("e", "main"): shuffled}))[0] == 0.20000000000000004
 
 
@@ -51,7 +52,7 @@ def test_the_trainings_table_prints_the_ledgers_digit(tmp_path):
     load = FrameLoad({("train", "main"): _runs()})
     table = tables_decoder.build_train_accuracy(load)
     render.write_table(table, tmp_path / "train_accuracy.md", tmp_path / "train_accuracy.csv")
-    row = ledger.evaluate([CLAIM], load)
+    row = verdicts.evaluate([CLAIM], load)
     assert row["reproduced"].tolist() == ["0.995"]
     assert "| 0.995 " in (tmp_path / "train_accuracy.md").read_text()
     assert agreement.disagreements([CLAIM], row, tmp_path) == []
@@ -68,10 +69,10 @@ def test_a_printed_cell_that_is_not_there_is_a_disagreement_and_a_row_of_another
         tmp_path / "train_accuracy.csv", index=False)
     row = pd.DataFrame({"id": [CLAIM.id], "reproduced": ["0.995"]})
     assert agreement.disagreements([CLAIM], row, tmp_path) == []  # the run's grid holds no L = 4
-    moved = ledger.Claim.from_dict(_as_dict(CLAIM, column="per-token average"))
+    moved = verdicts.Claim.from_dict(_as_dict(CLAIM, column="per-token average"))
     assert agreement.disagreements([moved], row, tmp_path) == [
         f"claim {CLAIM.id}: {tmp_path}/train_accuracy.csv has no column 'per-token average'"]
-    gone = ledger.Claim.from_dict(_as_dict(CLAIM, table="no_such_table"))
+    gone = verdicts.Claim.from_dict(_as_dict(CLAIM, table="no_such_table"))
     assert agreement.disagreements([gone], row, tmp_path) == [
         f"claim {CLAIM.id}: no table {tmp_path}/no_such_table.csv"]
 
@@ -84,13 +85,13 @@ def _as_dict(claim, **printed):
 
 def test_a_printed_entry_names_table_row_and_column():
     with pytest.raises(ValueError, match="printed must be"):
-        ledger.Claim.from_dict({**_as_dict(CLAIM), "printed": {"table": "t", "column": "c"}})
+        verdicts.Claim.from_dict({**_as_dict(CLAIM), "printed": {"table": "t", "column": "c"}})
 
 
 def test_every_printed_claim_names_a_table_of_the_catalog():
-    from attnrepro.report import catalog
+    from attnrepro.report.products import catalog
 
-    claims = ledger.load_claims(REPO / "config/published.yaml")
+    claims = verdicts.load_claims(REPO / "config/published.yaml")
     printed = [c for c in claims if c.printed]
     assert len(printed) >= 390
     tables = {n for n, p in catalog.PRODUCTS.items() if p.kind == "table"}
@@ -99,7 +100,7 @@ def test_every_printed_claim_names_a_table_of_the_catalog():
 
 
 def test_every_printed_claim_of_the_small_run_reads_as_its_ledger(small_run):
-    claims = ledger.load_claims(REPO / "config/published.yaml")
+    claims = verdicts.load_claims(REPO / "config/published.yaml")
     table = pd.read_csv(small_run / "results/ledger.csv", dtype=str, keep_default_na=False)
     assert agreement.disagreements(claims, table, small_run / "results/tables") == []
     checked = [c for c in claims if c.printed and agreement.cell(small_run / "results/tables", c.printed)[0]

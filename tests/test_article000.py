@@ -7,7 +7,7 @@ round-off figures (printed at the 1e-16 level) are asserted below a tolerance.
 import numpy as np
 import pytest
 
-from attnrepro import plan
+from attnrepro.dag import plan
 
 ROUNDOFF = 1e-14
 

@@ -8,7 +8,7 @@ figures (2.22e-16, 4.441e-16) are asserted as round-off, below a tolerance.
 import numpy as np
 import pytest
 
-from attnrepro import plan
+from attnrepro.dag import plan
 
 ROUNDOFF = 1e-14
 

@@ -23,8 +23,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from attnrepro import config as cfg
-from attnrepro.report import editions, editions_text, figures_ledger, ledger
+from attnrepro.dag import config as cfg
+from attnrepro.report.editions import edition as editions
+from attnrepro.evidence import articles
+from attnrepro.report.ledger import overview_figure, verdicts
 
 from conftest import REPO, copy_repo, copy_run, link_articles, missing, planned_jobs, snakemake
 from test_html_report import CHROMIUM, PROBE, console_errors, page_state, render
@@ -39,7 +41,7 @@ EDITED = "000.attention_vs_sdpa.weights.row-0.key-0"  # exact, published 0.367: 
 
 @pytest.fixture(scope="module")
 def claims():
-    return ledger.load_claims(PUBLISHED)
+    return verdicts.load_claims(PUBLISHED)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +50,7 @@ def texts():
     if not ARTICLES.is_dir():
         missing(f"the articles are not in {ARTICLES}")
     return {a: (ARTICLES / name).read_text(encoding="utf-8").split("\n")
-            for a, (name, _) in editions_text.ARTICLES.items()}
+            for a, (name, _) in articles.ARTICLES.items()}
 
 
 # --- where each claim stands ----------------------------------------------------------------------
@@ -85,7 +87,7 @@ def location_problems(claim, lines):
     if "text" in claim.location:  # printed otherwise: the published value is what that text states
         stated = printed_numbers(text)
         try:
-            wanted = set(ledger.published_range(claim.published))
+            wanted = set(verdicts.published_range(claim.published))
         except ValueError:
             wanted = {math.nan}
         if not all(any(math.isclose(w, s, rel_tol=1e-12) for s in stated) for w in wanted):
@@ -109,13 +111,13 @@ def test_the_location_check_catches_a_moved_or_mistyped_claim(claims, texts):
     lines = texts["000"]
     claim = by_id[EDITED]
     assert location_problems(claim, lines) == []
-    moved = ledger.Claim.from_dict({**_as_dict(claim), "location": {**claim.location,
+    moved = verdicts.Claim.from_dict({**_as_dict(claim), "location": {**claim.location,
                                                                   "column": claim.location["column"] + 1}})
-    mistyped = ledger.Claim.from_dict({**_as_dict(claim), "published": "0.368"})
-    inside = ledger.Claim.from_dict({**_as_dict(by_id["000.quadratic_cost.n-512.mib"]), "published": "1"})
+    mistyped = verdicts.Claim.from_dict({**_as_dict(claim), "published": "0.368"})
+    inside = verdicts.Claim.from_dict({**_as_dict(by_id["000.quadratic_cost.n-512.mib"]), "published": "1"})
     words = by_id["000.prose.quadratic_cost.time-per-doubling"]
     assert location_problems(words, lines) == []
-    wrong_word = ledger.Claim.from_dict({**_as_dict(words), "published": "5"})
+    wrong_word = verdicts.Claim.from_dict({**_as_dict(words), "published": "5"})
     for broken in (moved, mistyped, inside, wrong_word):
         assert location_problems(broken, lines), broken.id
 
@@ -137,7 +139,7 @@ def test_a_claim_without_a_valid_location_is_refused(tmp_path, claims):
         entry_now = changed if location is None else {**changed, "location": location}
         path.write_text(yaml.safe_dump({"claims": [entry_now]}))
         with pytest.raises(ValueError, match=error):
-            ledger.load_claims(path)
+            verdicts.load_claims(path)
 
 
 # --- the editions, from a synthetic ledger ----------------------------------------------------------
@@ -178,7 +180,7 @@ class Highlights(HTMLParser):
 def synthetic_ledger(claims):
     """Every claim with a verdict (cycling through all four) and a recognisable reproduced value."""
     return pd.DataFrame([{"id": c.id, "article": c.article, "published": c.published, "class": c.cls,
-                          "verdict": ledger.VERDICTS[i % len(ledger.VERDICTS)], "reproduced": f"R{i}",
+                          "verdict": verdicts.VERDICTS[i % len(verdicts.VERDICTS)], "reproduced": f"R{i}",
                           "reason": f"reason {i}"} for i, c in enumerate(claims)])
 
 
@@ -191,7 +193,7 @@ def test_every_claim_is_highlighted_once_with_its_verdict(claims, texts):
         assert sorted(h["id"] for h in page.found) == sorted(mine["id"])  # each once, none other
         assert collections.Counter(h["verdict"] for h in page.found) == collections.Counter(mine["verdict"])
         computed = mine[mine["class"] != "echo"]  # the bar counts computed claims, the echoes apart
-        assert page.counts == {v: int((computed["verdict"] == v).sum()) for v in ledger.VERDICTS}
+        assert page.counts == {v: int((computed["verdict"] == v).sum()) for v in verdicts.VERDICTS}
         assert page.echoes == int((mine["class"] == "echo").sum())
         reproduced = dict(zip(mine["id"], mine["reproduced"]))
         by_id = {c.id: c for c in claims}
@@ -203,20 +205,20 @@ def test_every_claim_is_highlighted_once_with_its_verdict(claims, texts):
 def test_a_published_value_edited_away_from_the_article_is_marked_and_said(claims, texts):
     """The edition marks the number the article prints at the location, and says it differs from
     published.yaml (the location test above fails on such a claim)."""
-    edited = [ledger.Claim.from_dict({**_as_dict(c), "published": "0.368"}) if c.id == EDITED else c
+    edited = [verdicts.Claim.from_dict({**_as_dict(c), "published": "0.368"}) if c.id == EDITED else c
               for c in claims]
     page = editions.build("000", "\n".join(texts["000"]), edited, synthetic_ledger(edited),
                           cfg.load(REPO / "config" / "config.yaml"))
     (mark,) = [h for h in Highlights(page).found if h["id"] == EDITED]
     assert mark["mark"] == "0.367" and "the article prints 0.367 here, not the published 0.368" in mark["tip"]
-    nowhere = ledger.Claim.from_dict({**_as_dict(edited[0]), "location": {"line": 2, "column": 1}})
+    nowhere = verdicts.Claim.from_dict({**_as_dict(edited[0]), "location": {"line": 2, "column": 1}})
     with pytest.raises(editions.LocationError, match="holds no number"):
         editions.build("000", "\n".join(texts["000"]), [nowhere], synthetic_ledger([nowhere]), {})
 
 
 def test_the_overview_draws_every_numeric_claim_with_its_band(claims):
-    rows = figures_ledger.numeric_rows(synthetic_ledger(claims), claims)
-    numeric = [c for c in claims if figures_ledger._value(c.published) is not None]
+    rows = overview_figure.numeric_rows(synthetic_ledger(claims), claims)
+    numeric = [c for c in claims if overview_figure._value(c.published) is not None]
     assert len(rows) == len(numeric) > 400
     bands = rows.dropna(subset=["band_low"])
     assert set(bands["id"]) == {c.id for c in claims if c.band}
@@ -228,7 +230,7 @@ def test_the_overview_draws_every_numeric_claim_with_its_band(claims):
 @pytest.fixture(scope="module")
 def run(small_run):
     """The small run, with its editions (built by `snakemake`, the articles linked beside it)."""
-    if not all((small_run / editions_text.edition_path(a)).is_file() for a in editions_text.ARTICLES):
+    if not all((small_run / articles.edition_path(a)).is_file() for a in articles.ARTICLES):
         link_articles(small_run)
         proc = snakemake(small_run, "articles")
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -241,15 +243,15 @@ def _ledger(root):
 
 def test_each_edition_of_the_run_highlights_its_claims_by_verdict(run):
     table = _ledger(run)
-    for article in editions_text.ARTICLES:
-        page = Highlights((run / editions_text.edition_path(article)).read_text(encoding="utf-8"))
+    for article in articles.ARTICLES:
+        page = Highlights((run / articles.edition_path(article)).read_text(encoding="utf-8"))
         mine = table[table["article"] == article]
         assert sorted(h["id"] for h in page.found) == sorted(mine["id"])
         assert collections.Counter(h["verdict"] for h in page.found) == collections.Counter(mine["verdict"])
         computed = mine[mine["class"] != "echo"]  # the bar counts computed claims, the echoes apart
-        assert page.counts == {v: int((computed["verdict"] == v).sum()) for v in ledger.VERDICTS}
+        assert page.counts == {v: int((computed["verdict"] == v).sum()) for v in verdicts.VERDICTS}
         assert page.echoes == int((mine["class"] == "echo").sum())
-    svg = (run / editions_text.OVERVIEW).read_text()
+    svg = (run / articles.OVERVIEW).read_text()
     assert svg.lstrip().startswith("<?xml") and "reproduced = published" in svg
 
 
@@ -257,20 +259,20 @@ def test_ledger_md_and_the_index_link_to_the_editions(run):
     table = _ledger(run)
     text = (run / "results/LEDGER.md").read_text()
     links = dict(re.findall(r"\[([^\]]+)\]\((articles/\d{3}\.html#[^)]+)\)", text))
-    assert links == {i: editions_text.edition_link(a, i) for i, a in zip(table["id"], table["article"])}
-    for article in editions_text.ARTICLES:
-        page = (run / editions_text.edition_path(article)).read_text(encoding="utf-8")
+    assert links == {i: articles.edition_link(a, i) for i, a in zip(table["id"], table["article"])}
+    for article in articles.ARTICLES:
+        page = (run / articles.edition_path(article)).read_text(encoding="utf-8")
         ids = set(re.findall(r'<span class="claim[^"]*" id="([^"]+)"', page))
         assert {i for i, href in links.items() if href.startswith(f"articles/{article}.html#")} == ids
     index = (run / "results/README.md").read_text()
-    for path in [*map(editions_text.edition_path, editions_text.ARTICLES), editions_text.OVERVIEW]:
+    for path in [*map(articles.edition_path, articles.ARTICLES), articles.OVERVIEW]:
         assert f"`{path.removeprefix('results/')}`" in index, path
 
 
 def test_editing_a_published_value_changes_the_verdict_in_the_edition(run, tmp_path):
     root = tmp_path / "copy"
     copy_run(run, root)  # only what the edit feeds reruns
-    edition = root / editions_text.edition_path("000")
+    edition = root / articles.edition_path("000")
 
     def verdict():
         (found,) = [h for h in Highlights(edition.read_text(encoding="utf-8")).found if h["id"] == EDITED]
@@ -283,7 +285,7 @@ def test_editing_a_published_value_changes_the_verdict_in_the_edition(run, tmp_p
     assert "published: '0.367'" in lines[at]
     lines[at] = lines[at].replace("published: '0.367'", "published: '0.368'")
     published.write_text("\n".join(lines), encoding="utf-8")
-    proc = snakemake(root, editions_text.edition_path("000"))
+    proc = snakemake(root, articles.edition_path("000"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     after = verdict()
     assert after["verdict"] == "differs"
@@ -329,8 +331,8 @@ def browsed(run, tmp_path_factory):
     """{article: (state the DRIVER recorded, console lines)} of each edition in headless Chromium."""
     folder = tmp_path_factory.mktemp("editions")
     out = {}
-    for article in editions_text.ARTICLES:
-        page = (run / editions_text.edition_path(article)).read_text(encoding="utf-8")
+    for article in articles.ARTICLES:
+        page = (run / articles.edition_path(article)).read_text(encoding="utf-8")
         head, tag, rest = page.partition("<head>")
         body, end, tail = (head + tag + PROBE + rest).rpartition("</body>")
         instrumented = folder / f"{article}.html"
@@ -345,11 +347,12 @@ def test_each_edition_renders_in_a_browser_with_the_ledgers_counts(run, browsed)
     table = _ledger(run)
     for article, (state, console) in browsed.items():
         mine = table[table["article"] == article]
-        expected = {v: int((mine["verdict"] == v).sum()) for v in ledger.VERDICTS}
+        expected = {v: int((mine["verdict"] == v).sum()) for v in verdicts.VERDICTS}
         computed = mine[mine["class"] != "echo"]  # the bar counts computed claims, the echoes apart
         errors = console_errors(console, state)
         assert state["rendered"] and not errors, (article, errors)
-        assert state["counts"] == {v: int((computed["verdict"] == v).sum()) for v in ledger.VERDICTS}, article
+        counts = {v: int((computed["verdict"] == v).sum()) for v in verdicts.VERDICTS}
+        assert state["counts"] == counts, article
         assert state["highlights"] == {v: n for v, n in expected.items() if n}, article  # every claim
         assert state["tabbable"], article
         if any(n for v, n in expected.items() if v != "reproduced"):
@@ -368,25 +371,25 @@ def test_focusing_a_number_shows_its_reproduced_value(run, browsed):
 
 
 def test_an_edition_is_self_contained(run):
-    for article in editions_text.ARTICLES:
-        page = (run / editions_text.edition_path(article)).read_text(encoding="utf-8")
+    for article in articles.ARTICLES:
+        page = (run / articles.edition_path(article)).read_text(encoding="utf-8")
         assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", page), article
         assert not re.search(r"https?://|@import|url\(", page), article
         assert json.dumps(page)  # one file, text
-        assert Path(run / editions_text.edition_path(article)).stat().st_size > 50_000
+        assert Path(run / articles.edition_path(article)).stat().st_size > 50_000
 
 
 def test_every_link_of_an_edition_reaches_a_file_of_the_run(run):
     """The tooltips' links to tables, figures and data files (relative to results/articles/)
     name files that the run wrote: a path built wrong would be a dead link."""
     checked = 0
-    for article in editions_text.ARTICLES:
-        page = (run / editions_text.edition_path(article)).read_text(encoding="utf-8")
+    for article in articles.ARTICLES:
+        page = (run / articles.edition_path(article)).read_text(encoding="utf-8")
         for href in set(re.findall(r'<a href="(\.\./[^"#]+)"', page)):
             target = run / "results/articles" / html.unescape(href)
             assert target.exists(), f"{article}: dead link {href}"
             checked += 1
-    pages = [(run / editions_text.edition_path(a)).read_text() for a in editions_text.ARTICLES]
+    pages = [(run / articles.edition_path(a)).read_text() for a in articles.ARTICLES]
     kinds = {h.split("/")[1] for page in pages for h in re.findall(r'<a href="(\.\./[^"#]+)"', page)}
     assert {"tables", "figures", "data"} <= kinds and checked > 50, (kinds, checked)
 
@@ -394,17 +397,17 @@ def test_every_link_of_an_edition_reaches_a_file_of_the_run(run):
 # --- the articles, identified -----------------------------------------------------------------------
 
 def test_the_recorded_hashes_are_the_articles_and_a_word_changed_is_refused(texts, tmp_path):
-    hashes = editions_text.expected_hashes(PUBLISHED)
-    assert set(hashes) == set(editions_text.ARTICLES)
-    assert editions_text.problems(str(ARTICLES), hashes) == {}
+    hashes = articles.expected_hashes(PUBLISHED)
+    assert set(hashes) == set(articles.ARTICLES)
+    assert articles.problems(str(ARTICLES), hashes) == {}
     folder = tmp_path / "seeds"
     shutil.copytree(ARTICLES, folder)
-    path = folder / editions_text.ARTICLES["001"][0]
+    path = folder / articles.ARTICLES["001"][0]
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace(" derive ", " deduce ", 1), encoding="utf-8")  # one word
-    changed = editions_text.sha256(path)
+    changed = articles.sha256(path)
     assert changed != hashes["001"]
-    assert editions_text.problems(str(folder), hashes) == {"001": (
+    assert articles.problems(str(folder), hashes) == {"001": (
         f"{path}: SHA-256 {changed}, but config/published.yaml records {hashes['001']}: another text than "
         "the one every location was read against")}
     with pytest.raises(editions.LocationError, match=rf"{path}: SHA-256 {changed}, but .* {hashes['001']}"):
@@ -428,9 +431,9 @@ def _config(tmp_path):
 def test_a_missing_articles_folder_is_said_in_the_index_and_the_log(tmp_path):
     from attnrepro.report import index
 
-    unbuilt = editions_text.problems(str(tmp_path / "nowhere"))
-    assert set(unbuilt) == set(editions_text.ARTICLES)
-    assert unbuilt["000"] == (f"{tmp_path}/nowhere/{editions_text.ARTICLES['000'][0]}: not found "
+    unbuilt = articles.problems(str(tmp_path / "nowhere"))
+    assert set(unbuilt) == set(articles.ARTICLES)
+    assert unbuilt["000"] == (f"{tmp_path}/nowhere/{articles.ARTICLES['000'][0]}: not found "
                               f"(no folder {tmp_path}/nowhere; config articles.folder)")
     text = index.lines(cfg.load(REPO / "config/config.yaml"), unbuilt)
     assert f"- `articles/000.html`: not built: {unbuilt['000']}" in text
@@ -448,6 +451,6 @@ def test_the_articles_digests_are_read_from_their_section_alone(tmp_path):
     path = tmp_path / "published.yaml"
     path.write_text("# a comment\nrationales:\n  a: x\narticles:\n# the texts\n  '000': abc\n\n  '001': def\n"
                     "articles_note: not the section\nclaims:\n  - {id: x, articles: {'003': no}}\n")
-    assert editions_text.expected_hashes(path) == {"000": "abc", "001": "def"}
+    assert articles.expected_hashes(path) == {"000": "abc", "001": "def"}
     path.write_text("claims: []\n")
-    assert editions_text.expected_hashes(path) == {}
+    assert articles.expected_hashes(path) == {}

@@ -1,4 +1,4 @@
-"""Canonical numerics (attnrepro.canonical): the same bits whatever the host's environment says."""
+"""Canonical numerics (attnrepro.numerics.canonical): the same bits whatever the host's environment says."""
 
 import concurrent.futures
 import itertools
@@ -12,8 +12,10 @@ import types
 import pandas as pd
 import pytest
 
-from attnrepro import canonical, fingerprint, io
-from attnrepro.report import golden, results
+from attnrepro.numerics import canonical, fingerprint
+from attnrepro.run import io
+from attnrepro.report.ledger import golden
+from attnrepro.report.products import results
 
 from conftest import REPO, not_in_a_mutant
 
@@ -385,14 +387,15 @@ def test_torch_runs_pinned_and_a_native_job_is_marked_in_the_ledger_status(tmp_p
 
 
 def test_the_ledger_marks_each_claim_computed_from_a_non_canonical_file():
-    from attnrepro.report import ledger, ledger_io
+    from attnrepro.report.ledger import verdicts
+    from attnrepro.report import ledger_io
 
     class Load:  # results.Loader's numerics(experiment, table), two experiments
         def numerics(self, experiment, table="main"):
             return "canonical" if experiment == "scale_table" else f"non-canonical: {experiment}.parquet: why"
 
     def claim(id, source):
-        return ledger.Claim(id=id, article="001", section="s", claim="c", published="1", cls="exact",
+        return verdicts.Claim(id=id, article="001", section="s", claim="c", published="1", cls="exact",
                             source=source)
 
     claims = [claim("a", {"experiment": "scale_table", "column": "x"}),
@@ -427,7 +430,7 @@ def test_a_table_and_a_figure_from_a_native_file_say_so(tmp_path):
 
 NOT_TAKEN = """
 import json, os
-from attnrepro import canonical
+from attnrepro.numerics import canonical
 state = canonical.apply(canonical.SETTING)
 os.environ["OPENBLAS_CORETYPE"] = "Sandybridge"  # after the pin, before NumPy loads
 import numpy
@@ -446,7 +449,8 @@ def test_a_pin_that_did_not_take_effect_makes_the_record_non_canonical():
 
 SHIFTED_EXP = """
 import sys
-from attnrepro import cli, fingerprint
+from attnrepro import cli
+from attnrepro.numerics import fingerprint
 
 unshifted = fingerprint.inputs
 

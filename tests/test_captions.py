@@ -18,9 +18,10 @@ import pytest
 import yaml
 from docutils.core import publish_parts
 
-from attnrepro import config as cfg
-from attnrepro import plan
-from attnrepro.report import catalog, index
+from attnrepro.dag import config as cfg
+from attnrepro.dag import plan
+from attnrepro.report.products import catalog
+from attnrepro.report import index
 
 from conftest import REPO, small_config
 

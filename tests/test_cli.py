@@ -14,8 +14,9 @@ import sys
 
 import pytest
 
-from attnrepro import cli, plan
-from attnrepro import config as cfg
+from attnrepro import cli
+from attnrepro.dag import plan
+from attnrepro.dag import config as cfg
 
 from conftest import REPO
 
@@ -36,7 +37,7 @@ def attnrepro(tmp_path, *args):
 
 
 def main_table(path):
-    from attnrepro import io
+    from attnrepro.run import io
 
     return io.read_parquet(path).iloc[0]
 
@@ -189,7 +190,7 @@ def test_run_with_config_after_the_subcommand(tmp_path):
 
 
 def test_a_key_given_twice_in_a_set_value_is_refused():
-    from attnrepro import yamlfile
+    from attnrepro.dag import yamlfile
 
     with pytest.raises(yamlfile.DuplicateKey, match=r"--set ablations, line 1: key a.lr given twice"):
         overridden("train", "ablations={a: {lr: 0.1, lr: 0.2}}")

@@ -1,6 +1,6 @@
 """Code inputs that mean what the README promises: editing a module reruns the jobs that run it.
 
-A job's code inputs are the files its entry module (attnrepro.job, attnrepro.report.job) and the
+A job's code inputs are the files its entry module (attnrepro.experiments.job, attnrepro.report.job) and the
 modules it runs import. The modules that Snakemake reads to build the DAG (the plan, the catalog,
 the config) and those a job never runs (the archive's for every other job, the evidence's when it
 is switched off) must not be among them.
@@ -11,13 +11,15 @@ import re
 
 import pytest
 
-from attnrepro import deps, fingerprint, layout, plan
+from attnrepro.dag import code_inputs, plan
+from attnrepro.numerics import fingerprint
+from attnrepro import paths as layout
 
 from conftest import REPO, copy_repo, copy_run, planned_jobs, small_config, snakemake
 
 # file -> the rules of the small run (targets all and archive) that declare it: the jobs that run it.
 # The annotated editions (edition_<article>, workflow/rules/articles.smk) read the plan, the catalog
-# and the config (attnrepro.report.editions), where the articles are found: see _expected.
+# and the config (attnrepro.report.editions.edition), where the articles are found: see _expected.
 READ_BY_EDITIONS = {"src/attnrepro/plan.py", "src/attnrepro/report/catalog.py", "src/attnrepro/config.py",
                     "src/attnrepro/evidence/sweep_plan.py"}
 EXPECTED = {
@@ -70,7 +72,8 @@ def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_ru
     cases = {rule for rule in rules if rule.endswith("_case")}
     for rule in cases:  # every experiment job declares its entry and what it imports, and no more
         assert "src/attnrepro/job.py" in rules[rule] and "src/attnrepro/io.py" in rules[rule], rule
-        assert fingerprint.GOLDEN in rules[rule], rule  # read by canonical.check (attnrepro.fingerprint)
+        # read by canonical.check (attnrepro.numerics.fingerprint)
+        assert fingerprint.GOLDEN in rules[rule], rule
     assert _declaring(rules, "src/attnrepro/experiments/scale_table.py") == {"scale_table_case"}
     report_jobs = {r for r in rules if r.startswith(("table_", "figure_"))} | {"ledger", "seeds", "index"}
     assert all("src/attnrepro/report/job.py" in rules[r] for r in report_jobs)
@@ -96,13 +99,14 @@ def test_a_data_file_that_a_module_reads_is_a_code_input_of_every_job_importing_
     (package / "__init__.py").write_text("")
     (package / "entry.py").write_text("from attnrepro import reader\n")
     (package / "reader.py").write_text('READS = ("tests/golden/x.json", "config/y.yaml")\n')
-    assert deps.source_files("attnrepro.entry", src=tmp_path / "src") == [
+    assert code_inputs.source_files("attnrepro.entry", src=tmp_path / "src") == [
         "config/y.yaml", "src/attnrepro/__init__.py", "src/attnrepro/entry.py", "src/attnrepro/reader.py",
         "tests/golden/x.json"]
     (package / "named.py").write_text('PATH = "x.json"\nREADS = (PATH,)\n')
     with pytest.raises(ValueError, match="named.py: READS must be a tuple of string literals"):
-        deps.source_files("attnrepro.named", src=tmp_path / "src")
-    assert fingerprint.GOLDEN in deps.source_files("attnrepro.job")  # canonical.check reads it
+        code_inputs.source_files("attnrepro.named", src=tmp_path / "src")
+    # canonical.check reads it
+    assert fingerprint.GOLDEN in code_inputs.source_files("attnrepro.experiments.job")
 
 
 def test_editing_the_plan_the_catalog_or_the_archive_reruns_only_the_jobs_that_run_them(small_run, tmp_path):
@@ -129,18 +133,19 @@ def test_the_report_layer_imports_nothing_from_the_model():
         for folder in ("report", "evidence")
         for p in sorted((REPO / "src/attnrepro" / folder).glob("*.py"))
     ]
-    assert "attnrepro.report.tables_decoder" in modules and "attnrepro.evidence.seeds_render" in modules
-    imported = {m: [f for f in deps.source_files(m) if "/model/" in f or "/experiments/" in f]
+    assert "attnrepro.report.products.tables_decoder" in modules
+    assert "attnrepro.report.evidence.seeds_render" in modules
+    imported = {m: [f for f in code_inputs.source_files(m) if "/model/" in f or "/experiments/" in f]
                 for m in modules}
     assert {m: files for m, files in imported.items() if files} == {}
 
 
 def test_a_results_path_says_what_it_holds_without_the_plan():
-    """attnrepro.layout (what the jobs use) agrees with plan.parse_output on every file of the
+    """attnrepro.paths (what the jobs use) agrees with plan.parse_output on every file of the
     shipped configs, the numerics sweep's included."""
     import yaml
 
-    from attnrepro.evidence import sweep_plan
+    from attnrepro.dag import sweep_plan
 
     configs = [small_config()]
     default = yaml.safe_load((REPO / "config/config.yaml").read_text())

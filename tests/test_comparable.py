@@ -1,19 +1,19 @@
 """A run under another config says what it compares: a claim computed with other parameters than
 the article's, or whose row the config left out, is "other parameters", naming its keys
-(attnrepro.report.comparable); never "differs" or "missing"."""
+(attnrepro.report.ledger.comparable); never "differs" or "missing"."""
 
 import types
 
 import pandas as pd
 
-from attnrepro import config as cfg
-from attnrepro.report import comparable, ledger
+from attnrepro.dag import config as cfg
+from attnrepro.report.ledger import comparable, verdicts
 from conftest import REPO, copy_run, snakemake
 from report_helpers import FrameLoad
 
 
 def _claim(id, source, published="0.5"):
-    return ledger.Claim.from_dict({"id": id, "article": "000", "section": "s", "claim": "c",
+    return verdicts.Claim.from_dict({"id": id, "article": "000", "section": "s", "claim": "c",
                                    "published": published, "class": "exact", "source": source,
                                    "location": {"line": 1, "column": 1}})
 
@@ -31,7 +31,7 @@ ARTICLE = comparable.Article(params={"scale_sweep": {"default": {"seed": 1, "tri
 
 
 def test_other_parameters_name_each_key_with_both_values_and_a_left_out_row_its_key():
-    table = ledger.evaluate([SWEEP, COST], LOAD, article=ARTICLE).set_index("id")
+    table = verdicts.evaluate([SWEEP, COST], LOAD, article=ARTICLE).set_index("id")
     assert table.loc[SWEEP.id, "verdict"] == "other parameters"
     assert table.loc[SWEEP.id, "reproduced"] == "0.5"  # shown, not compared
     assert table.loc[SWEEP.id, "reason"] == ("computed with other parameters than the article's: "
@@ -43,12 +43,12 @@ def test_other_parameters_name_each_key_with_both_values_and_a_left_out_row_its_
 
 def test_a_claim_with_the_articles_parameters_is_judged_as_ever():
     same = comparable.Article(params={"scale_sweep": {"default": {"seed": 1, "trials": 200}}})
-    assert ledger.evaluate([SWEEP], LOAD, article=same)["verdict"].tolist() == ["reproduced"]
-    assert ledger.evaluate([SWEEP], LOAD)["verdict"].tolist() == ["reproduced"]  # no article: as before
-    assert ledger.evaluate([COST], LOAD, article=same)["verdict"].tolist() == ["missing"]  # no key names it
+    assert verdicts.evaluate([SWEEP], LOAD, article=same)["verdict"].tolist() == ["reproduced"]
+    assert verdicts.evaluate([SWEEP], LOAD)["verdict"].tolist() == ["reproduced"]  # no article: as before
+    assert verdicts.evaluate([COST], LOAD, article=same)["verdict"].tolist() == ["missing"]  # no key names it
     unplanned = comparable.Article(params={})
     assert ("scale_sweep case default is not one of the article's"
-            in ledger.evaluate([SWEEP], LOAD, article=unplanned)["reason"].iloc[0])
+            in verdicts.evaluate([SWEEP], LOAD, article=unplanned)["reason"].iloc[0])
 
 
 def test_a_value_of_other_parameters_is_shown_as_the_article_prints_it():
@@ -57,13 +57,13 @@ def test_a_value_of_other_parameters_is_shown_as_the_article_prints_it():
                                                        "acc": [0.99, 0.97, 0.9449]})},
                      params={"default": {"steps": 400}})
     article = comparable.Article(params={"train": {"default": {"steps": 2500}}})
-    rows = ledger.Claim.from_dict({"id": "rows", "article": "000", "section": "s", "claim": "c",
+    rows = verdicts.Claim.from_dict({"id": "rows", "article": "000", "section": "s", "claim": "c",
                                    "published": "95-99%", "class": "stochastic",
                                    "source": {"experiment": "train", "column": "acc", "reduce": "mean",
                                               "per": "L"}})
     printed = _claim("printed", {"experiment": "train", "where": {"L": 6}, "column": "acc"}, "0.54")
     printed.decimals = 3
-    table = ledger.evaluate([rows, printed], load, article=article).set_index("id")
+    table = verdicts.evaluate([rows, printed], load, article=article).set_index("id")
     assert table["reproduced"].to_dict() == {"rows": "94-98%", "printed": "0.945"}
     assert table["verdict"].eq("other parameters").all()
     assert table["reason"].eq("computed with other parameters than the article's: train.steps = 400; "
@@ -71,9 +71,9 @@ def test_a_value_of_other_parameters_is_shown_as_the_article_prints_it():
 
 
 def test_the_gate_refuses_a_claim_that_is_not_comparable():
-    from attnrepro.report import golden
+    from attnrepro.report.ledger import golden
 
-    table = ledger.evaluate([SWEEP], LOAD, article=ARTICLE).assign(numerics="canonical")
+    table = verdicts.evaluate([SWEEP], LOAD, article=ARTICLE).assign(numerics="canonical")
     assert golden.ledger_problems(table) == [
         "claim 000.sweep.std: not comparable with the article (computed with other parameters than the "
         "article's: scale_sweep.trials = 200; the article: 4000)"]
@@ -81,7 +81,7 @@ def test_the_gate_refuses_a_claim_that_is_not_comparable():
 
 def _upstream(experiment):
     """The experiments whose results ``experiment`` reads (the attention map: train's model)."""
-    from attnrepro import plan
+    from attnrepro.dag import plan
 
     paths = plan.input_paths(experiment, cfg.load(REPO / "config/config.yaml")).values()
     return {plan.parse_output(p)[0] for p in paths}
@@ -90,7 +90,7 @@ def _upstream(experiment):
 def _sections():
     """The experiments whose sections config/small.yaml changes, and those reading their results."""
     small, article = cfg.load(REPO / "config/small.yaml"), cfg.load(REPO / "config/config.yaml")
-    from attnrepro import plan
+    from attnrepro.dag import plan
 
     changed = {s for s in plan.EXPERIMENTS
                if s in small and any(article[s].get(k) != v for k, v in small[s].items())}
@@ -102,7 +102,7 @@ def _ledger(root):
 
 
 def test_the_small_run_judges_no_claim_of_other_parameters_as_differs_or_missing(small_run):
-    claims = {c.id: c for c in ledger.load_claims(REPO / "config/published.yaml")}
+    claims = {c.id: c for c in verdicts.load_claims(REPO / "config/published.yaml")}
     table = _ledger(small_run)
     changed = _sections()
     assert changed >= {"scale_sweep", "train", "quadratic_cost", "attention_map"}
@@ -123,7 +123,7 @@ def test_the_small_run_judges_no_claim_of_other_parameters_as_differs_or_missing
 
 
 def test_claims_of_experiments_the_small_config_leaves_alone_are_judged_as_in_the_default_run(small_run):
-    claims = {c.id: c for c in ledger.load_claims(REPO / "config/published.yaml")}
+    claims = {c.id: c for c in verdicts.load_claims(REPO / "config/published.yaml")}
     golden = pd.read_csv(REPO / "tests/golden/ledger.csv", dtype=str, keep_default_na=False).set_index("id")
     table = _ledger(small_run)
     changed = _sections()
@@ -143,7 +143,7 @@ def test_an_override_of_one_key_turns_exactly_its_experiments_claims_into_other_
     proc = snakemake(root, "results/ledger.csv", configfile="config/small.yaml one.yaml")
     assert proc.returncode == 0, proc.stderr[-3000:]
     after = _ledger(root)
-    claims = {c.id: c for c in ledger.load_claims(REPO / "config/published.yaml")}
+    claims = {c.id: c for c in verdicts.load_claims(REPO / "config/published.yaml")}
     moved = after.index[after["verdict"] != before["verdict"]]
     mine = [i for i in after.index if claims[i].source["experiment"] == "self_attention_tokens"]
     assert set(moved) <= set(mine) and len(moved) > 10

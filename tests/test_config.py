@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from attnrepro import config as cfg
+from attnrepro.dag import config as cfg
 
 from conftest import REPO
 
@@ -130,7 +130,7 @@ def test_a_pattern_ends_at_the_end_of_the_string_not_before_a_final_newline(defa
 # ---- output file names that the file system takes, temporaries included --------------------
 
 def test_the_temporary_names_length_is_the_one_io_writes(tmp_path):
-    from attnrepro import io
+    from attnrepro.run import io
 
     tmp = io.temporary_beside(tmp_path / "x.parquet")
     tmp.unlink()
@@ -168,11 +168,11 @@ def test_a_key_given_twice_in_a_config_file_is_refused_naming_file_line_and_key(
 
 
 def test_a_key_given_twice_in_published_yaml_is_refused(tmp_path):
-    from attnrepro.report import ledger
+    from attnrepro.report.ledger import verdicts
 
     path = tmp_path / "published.yaml"
     path.write_text((REPO / "config/published.yaml").read_text().replace(
         "class: exact,", "class: exact, class: round-off,", 1))
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "class: round-off," in text)
     with pytest.raises(ValueError, match=rf"line {line}: key claims\[\d+\]\.class given twice"):
-        ledger.load_claims(path)
+        verdicts.load_claims(path)

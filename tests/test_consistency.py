@@ -2,7 +2,7 @@
 
 A seed distribution of 100-step trainings must not judge a run's 60-step ones; a sweep of other
 sizes must not be cited for the run's cases; by hand, `python -m attnrepro.report` checks its
-inputs against a config as a rule does (attnrepro.report.consistency, attnrepro.report.cli)."""
+inputs against a config as a rule does (attnrepro.report.ledger.consistency, attnrepro.report.cli)."""
 
 import os
 import subprocess
@@ -11,17 +11,19 @@ import sys
 import pandas as pd
 import pytest
 
-from attnrepro import io, plan
-from attnrepro.evidence import numerics_evaluate, seeds_evaluate
-from attnrepro.report import consistency, ledger, ledger_io
-from attnrepro.report.results import Loader
+from attnrepro.run import io
+from attnrepro.dag import plan
+from attnrepro.report.evidence import numerics_evaluate, seeds_evaluate
+from attnrepro.report.ledger import consistency, verdicts
+from attnrepro.report import ledger_io
+from attnrepro.report.products.results import Loader
 from conftest import REPO
 
 TRAIN = {"task": "sort", "L": 4, "ablation": "full", "steps": 60, "lr": 0.003}
 
 
 def _claim(**source):
-    return ledger.Claim.from_dict({
+    return verdicts.Claim.from_dict({
         "id": "t.mean", "article": "001", "section": "s", "claim": "c", "published": "0.99",
         "class": "stochastic", "location": {"line": 1, "column": 1},
         "source": {"experiment": "train", "column": "acc", "reduce": "mean",

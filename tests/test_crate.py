@@ -13,7 +13,8 @@ import yaml
 
 import crate_validation
 from conftest import REPO
-from attnrepro import crate, crate_entities, crate_jobs, io, verify, verify_crate
+from attnrepro.archive import crate, crate_entities, crate_jobs, verify, verify_crate
+from attnrepro.run import io
 
 RUNCRATE = REPO / ".venv-runcrate" / "bin" / "runcrate"  # make crate-env
 
@@ -142,7 +143,7 @@ def _ids(value):
 
 def _snakemake_jobs(run, archived_files):
     """{(rule, job hash): outputs} of every job that wrote an archived file, read from
-    .snakemake/metadata independently of attnrepro.crate_jobs."""
+    .snakemake/metadata independently of attnrepro.archive.crate_jobs."""
     jobs = {}
     root = run / ".snakemake" / "metadata"
     for path in root.rglob("*"):

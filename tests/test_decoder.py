@@ -8,11 +8,11 @@ import sys
 import numpy as np
 import pytest
 
-from attnrepro import canonical
+from attnrepro.numerics import canonical
 from attnrepro.model import params as model_params
 from attnrepro.model import tasks
 from attnrepro.model.decoder import Arch, forward, loss_and_grads
-from attnrepro.report import formats
+from attnrepro.report.products import formats
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -74,7 +74,7 @@ def test_finite_difference_check_at_small_eps_is_roundoff(run_case, case):
 
 
 def _run_in_readme_numerics(experiment, case):
-    """One case in the canonical numerics (attnrepro.canonical), which are those of the machine kind
+    """One case in the canonical numerics (attnrepro.numerics.canonical), which are those of the machine kind
     of shared/seeds/README.md: an AVX2 host (OpenBLAS's Haswell kernel, numpy without AVX-512)."""
     env = {**os.environ, "PYTHONPATH": os.path.join(REPO, "src"), "OMP_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1"}

@@ -1,4 +1,4 @@
-"""Every experiment's estimated peak memory (attnrepro.estimates) against its measured peak.
+"""Every experiment's estimated peak memory (attnrepro.resources.memory) against its measured peak.
 
 Method: the resident memory that ``run(params)`` adds at its peak (VmHWM - VmRSS), each case
 in a child process forked after the imports and a warm-up run (tests/memory_probe.py, one
@@ -31,8 +31,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnrepro import estimates, estimates_decoder, io, plan, preflight
-from attnrepro.estimates_decoder import parameter_count
+from attnrepro.resources import memory, memory_decoder
+from attnrepro.run import io
+from attnrepro.dag import plan, preflight
+from attnrepro.resources.memory_decoder import parameter_count
 from attnrepro.experiments.train import _long_parameters
 from attnrepro.model.params import count, init_params
 
@@ -222,7 +224,7 @@ def measured(request, default_config, tmp_path_factory):
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_the_estimate_is_within_its_stated_bounds_of_the_measured_peak(measured, case):
     params, peak = measured[id(case)]
-    estimate = estimates.estimate(case.experiment, params)
+    estimate = memory.estimate(case.experiment, params)
     ratio = estimate / peak
     assert case.low <= ratio <= case.high, (
         f"estimate {estimate / MIB:.1f} MiB, measured {peak / MIB:.1f} MiB: ratio {ratio:.2f}")
@@ -233,8 +235,8 @@ def test_formula_inputs_allocate_nothing(measured, case):
     """exercises computes with its sizes and never allocates them: its estimate is the
     allowance alone, and it uses a small part of it at sizes that would need terabytes."""
     params, peak = measured[id(case)]
-    assert estimates.estimate("exercises", params) == estimates.ALLOWANCE
-    assert peak < estimates.ALLOWANCE / 8, peak
+    assert memory.estimate("exercises", params) == memory.ALLOWANCE
+    assert peak < memory.ALLOWANCE / 8, peak
 
 
 # --- each term's keys and description, as the pre-flight reports them (in-process) -----------
@@ -261,7 +263,7 @@ def growths(experiment, config):
     params = first_case(experiment, config)
     for key, value in params.items():
         if scaled(value, HUGE) is not None:
-            yield key, *(estimates.terms(experiment, {**params, key: scaled(value, factor)})
+            yield key, *(memory.terms(experiment, {**params, key: scaled(value, factor)})
                          for factor in (HUGE, 2 * HUGE))
 
 
@@ -274,7 +276,7 @@ def assert_drivers(experiment, config):
             assert power == pytest.approx(drivers.get(key, 0), abs=0.05), (key, what, drivers)
 
 
-@pytest.mark.parametrize("experiment", sorted(estimates.ESTIMATES))
+@pytest.mark.parametrize("experiment", sorted(memory.ESTIMATES))
 def test_each_term_declares_the_keys_it_grows_with_to_their_power(default_config, experiment):
     """The pre-flight names the key whose value, to its power in the largest term, is the largest
     factor (the key a user must change). So a term's drivers must be every key it grows with, each
@@ -287,12 +289,12 @@ def every_phase(*phases):
     return [t for phase in phases for t in phase]
 
 
-@pytest.mark.parametrize("experiment", sorted(estimates.ESTIMATES))
+@pytest.mark.parametrize("experiment", sorted(memory.ESTIMATES))
 def test_every_phase_not_only_the_largest_declares_its_keys_to_their_power(default_config, experiment,
                                                                           monkeypatch):
     """As above, with every phase's terms: a phase that is not the largest at the default values
     can be at others (the training of a long sequence against its parameters table)."""
-    for module in (estimates, estimates_decoder):
+    for module in (memory, memory_decoder):
         monkeypatch.setattr(module, "largest", every_phase)
     assert_drivers(experiment, default_config)
 
@@ -302,9 +304,9 @@ def test_each_phase_of_a_tiny_training_counts_the_bytes_its_descriptions_say(mon
     a decoder of width 1: alphabet 1 (vocabulary 2), L = 1 (T = 2, positions 3), batch 2,
     eval_sequences 3. Its tensors: (2 + 3) x 1 embeddings and positions, 4 + 2 + 9 + 1 per layer,
     (1 + 1) x 2 output, 2 final norm: 27."""
-    monkeypatch.setattr(estimates_decoder, "largest", lambda *phases: list(phases))
+    monkeypatch.setattr(memory_decoder, "largest", lambda *phases: list(phases))
     p = {"L": 1, "d": 1, "heads": 1, "layers": 1, "d_ff": 1, "alphabet": 1, "batch": 2, "eval_sequences": 3}
-    training, evaluation, table = estimates_decoder.train(p)
+    training, evaluation, table = memory_decoder.train(p)
     tensors = 27
     assert [t[0] for t in training] == [
         12 * tensors * 8,  # 12 copies float64
@@ -316,12 +318,12 @@ def test_each_phase_of_a_tiny_training_counts_the_bytes_its_descriptions_say(mon
         (1 + 4) * 3 * 1 * 2 * 2 * 8,  # no backward: 4 transients
         1 * (12 * 3 * 2 * 1 + 4 * 3 * 2 * 1) * 8,
         5 * 3 * 2 * 2 * 8]
-    assert [t[0] for t in table] == [tensors * (8 + estimates_decoder.TABLE_BUILT)]
+    assert [t[0] for t in table] == [tensors * (8 + memory_decoder.TABLE_BUILT)]
 
 
 def test_the_largest_tensor_may_be_the_positions():
-    assert estimates_decoder._largest_tensor(vocab=2, d=2, d_ff=2, t_max=10) == 20  # P: (t_max, d)
-    assert estimates_decoder._largest_tensor(vocab=30, d=2, d_ff=2, t_max=10) == 60  # E: (vocab, d)
+    assert memory_decoder._largest_tensor(vocab=2, d=2, d_ff=2, t_max=10) == 20  # P: (t_max, d)
+    assert memory_decoder._largest_tensor(vocab=30, d=2, d_ff=2, t_max=10) == 60  # E: (vocab, d)
 
 
 def test_a_tiny_attention_map_counts_the_bytes_its_descriptions_say():
@@ -330,8 +332,8 @@ def test_a_tiny_attention_map_counts_the_bytes_its_descriptions_say():
     a sequence of 3: 1 x 2 x 3 x 3 rows, 8 float64 each."""
     trained = {"L": 2, "d": 1, "heads": 2, "layers": 1, "d_ff": 1, "alphabet": 1}
     case = {"sequence": [1, 2, 3], "run": "sort-L2-seed0", "trained": trained}
-    terms = estimates_decoder.attention_map(case)
-    assert [(t[0], t[2]) for t in terms] == [(29 * estimates_decoder.TABLE_READ, {"run": 1}),
+    terms = memory_decoder.attention_map(case)
+    assert [(t[0], t[2]) for t in terms] == [(29 * memory_decoder.TABLE_READ, {"run": 1}),
                                              (1 * 2 * 3 * 3 * 8 * 8, {"sequence": 2})]
 
 
@@ -375,9 +377,9 @@ BY_HAND = {
 def test_each_term_of_a_tiny_case_counts_the_bytes_its_description_says(experiment, monkeypatch):
     """Every term of every phase, in whole bytes (a count of bytes is an int: a term that divides
     by a size or a dtype is wrong even where the value happens to agree)."""
-    monkeypatch.setattr(estimates, "largest", every_phase)
+    monkeypatch.setattr(memory, "largest", every_phase)
     params, expected = BY_HAND[experiment]
-    found = [t[0] for t in estimates.ESTIMATES[experiment](params)]
+    found = [t[0] for t in memory.ESTIMATES[experiment](params)]
     assert found == expected
     assert all(type(nbytes) is int for nbytes in found), found
 
@@ -401,13 +403,13 @@ def misspelled(what, params, arrays=True):
     return wrong + ([] if MADE_OF.search(what) or not arrays else ["no dtype"])
 
 
-@pytest.mark.parametrize("experiment", sorted(estimates.ESTIMATES))
+@pytest.mark.parametrize("experiment", sorted(memory.ESTIMATES))
 def test_each_description_names_its_arrays_in_the_codes_spelling_and_their_dtype(default_config, experiment):
     """The refusal shows the largest term's description ("scores, shifted scores, exponentials,
     weights: 4 x (B, T, T) float64"): a user reads its shapes in the config's keys, its arrays
     named as the code names them, and their dtype. Every term of every phase the sizes reach."""
     params = first_case(experiment, default_config)
-    seen = {what: bool(drivers) for _, what, drivers in estimates.terms(experiment, params)}
+    seen = {what: bool(drivers) for _, what, drivers in memory.terms(experiment, params)}
     for _, terms, _ in growths(experiment, default_config):
         seen.update({what: bool(drivers) for _, what, drivers in terms})
     for what, arrays in seen.items():  # the allowance aside, which no key drives: arrays

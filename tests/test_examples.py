@@ -184,7 +184,7 @@ def expand(words, cwd):
 
 def needed_experiments(cmd):
     """The experiments whose results the command reads (results/data/<article>/<experiment>/)."""
-    from attnrepro import plan
+    from attnrepro.dag import plan
 
     return {m.group(1) for w in cmd.split() if (m := RESULTS.match(w)) and m.group(1) in plan.EXPERIMENTS}
 

@@ -1,4 +1,5 @@
-"""The fingerprint of the transcendental functions (attnrepro.fingerprint): what it covers, what it says."""
+"""The fingerprint of the transcendental functions (attnrepro.numerics.fingerprint): what it covers,
+what it says."""
 
 import os
 import platform
@@ -6,7 +7,7 @@ import re
 
 import pytest
 
-from attnrepro import fingerprint
+from attnrepro.numerics import fingerprint
 
 from conftest import REPO
 

@@ -1,4 +1,4 @@
-"""The CI gate (attnrepro.report.golden): each rule fails it on its own, and the golden files pass."""
+"""The CI gate (attnrepro.report.ledger.golden): each rule fails it on its own, and the golden files pass."""
 
 import json
 import os
@@ -7,8 +7,10 @@ import shutil
 import pandas as pd
 import pytest
 
-from attnrepro import fingerprint, io
-from attnrepro.report import cli, golden
+from attnrepro.numerics import fingerprint
+from attnrepro.run import io
+from attnrepro.report import cli
+from attnrepro.report.ledger import golden
 
 from conftest import REPO
 
@@ -177,7 +179,7 @@ def test_the_committed_golden_files_are_complete():
     """tests/golden holds the default run: every claim of config/published.yaml that is not
     machine-bound, and the seeds README's sort rows digit for digit (the canonical numerics are
     those of an AVX2 host, where the article's own code gives that table: shared/seeds/README.md)."""
-    from attnrepro.report import ledger
+    from attnrepro.report.ledger import verdicts as ledger
 
     claims = ledger.load_claims(REPO / "config" / "published.yaml")
     kept = golden.read_ledger(REPO / "tests" / "golden" / golden.LEDGER_FILE).set_index("id")

@@ -12,12 +12,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnrepro import heartbeat, io, jobs
+from attnrepro.run import heartbeat, io, ownership
 from conftest import copy_repo, snakemake
 
 TOKEN = "4242:777:boot-a@login1"
 OTHER = "4343:999:boot-a@login1"  # a newer run in the same directory
-ELSEWHERE = jobs.Run(4242, 777, "boot-a", "login1")  # a run this job cannot see: another host
+ELSEWHERE = ownership.Run(4242, 777, "boot-a", "login1")  # a run this job cannot see: another host
 
 
 @pytest.fixture()
@@ -38,7 +38,7 @@ def no_publisher(monkeypatch):
 def unstarted(monkeypatch):
     """This process as a job that has not called jobs.start yet."""
     for key in ("run", "heartbeat", "watchdog"):
-        monkeypatch.setitem(jobs._state, key, None)
+        monkeypatch.setitem(ownership._state, key, None)
 
 
 def _wait(condition, seconds=5.0):
@@ -211,30 +211,30 @@ def test_stopping_tolerates_a_heartbeat_removed_after_it_was_read(beat, no_publi
 def sleeper():
     """A child process sleeping until killed, and its Run as the run would hand it down."""
     child = subprocess.Popen(["sleep", "60"])
-    me = jobs.this_process()
-    yield child, jobs.Run(child.pid, jobs._stat(child.pid)[2], me.boot, me.host)
+    me = ownership.this_process()
+    yield child, ownership.Run(child.pid, ownership._stat(child.pid)[2], me.boot, me.host)
     child.kill()
     child.wait()
 
 
 def _ended(run, beat):
-    ended = jobs.verdict(run, beat)
+    ended = ownership.verdict(run, beat)
     return None if ended is None else str(ended)
 
 
 def test_a_job_on_another_host_lives_by_the_heartbeat_alone(beat):
     assert not ELSEWHERE.here()
     heartbeat.write(beat, ELSEWHERE.token(), now=time.time() - 2)
-    assert jobs.verdict(ELSEWHERE, beat) is None
-    jobs.check(ELSEWHERE, beat)
+    assert ownership.verdict(ELSEWHERE, beat) is None
+    ownership.check(ELSEWHERE, beat)
     heartbeat.write(beat, ELSEWHERE.token(), now=time.time() - 41)
     message = _ended(ELSEWHERE, beat)
     assert re.fullmatch(
         re.escape("the Snakemake run that started this job (pid 4242 on login1) has ended: its heartbeat "
                   f"{beat} is ") + r"41\.\d" + re.escape(" s old, stale after 30 s; this job's outputs are "
                                                          "not written"), message), message
-    with pytest.raises(jobs.RunEnded) as raised:
-        jobs.check(ELSEWHERE, beat)
+    with pytest.raises(ownership.RunEnded) as raised:
+        ownership.check(ELSEWHERE, beat)
     assert raised.value.run == ELSEWHERE
     heartbeat.write(beat, OTHER)
     assert f"has ended: its heartbeat {beat} names another run ({OTHER})" in _ended(ELSEWHERE, beat)
@@ -246,15 +246,15 @@ def test_a_job_on_another_host_lives_by_the_heartbeat_alone(beat):
         "the Snakemake run that started this job (pid 4242 on login1) has ended: this job on "
         f"{socket.gethostname()} cannot see its process, and it hands down no heartbeat "
         "(ATTNREPRO_HEARTBEAT unset); this job's outputs are not written")
-    assert jobs.verdict(None, beat) is None  # a job by hand checks nothing
+    assert ownership.verdict(None, beat) is None  # a job by hand checks nothing
 
 
 def test_a_job_on_the_runs_host_needs_its_process_and_its_heartbeat(sleeper, beat):
     child, run = sleeper
     assert run.here()
-    assert jobs.verdict(run, None) is None  # no heartbeat handed down: the process alone
+    assert ownership.verdict(run, None) is None  # no heartbeat handed down: the process alone
     heartbeat.write(beat, run.token())
-    assert jobs.verdict(run, beat) is None
+    assert ownership.verdict(run, beat) is None
     heartbeat.write(beat, run.token(), now=time.time() - 31)  # the process lives, beats no more
     assert re.search(f"\\(pid {run.pid} on {run.host}\\) has ended: its heartbeat .* is 31\\.\\d s old",
                      _ended(run, beat))
@@ -266,26 +266,26 @@ def test_a_job_on_the_runs_host_needs_its_process_and_its_heartbeat(sleeper, bea
 
 
 def test_handed_heartbeat_only_with_a_handed_run(beat):
-    assert jobs.handed_heartbeat({jobs.RUN: TOKEN, heartbeat.HEARTBEAT: str(beat)}) == beat
-    assert jobs.handed_heartbeat({heartbeat.HEARTBEAT: str(beat)}) is None
-    assert jobs.handed_heartbeat({jobs.RUN: TOKEN, heartbeat.HEARTBEAT: ""}) is None
-    assert jobs.handed_heartbeat({jobs.RUN: TOKEN}) is None
+    assert ownership.handed_heartbeat({ownership.RUN: TOKEN, heartbeat.HEARTBEAT: str(beat)}) == beat
+    assert ownership.handed_heartbeat({heartbeat.HEARTBEAT: str(beat)}) is None
+    assert ownership.handed_heartbeat({ownership.RUN: TOKEN, heartbeat.HEARTBEAT: ""}) is None
+    assert ownership.handed_heartbeat({ownership.RUN: TOKEN}) is None
 
 
 def test_a_job_of_a_remote_run_with_a_stale_or_foreign_heartbeat_does_not_begin(beat, unstarted, caplog):
     caplog.set_level("INFO", logger="attnrepro")
-    environ = {jobs.RUN: ELSEWHERE.token(), heartbeat.HEARTBEAT: str(beat)}
+    environ = {ownership.RUN: ELSEWHERE.token(), heartbeat.HEARTBEAT: str(beat)}
     for token, age in ((ELSEWHERE.token(), 45), (OTHER, 1)):
         heartbeat.write(beat, token, now=time.time() - age)
-        with pytest.raises(jobs.RunEnded, match="has ended: its heartbeat"):
-            jobs.start(environ=environ)
-        assert jobs.current() is None and jobs._state["watchdog"] is None
+        with pytest.raises(ownership.RunEnded, match="has ended: its heartbeat"):
+            ownership.start(environ=environ)
+        assert ownership.current() is None and ownership._state["watchdog"] is None
     beat.unlink()
-    with pytest.raises(jobs.RunEnded, match="it has no heartbeat at"):
-        jobs.start(environ=environ)
-    with pytest.raises(jobs.RunEnded, match="hands down no heartbeat"):
-        jobs.start(environ={jobs.RUN: ELSEWHERE.token()})
-    assert jobs.current() is None and jobs._state["watchdog"] is None
+    with pytest.raises(ownership.RunEnded, match="it has no heartbeat at"):
+        ownership.start(environ=environ)
+    with pytest.raises(ownership.RunEnded, match="hands down no heartbeat"):
+        ownership.start(environ={ownership.RUN: ELSEWHERE.token()})
+    assert ownership.current() is None and ownership._state["watchdog"] is None
 
 
 # the watchdog's thread ends in SystemExit (os._exit replaced), which pytest would report
@@ -298,12 +298,12 @@ def test_a_job_of_a_remote_run_proceeds_then_stops_when_the_heartbeat_goes_stale
         exits.append(status)
         raise SystemExit(status)  # ends the watchdog's thread only
 
-    monkeypatch.setattr(jobs.os, "_exit", leave)
+    monkeypatch.setattr(ownership.os, "_exit", leave)
     caplog.set_level("INFO", logger="attnrepro")
     heartbeat.write(beat, ELSEWHERE.token(), now=time.time() - 3)
-    environ = {jobs.RUN: ELSEWHERE.token(), heartbeat.HEARTBEAT: str(beat)}
-    assert jobs.start(poll=0.02, environ=environ) == ELSEWHERE == jobs.current()
-    assert jobs._state["heartbeat"] == beat
+    environ = {ownership.RUN: ELSEWHERE.token(), heartbeat.HEARTBEAT: str(beat)}
+    assert ownership.start(poll=0.02, environ=environ) == ELSEWHERE == ownership.current()
+    assert ownership._state["heartbeat"] == beat
     assert re.fullmatch(
         re.escape("job of the Snakemake run pid 4242 on host login1 (handed down in ATTNREPRO_RUN), whose "
                   f"process this job ({socket.gethostname()}) cannot see: its heartbeat alone tells; its "
@@ -311,9 +311,9 @@ def test_a_job_of_a_remote_run_proceeds_then_stops_when_the_heartbeat_goes_stale
         caplog.messages[0]), caplog.messages
     tmp = io.temporary_beside(tmp_path / "x.parquet")
     time.sleep(0.2)  # polls while the heartbeat is fresh: the job goes on
-    watchdog = jobs._state["watchdog"]
+    watchdog = ownership._state["watchdog"]
     assert watchdog.is_alive() and tmp.exists() and exits == []
-    with jobs.publishing():
+    with ownership.publishing():
         pass
     heartbeat.write(beat, ELSEWHERE.token(), now=time.time() - 35)
     watchdog.join(10)
@@ -332,10 +332,10 @@ def test_no_output_is_renamed_once_another_run_beats(beat, tmp_path, monkeypatch
     outputs = io.OutputSet(paths)
     for name in paths:  # the orphan's tables, written while its run was alive
         outputs.stage(name, pd.DataFrame({"steps": [2500]}), {})
-    monkeypatch.setitem(jobs._state, "run", ELSEWHERE)
-    monkeypatch.setitem(jobs._state, "heartbeat", beat)
+    monkeypatch.setitem(ownership._state, "run", ELSEWHERE)
+    monkeypatch.setitem(ownership._state, "heartbeat", beat)
     heartbeat.write(beat, OTHER)  # ... and the newer run beats now, between two polls
-    with pytest.raises(jobs.RunEnded, match=re.escape(f"names another run ({OTHER})")):
+    with pytest.raises(ownership.RunEnded, match=re.escape(f"names another run ({OTHER})")):
         with outputs:
             outputs.commit()
     assert [io.read_parquet(p)["steps"][0] for p in paths.values()] == [400, 400]
@@ -344,7 +344,7 @@ def test_no_output_is_renamed_once_another_run_beats(beat, tmp_path, monkeypatch
     io.write_text(tmp_path / "table.md", "fresh")
     assert (tmp_path / "table.md").read_text() == "fresh"
     heartbeat.write(beat, ELSEWHERE.token(), now=time.time() - 60)
-    with pytest.raises(jobs.RunEnded, match="60\\.\\d s old, stale after 30 s"):
+    with pytest.raises(ownership.RunEnded, match="60\\.\\d s old, stale after 30 s"):
         io.write_text(tmp_path / "table.md", "stale")
     assert (tmp_path / "table.md").read_text() == "fresh"
 

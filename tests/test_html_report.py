@@ -17,7 +17,8 @@ import subprocess
 import pytest
 
 from attnrepro import evidence
-from attnrepro.report import catalog, index
+from attnrepro.report.products import catalog
+from attnrepro.report import index
 
 from conftest import small_config, snakemake
 

@@ -59,7 +59,7 @@ print(json.dumps(failed))
 
 
 def test_the_package_has_its_modules():
-    assert {"attnrepro.evidence.seeds_render", "attnrepro.report.ledger_io",
+    assert {"attnrepro.report.evidence.seeds_render", "attnrepro.report.ledger_io",
             "attnrepro.model.decoder"} <= set(MODULES)
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnrepro import io, provenance
+from attnrepro.run import io, provenance
 
 
 def test_round_trip_keeps_table_and_provenance(tmp_path):
@@ -184,7 +184,7 @@ def test_truncated_empty_or_foreign_files_stop_the_reader_naming_the_file(tmp_pa
                 read(bad)
             assert str(bad) in str(caught.value) and "corrupt result file" in str(caught.value)
             assert f"`snakemake --cores N --forcerun {bad}`" in str(caught.value)
-    df.to_parquet(tmp_path / "plain.parquet")  # not written by attnrepro.io: no integrity record
+    df.to_parquet(tmp_path / "plain.parquet")  # not written by attnrepro.run.io: no integrity record
     with pytest.raises(io.CorruptResult, match="no integrity record"):
         io.read_parquet(tmp_path / "plain.parquet")
     assert io.read_parquet(tmp_path / "plain.parquet", require_integrity=False).equals(df)
@@ -194,18 +194,18 @@ def test_truncated_empty_or_foreign_files_stop_the_reader_naming_the_file(tmp_pa
 
 def test_a_corrupt_result_is_never_a_missing_value_in_the_ledger(tmp_path):
     # ArrowInvalid is a ValueError, which the ledger reads as "missing": CorruptResult is neither
-    from attnrepro.report import ledger
-    from attnrepro.report.results import Loader
+    from attnrepro.report.ledger import verdicts
+    from attnrepro.report.products.results import Loader
 
     path = io.write_parquet(pd.DataFrame({"mean_ratio": [0.5]}),
                             tmp_path / "data/001/scale_table/default.parquet", {})
-    claim = ledger.Claim(id="c", article="001", section="s", claim="a ratio", published="0.5", cls="exact",
+    claim = verdicts.Claim(id="c", article="001", section="s", claim="a ratio", published="0.5", cls="exact",
                          source={"experiment": "scale_table", "column": "mean_ratio"})
-    assert ledger.evaluate([claim], Loader([path]))["verdict"].tolist() == ["reproduced"]
+    assert verdicts.evaluate([claim], Loader([path]))["verdict"].tolist() == ["reproduced"]
     path.write_bytes(path.read_bytes()[:100])
     assert not issubclass(io.CorruptResult, (ValueError, KeyError, OSError))
     with pytest.raises(io.CorruptResult, match="default.parquet"):
-        ledger.evaluate([claim], Loader([path]))
+        verdicts.evaluate([claim], Loader([path]))
 
 
 def test_a_result_written_with_other_parameters_is_stale(tmp_path):
@@ -246,7 +246,8 @@ def test_an_experiment_job_stops_on_a_stale_upstream_file_before_running(tmp_pat
     env = {k: v for k, v in os.environ.items() if k != "ATTNREPRO_RUN"}
     env["PYTHONPATH"] = str(REPO / "src")
     proc = subprocess.run(
-        [sys.executable, "-m", "attnrepro.job", "attention_map", "--article", "001", "--section", "s",
+        [sys.executable, "-m", "attnrepro.experiments.job", "attention_map", "--article", "001",
+         "--section", "s",
          "--params-json", "{}", "--out", str(out), "--input", f"main={training}",
          "--input", f"parameters={training}", "--expected-params",
          json.dumps({"train": {"copy-L6-seed0": planned}})],
@@ -319,10 +320,10 @@ def test_a_job_removes_the_temporaries_of_a_killed_earlier_attempt(tmp_path):
 
 
 def test_each_staged_table_reaches_the_fault_hook_by_its_name(tmp_path, monkeypatch, caplog):
-    from attnrepro import jobs
+    from attnrepro.run import ownership
 
-    monkeypatch.setenv(jobs.FAULT, "pause-after-table:curve")
-    monkeypatch.setattr(jobs, "PAUSE_SECONDS", 0)
+    monkeypatch.setenv(ownership.FAULT, "pause-after-table:curve")
+    monkeypatch.setattr(ownership, "PAUSE_SECONDS", 0)
     paths = {t: tmp_path / f"case.{t}.parquet" for t in ("main", "curve")}
     with io.OutputSet(paths) as outputs:
         outputs.stage("main", pd.DataFrame({"v": [1]}), {})
@@ -335,28 +336,28 @@ def test_each_staged_table_reaches_the_fault_hook_by_its_name(tmp_path, monkeypa
 def test_a_discarded_set_leaves_no_temporary_and_commits_nothing(tmp_path):
     import re
 
-    from attnrepro import jobs
+    from attnrepro.run import ownership
 
     paths = {"main": tmp_path / "case.parquet", "curve": tmp_path / "case.curve.parquet"}
     with io.OutputSet(paths) as outputs:
         staged = [outputs.stage(name, pd.DataFrame({"v": [1]}), {}) for name in paths]
         assert [(tmp.parent, re.fullmatch(r"\.(case\.(curve\.)?parquet)\.\w{8}\.tmp", tmp.name)[1])
                 for tmp in staged] == [(tmp_path, "case.parquet"), (tmp_path, "case.curve.parquet")]
-        assert all(str(tmp) in jobs._TEMPORARIES for tmp in staged)  # the watchdog would remove them
+        assert all(str(tmp) in ownership._TEMPORARIES for tmp in staged)  # the watchdog would remove them
         outputs.discard()
         assert not list(tmp_path.iterdir())
-        assert not any(str(tmp) in jobs._TEMPORARIES for tmp in staged)
+        assert not any(str(tmp) in ownership._TEMPORARIES for tmp in staged)
         assert outputs.commit() == [] and not list(tmp_path.iterdir())
     assert not list(tmp_path.iterdir())
 
 
 def test_the_temporaries_of_a_finished_set_are_no_longer_the_watchdogs(tmp_path):
-    from attnrepro import jobs
+    from attnrepro.run import ownership
 
     outputs = io.OutputSet({"main": tmp_path / "case.parquet"})
     tmp = outputs.stage("main", pd.DataFrame({"v": [1]}), {})
     outputs.commit()
-    assert str(tmp) not in jobs._TEMPORARIES and (tmp_path / "case.parquet").exists()
+    assert str(tmp) not in ownership._TEMPORARIES and (tmp_path / "case.parquet").exists()
 
 
 def test_leftovers_of_an_absent_folder_or_removed_meanwhile_are_no_error(tmp_path, monkeypatch):
@@ -474,7 +475,7 @@ def test_a_file_without_an_integrity_record_is_refused_unless_records_are_option
     old = _with_metadata(tmp_path, "old.parquet", provenance=json.dumps(recorded).encode())
     for read in (io.read_parquet, io.read_provenance):
         for path in (plain, old):
-            _refused(read, path, "no integrity record: not written by attnrepro.io, "
+            _refused(read, path, "no integrity record: not written by attnrepro.run.io, "
                                  "or before it recorded one")
     assert io.read_provenance(plain, require_integrity=False) == {}
     assert io.read_provenance(old, require_integrity=False) == recorded

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from attnrepro import io, jobs
+from attnrepro.run import io, ownership
 from conftest import copy_repo
 
 
@@ -39,32 +39,33 @@ def fake_run():
 
 def test_a_job_finds_the_snakemake_run_it_belongs_to(fake_run):
     parent, child = fake_run
-    run = jobs.find_run(child)
-    assert run is not None and run.pid == parent.pid and jobs.alive(run)
-    assert jobs.find_run() is None or jobs.find_run().pid != parent.pid  # pytest has no such ancestor
+    run = ownership.find_run(child)
+    assert run is not None and run.pid == parent.pid and ownership.alive(run)
+    # pytest has no such ancestor
+    assert ownership.find_run() is None or ownership.find_run().pid != parent.pid
     parent.kill()
     parent.wait()
-    assert not jobs.alive(run)
-    with pytest.raises(jobs.RunEnded,
+    assert not ownership.alive(run)
+    with pytest.raises(ownership.RunEnded,
                        match=f"the Snakemake run that started this job \\(pid {parent.pid}\\) has ended"):
-        jobs.check(run)
+        ownership.check(run)
 
 
 def test_command_lines_that_run_snakemake():
-    assert jobs.runs_snakemake(["/x/.venv/bin/python", "/x/.venv/bin/snakemake", "--cores", "2"])
-    assert jobs.runs_snakemake(["python3", "-m", "snakemake", "--cores", "2"])
-    assert jobs.runs_snakemake(["snakemake", "-n"])
-    assert not jobs.runs_snakemake(["python", "-m", "attnrepro", "run", "snakemake"])
-    assert not jobs.runs_snakemake(["bash", "-c", "python -m snakemake --cores 2"])
+    assert ownership.runs_snakemake(["/x/.venv/bin/python", "/x/.venv/bin/snakemake", "--cores", "2"])
+    assert ownership.runs_snakemake(["python3", "-m", "snakemake", "--cores", "2"])
+    assert ownership.runs_snakemake(["snakemake", "-n"])
+    assert not ownership.runs_snakemake(["python", "-m", "attnrepro", "run", "snakemake"])
+    assert not ownership.runs_snakemake(["bash", "-c", "python -m snakemake --cores 2"])
 
 
 def test_a_recycled_pid_is_not_the_run():
-    me = jobs._stat(os.getpid())
-    assert jobs.alive(jobs.Run(os.getpid(), me[2]))
-    assert not jobs.alive(jobs.Run(os.getpid(), me[2] - 1))  # same pid, another process
+    me = ownership._stat(os.getpid())
+    assert ownership.alive(ownership.Run(os.getpid(), me[2]))
+    assert not ownership.alive(ownership.Run(os.getpid(), me[2] - 1))  # same pid, another process
     done = subprocess.Popen(["true"])
     done.wait()
-    assert not jobs.alive(jobs.Run(done.pid, 1))
+    assert not ownership.alive(ownership.Run(done.pid, 1))
 
 
 def test_an_orphaned_job_does_not_replace_newer_outputs(tmp_path, monkeypatch):
@@ -74,15 +75,15 @@ def test_an_orphaned_job_does_not_replace_newer_outputs(tmp_path, monkeypatch):
     outputs = io.OutputSet(paths)
     for name in paths:  # the orphan's tables, written while its run was alive
         outputs.stage(name, pd.DataFrame({"steps": [2500]}), {})
-    ended = jobs.Run(os.getpid(), jobs._stat(os.getpid())[2] - 1)
-    monkeypatch.setitem(jobs._state, "run", ended)  # ... which ends before the renames
-    with pytest.raises(jobs.RunEnded,
+    ended = ownership.Run(os.getpid(), ownership._stat(os.getpid())[2] - 1)
+    monkeypatch.setitem(ownership._state, "run", ended)  # ... which ends before the renames
+    with pytest.raises(ownership.RunEnded,
                        match=f"\\(pid {os.getpid()}\\) has ended; this job's outputs are not written"):
         with outputs:
             outputs.commit()
     assert [io.read_parquet(p)["steps"][0] for p in paths.values()] == [400, 400]
     assert not list(tmp_path.glob(".*.tmp"))
-    with pytest.raises(jobs.RunEnded):  # a report job's single files too
+    with pytest.raises(ownership.RunEnded):  # a report job's single files too
         io.write_text(tmp_path / "table.md", "stale")
     assert not (tmp_path / "table.md").exists() and not list(tmp_path.glob(".*.tmp"))
 
@@ -112,14 +113,15 @@ def test_the_watchdog_ends_an_orphaned_job(tmp_path):
         parent.kill()
         parent.wait()
         deadline = time.monotonic() + 10
-        while jobs._stat(job) is not None and jobs._stat(job)[0] != "Z" and time.monotonic() < deadline:
+        while (ownership._stat(job) is not None and ownership._stat(job)[0] != "Z"
+               and time.monotonic() < deadline):
             time.sleep(0.05)
-        assert jobs._stat(job) is None or jobs._stat(job)[0] == "Z", "the orphaned job lives on"
+        assert ownership._stat(job) is None or ownership._stat(job)[0] == "Z", "the orphaned job lives on"
         assert not list(tmp_path.glob(".*.tmp"))
     finally:
         parent.kill()
         parent.wait()
-        if job is not None and jobs._stat(job) is not None:
+        if job is not None and ownership._stat(job) is not None:
             os.kill(job, 9)
 
 
@@ -147,7 +149,7 @@ def _jobs_in(root):
             here = entry.name.isdigit() and os.readlink(entry / "cwd") == str(root)
         except OSError:
             here = False
-        if here and "attnrepro.job" in " ".join(jobs._argv(int(entry.name))):
+        if here and "attnrepro.experiments.job" in " ".join(ownership._argv(int(entry.name))):
             found.append(int(entry.name))
     return found
 
@@ -159,10 +161,10 @@ def _kill_trial(root, instant, calibration):
     at kill, seconds from start to the shell)."""
     import signal
 
-    cleared = ("PYTHONPATH", "VIRTUAL_ENV", jobs.FAULT, jobs.RUN)
+    cleared = ("PYTHONPATH", "VIRTUAL_ENV", ownership.FAULT, ownership.RUN)
     env = {k: v for k, v in os.environ.items() if k not in cleared}
     if instant == "paused":
-        env[jobs.FAULT] = "pause-after-table:main"
+        env[ownership.FAULT] = "pause-after-table:main"
     target = root / "results/data/001/batched_attention/default.parquet"
     started = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", "--nolock",
@@ -179,7 +181,7 @@ def _kill_trial(root, instant, calibration):
                 break
             if shell is None:
                 shell = next((p for p in _descendants(proc.pid)
-                              if "attnrepro.job" in " ".join(jobs._argv(p))), None)
+                              if "attnrepro.experiments.job" in " ".join(ownership._argv(p))), None)
                 spawned = now if shell is not None else None
             if instant == "paused" and list(target.parent.glob(".*.tmp")):
                 break
@@ -227,33 +229,33 @@ def test_no_job_writes_after_its_run_is_killed_at_any_instant_around_its_start(t
 
 
 def test_a_job_knows_its_run_from_the_environment_and_refuses_an_ended_one(monkeypatch):
-    me = jobs.this_process()
-    assert jobs.parse(me.token()) == me and me.here()
-    monkeypatch.setitem(jobs._state, "run", None)
-    monkeypatch.setitem(jobs._state, "watchdog", None)
+    me = ownership.this_process()
+    assert ownership.parse(me.token()) == me and me.here()
+    monkeypatch.setitem(ownership._state, "run", None)
+    monkeypatch.setitem(ownership._state, "watchdog", None)
     done = subprocess.Popen(["true"])
     done.wait()
-    ended = jobs.Run(done.pid, 1, me.boot, me.host)
-    with pytest.raises(jobs.RunEnded, match=f"pid {done.pid}"):
-        jobs.start(environ={jobs.RUN: ended.token()})
-    assert jobs.current() is None
-    elsewhere = jobs.Run(1, 1, "another-boot", "another-host")
-    run, how = jobs.belongs_to({jobs.RUN: elsewhere.token()})
+    ended = ownership.Run(done.pid, 1, me.boot, me.host)
+    with pytest.raises(ownership.RunEnded, match=f"pid {done.pid}"):
+        ownership.start(environ={ownership.RUN: ended.token()})
+    assert ownership.current() is None
+    elsewhere = ownership.Run(1, 1, "another-boot", "another-host")
+    run, how = ownership.belongs_to({ownership.RUN: elsewhere.token()})
     assert run == elsewhere and "another-host" in how and "its heartbeat alone tells" in how
-    run, how = jobs.belongs_to({})
+    run, how = ownership.belongs_to({})
     assert run is None and how.startswith("run by hand")
     with pytest.raises(ValueError, match="ATTNREPRO_RUN"):
-        jobs.parse("12@host")
+        ownership.parse("12@host")
 
 
 def test_a_zombie_run_has_ended():
     child = subprocess.Popen(["true"])
     deadline = time.monotonic() + 10
-    while jobs._stat(child.pid)[0] != "Z" and time.monotonic() < deadline:  # not reaped: a zombie
+    while ownership._stat(child.pid)[0] != "Z" and time.monotonic() < deadline:  # not reaped: a zombie
         time.sleep(0.01)
-    run = jobs.Run(child.pid, jobs._stat(child.pid)[2])
+    run = ownership.Run(child.pid, ownership._stat(child.pid)[2])
     try:
-        assert jobs._stat(child.pid)[0] == "Z" and not jobs.alive(run)
+        assert ownership._stat(child.pid)[0] == "Z" and not ownership.alive(run)
     finally:
         child.wait()
 
@@ -267,8 +269,8 @@ NO_SUCH_PID = 2**22 + 1  # above the kernel's largest pid_max: never a process
 def sleeper():
     """A child process sleeping until killed, and its Run as the run would hand it down."""
     child = subprocess.Popen(["sleep", "60"])
-    me = jobs.this_process()
-    yield child, jobs.Run(child.pid, jobs._stat(child.pid)[2], me.boot, me.host)
+    me = ownership.this_process()
+    yield child, ownership.Run(child.pid, ownership._stat(child.pid)[2], me.boot, me.host)
     child.kill()
     child.wait()
 
@@ -276,14 +278,14 @@ def sleeper():
 @pytest.fixture()
 def unstarted(monkeypatch):
     """This process as a job that has not called jobs.start yet."""
-    monkeypatch.setitem(jobs._state, "run", None)
-    monkeypatch.setitem(jobs._state, "watchdog", None)
+    monkeypatch.setitem(ownership._state, "run", None)
+    monkeypatch.setitem(ownership._state, "watchdog", None)
 
 
 def _processes(monkeypatch, table):
     """Make jobs see ``table`` ({pid: (state, parent pid, start time, argv)}) as /proc."""
-    monkeypatch.setattr(jobs, "_stat", lambda pid: table[pid][:3] if pid in table else None)
-    monkeypatch.setattr(jobs, "_argv", lambda pid: table[pid][3] if pid in table else [])
+    monkeypatch.setattr(ownership, "_stat", lambda pid: table[pid][:3] if pid in table else None)
+    monkeypatch.setattr(ownership, "_argv", lambda pid: table[pid][3] if pid in table else [])
 
 
 def test_stat_reads_state_parent_and_start_time_behind_an_odd_command_name(tmp_path):
@@ -293,104 +295,104 @@ def test_stat_reads_state_parent_and_start_time_behind_an_odd_command_name(tmp_p
     child = subprocess.Popen([str(odd), "60"])
     try:
         assert f"({odd.name})" in Path(f"/proc/{child.pid}/stat").read_text()
-        state, parent, started = jobs._stat(child.pid)
+        state, parent, started = ownership._stat(child.pid)
         assert state in ("R", "S") and parent == os.getpid()
         assert abs(started / os.sysconf("SC_CLK_TCK") - uptime) < 5  # clock ticks after boot
     finally:
         child.kill()
         child.wait()
-    assert jobs._stat(NO_SUCH_PID) is None
+    assert ownership._stat(NO_SUCH_PID) is None
 
 
 def test_argv_decodes_any_bytes_and_is_empty_for_no_process():
     child = subprocess.Popen([b"\xffsleep", b"60"], executable=shutil.which("sleep"))
     try:
         deadline = time.monotonic() + 10
-        while jobs._argv(child.pid) == [""] and time.monotonic() < deadline:  # still in exec
+        while ownership._argv(child.pid) == [""] and time.monotonic() < deadline:  # still in exec
             time.sleep(0.01)
-        assert jobs._argv(child.pid) == ["\ufffdsleep", "60", ""]
+        assert ownership._argv(child.pid) == ["\ufffdsleep", "60", ""]
     finally:
         child.kill()
         child.wait()
-    assert jobs._argv(NO_SUCH_PID) == []
+    assert ownership._argv(NO_SUCH_PID) == []
 
 
 def test_the_run_hands_down_its_identity_or_clears_a_stale_one(monkeypatch):
     environ = {}
-    me = jobs.hand_down(environ)
-    assert me == jobs.Run(os.getpid(), jobs._stat(os.getpid())[2],
+    me = ownership.hand_down(environ)
+    assert me == ownership.Run(os.getpid(), ownership._stat(os.getpid())[2],
                           Path("/proc/sys/kernel/random/boot_id").read_text().strip(), socket.gethostname())
-    assert environ == {jobs.RUN: me.token()} and jobs.parse(environ[jobs.RUN]) == me
-    monkeypatch.setattr(jobs, "_stat", lambda pid: None)  # a system without /proc
-    assert jobs.this_process() is None
-    assert jobs.hand_down(environ) is None and environ == {}
-    assert jobs.hand_down(environ) is None and environ == {}  # nothing to clear
-    monkeypatch.setattr(jobs, "BOOT_ID", Path("/proc/no-such-boot-id"))
-    assert jobs._boot() == ""
+    assert environ == {ownership.RUN: me.token()} and ownership.parse(environ[ownership.RUN]) == me
+    monkeypatch.setattr(ownership, "_stat", lambda pid: None)  # a system without /proc
+    assert ownership.this_process() is None
+    assert ownership.hand_down(environ) is None and environ == {}
+    assert ownership.hand_down(environ) is None and environ == {}  # nothing to clear
+    monkeypatch.setattr(ownership, "BOOT_ID", Path("/proc/no-such-boot-id"))
+    assert ownership._boot() == ""
 
 
 def test_a_run_is_here_on_this_host_and_boot_or_where_they_are_unrecorded():
-    host, boot = socket.gethostname(), jobs._boot()
-    assert boot and jobs.Run(1, 1, boot, host).here() and jobs.Run(1, 1, "", "").here()
-    assert not jobs.Run(1, 1, "another-boot", host).here()  # this host, rebooted since
-    assert not jobs.Run(1, 1, boot, "another-host").here()
+    host, boot = socket.gethostname(), ownership._boot()
+    assert boot and ownership.Run(1, 1, boot, host).here() and ownership.Run(1, 1, "", "").here()
+    assert not ownership.Run(1, 1, "another-boot", host).here()  # this host, rebooted since
+    assert not ownership.Run(1, 1, boot, "another-host").here()
 
 
 def test_a_token_is_parsed_back_or_refused_by_name():
     # a boot id is a UUID; a Linux hostname may hold any character, "@" too
-    odd = jobs.Run(7, 9, "6b1e-42", "user@node")
-    assert jobs.parse(odd.token()) == odd
+    odd = ownership.Run(7, 9, "6b1e-42", "user@node")
+    assert ownership.parse(odd.token()) == odd
     for bad in ("x:2:b@h", "1:y:b@h", "1:2@h", "1:2:3:b@h", ""):
         with pytest.raises(ValueError, match=f"ATTNREPRO_RUN='{bad}' is not pid:start:boot@host"):
-            jobs.parse(bad)
+            ownership.parse(bad)
 
 
 def test_a_zombie_or_dead_process_has_ended_a_running_one_not(monkeypatch):
     for state, lives in {"R": True, "S": True, "D": True, "Z": False, "X": False}.items():
         _processes(monkeypatch, {5: (state, 1, 40, ["snakemake"])})
-        assert jobs.alive(jobs.Run(5, 40)) is lives, state
-    error = pytest.raises(jobs.RunEnded, jobs.check, jobs.Run(5, 40)).value
-    assert error.run == jobs.Run(5, 40)
-    jobs.check(None)  # a run by hand: nothing to check
+        assert ownership.alive(ownership.Run(5, 40)) is lives, state
+    error = pytest.raises(ownership.RunEnded, ownership.check, ownership.Run(5, 40)).value
+    assert error.run == ownership.Run(5, 40)
+    ownership.check(None)  # a run by hand: nothing to check
 
 
 def test_command_lines_at_the_edges_of_what_runs_snakemake():
-    assert jobs.runs_snakemake(["python", "-m", "snakemake"])
-    assert not jobs.runs_snakemake(["python", "-m"])
-    assert not jobs.runs_snakemake(["grep", "-rn", "snakemake"])  # an argument, not the program
-    assert jobs.runs_snakemake(["python3", "-u", "-m", "snakemake"])
-    assert not jobs.runs_snakemake(["git", "commit", "-a", "-m", "snakemake"])  # another program's -m
+    assert ownership.runs_snakemake(["python", "-m", "snakemake"])
+    assert not ownership.runs_snakemake(["python", "-m"])
+    assert not ownership.runs_snakemake(["grep", "-rn", "snakemake"])  # an argument, not the program
+    assert ownership.runs_snakemake(["python3", "-u", "-m", "snakemake"])
+    assert not ownership.runs_snakemake(["git", "commit", "-a", "-m", "snakemake"])  # another program's -m
 
 
 def test_find_run_walks_every_ancestor_up_to_pid_1(monkeypatch):
-    job = {30: ("S", 2, 50, ["bash", "-c", "python -m attnrepro.job"]),
-           31: ("R", 30, 51, ["python", "-m", "attnrepro.job"])}
+    job = {30: ("S", 2, 50, ["bash", "-c", "python -m attnrepro.experiments.job"]),
+           31: ("R", 30, 51, ["python", "-m", "attnrepro.experiments.job"])}
     _processes(monkeypatch, {1: ("S", 0, 1, ["/sbin/init"]), 2: ("S", 1, 40, ["snakemake", "-c2"]), **job})
-    assert jobs.find_run(31) == jobs.Run(2, 40)
+    assert ownership.find_run(31) == ownership.Run(2, 40)
     _processes(monkeypatch, {1: ("S", 0, 3, ["/venv/bin/snakemake", "-c2"]), 2: ("S", 1, 40, ["bash"]),
                              **job})  # a container running Snakemake alone: pid 1
-    assert jobs.find_run(31) == jobs.Run(1, 3)
+    assert ownership.find_run(31) == ownership.Run(1, 3)
     _processes(monkeypatch, {1: ("S", 0, 1, ["/sbin/init"]), 2: ("S", 1, 40, ["bash"]), **job})
-    assert jobs.find_run(31) is None
+    assert ownership.find_run(31) is None
     _processes(monkeypatch, {2: ("S", 0, 40, ["snakemake"]), os.getpid(): ("R", 2, 60, ["python"])})
-    assert jobs.find_run() == jobs.Run(2, 40)  # this process's ancestors by default
-    run, how = jobs.belongs_to({})
-    assert run == jobs.Run(2, 40)
+    assert ownership.find_run() == ownership.Run(2, 40)  # this process's ancestors by default
+    run, how = ownership.belongs_to({})
+    assert run == ownership.Run(2, 40)
     assert how == "job of the Snakemake run pid 2 (its ancestor; ATTNREPRO_RUN unset)"
 
 
 def test_how_a_job_says_which_run_it_belongs_to(monkeypatch):
     me = socket.gethostname()
-    elsewhere = jobs.Run(1, 1, "", "another-host")
-    run, how = jobs.belongs_to({jobs.RUN: elsewhere.token()})
+    elsewhere = ownership.Run(1, 1, "", "another-host")
+    run, how = ownership.belongs_to({ownership.RUN: elsewhere.token()})
     assert run == elsewhere and how == (
         "job of the Snakemake run pid 1 on host another-host (handed down in ATTNREPRO_RUN), whose "
         f"process this job ({me}) cannot see: its heartbeat alone tells")
-    rebooted = jobs.Run(1, 1, "another-boot", "")
-    run, how = jobs.belongs_to({jobs.RUN: rebooted.token()})
+    rebooted = ownership.Run(1, 1, "another-boot", "")
+    run, how = ownership.belongs_to({ownership.RUN: rebooted.token()})
     assert run == rebooted and how.startswith("job of the Snakemake run pid 1 on host ? (handed down ")
     _processes(monkeypatch, {})
-    assert jobs.belongs_to({}) == (None, "run by hand: no Snakemake run handed this job its identity "
+    assert ownership.belongs_to({}) == (None, "run by hand: no Snakemake run handed this job its identity "
                                          "(ATTNREPRO_RUN unset), none is its ancestor")
 
 
@@ -406,16 +408,16 @@ def test_start_watches_the_run_and_ends_the_job_with_it(sleeper, unstarted, monk
         exits.append(status)
         raise SystemExit(status)  # ends the watchdog's thread only
 
-    monkeypatch.setattr(jobs.os, "_exit", leave)
+    monkeypatch.setattr(ownership.os, "_exit", leave)
     caplog.set_level("INFO", logger="attnrepro")
-    assert jobs.start(poll=0.02, environ={jobs.RUN: run.token()}) == run == jobs.current()
+    assert ownership.start(poll=0.02, environ={ownership.RUN: run.token()}) == run == ownership.current()
     assert caplog.messages == [f"job of the Snakemake run pid {run.pid} (handed down in ATTNREPRO_RUN) "
                                f"(this job: pid {os.getpid()})"]
-    watchdog = jobs._state["watchdog"]
+    watchdog = ownership._state["watchdog"]
     assert watchdog.name == "attnrepro-run-watchdog" and watchdog.daemon
-    assert jobs.start(environ={}) == run and jobs._state["watchdog"] is watchdog  # once per process
+    assert ownership.start(environ={}) == run and ownership._state["watchdog"] is watchdog  # once per process
     tmp = io.temporary_beside(tmp_path / "x.parquet")
-    jobs.register(tmp_path / ".y.parquet.gone.tmp")  # renamed meanwhile: no reason to live on
+    ownership.register(tmp_path / ".y.parquet.gone.tmp")  # renamed meanwhile: no reason to live on
     time.sleep(0.2)  # polls while the run lives: the job goes on
     assert watchdog.is_alive() and tmp.exists() and exits == []
     child.kill()
@@ -429,35 +431,35 @@ def test_start_watches_the_run_and_ends_the_job_with_it(sleeper, unstarted, monk
 def test_a_job_by_hand_is_not_watched(unstarted, monkeypatch, caplog):
     _processes(monkeypatch, {})
     caplog.set_level("INFO", logger="attnrepro")
-    assert jobs.start(environ={}) is None and jobs._state["watchdog"] is None
+    assert ownership.start(environ={}) is None and ownership._state["watchdog"] is None
     assert caplog.messages[0].startswith("run by hand: no Snakemake run handed this job its identity")
 
 
 def test_publishing_holds_off_the_watchdog_and_lets_it_go_after_a_refusal(sleeper, monkeypatch):
     child, run = sleeper
-    monkeypatch.setitem(jobs._state, "run", run)
+    monkeypatch.setitem(ownership._state, "run", run)
 
     def watchdog_can_poll():
         """Whether another thread (the watchdog's) gets the lock within 0.2 s."""
         got = []
 
         def poll():
-            got.append(jobs._LOCK.acquire(timeout=0.2))
+            got.append(ownership._LOCK.acquire(timeout=0.2))
             if got[0]:
-                jobs._LOCK.release()
+                ownership._LOCK.release()
 
         thread = threading.Thread(target=poll)
         thread.start()
         thread.join()
         return got[0]
 
-    with jobs.publishing():
+    with ownership.publishing():
         assert not watchdog_can_poll()
     assert watchdog_can_poll()
     child.kill()
     child.wait()
-    with pytest.raises(jobs.RunEnded):
-        with jobs.publishing():
+    with pytest.raises(ownership.RunEnded):
+        with ownership.publishing():
             pass
     assert watchdog_can_poll()
 
@@ -465,17 +467,18 @@ def test_publishing_holds_off_the_watchdog_and_lets_it_go_after_a_refusal(sleepe
 def test_the_fault_hook_acts_on_its_table_only(sleeper, unstarted, monkeypatch, caplog):
     child, run = sleeper
     done = []
-    monkeypatch.setattr(jobs, "time", SimpleNamespace(sleep=lambda s: done.append(("sleep", s))))
-    monkeypatch.setattr(jobs, "logging", SimpleNamespace(shutdown=lambda: done.append("shutdown")))
-    monkeypatch.setattr(jobs, "find_run", lambda: None)
+    monkeypatch.setattr(ownership, "time", SimpleNamespace(sleep=lambda s: done.append(("sleep", s))))
+    monkeypatch.setattr(ownership, "logging", SimpleNamespace(shutdown=lambda: done.append("shutdown")))
+    monkeypatch.setattr(ownership, "find_run", lambda: None)
 
     def hook(fault, table="main"):
         done.clear()
         caplog.clear()
         kill = lambda pid, sig: done.append(("kill", "me" if pid == os.getpid() else pid, sig))  # noqa: E731
-        monkeypatch.setattr(jobs, "os", SimpleNamespace(environ={jobs.FAULT: fault} if fault else {},
+        monkeypatch.setattr(ownership, "os", SimpleNamespace(environ={ownership.FAULT: fault} if fault
+        else {},
                                                         getpid=os.getpid, kill=kill))
-        assert jobs.fault_point(table) is None
+        assert ownership.fault_point(table) is None
         return done[:], [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
 
     for fault in ("", "kill-after-table:curve", "explode-after-table:main", "kill-after-table"):
@@ -488,15 +491,15 @@ def test_the_fault_hook_acts_on_its_table_only(sleeper, unstarted, monkeypatch, 
         "ATTNREPRO_FAULT=kill-after-table:curve: killing this job after writing the temporary of table "
         "curve"])
     assert hook("crash-after-table:main")[0] == killed_self  # no run known: only the job
-    monkeypatch.setitem(jobs._state, "run", run)
+    monkeypatch.setitem(ownership._state, "run", run)
     assert hook("crash-after-table:main")[0] == [("kill", run.pid, signal.SIGKILL), *killed_self]
-    monkeypatch.setitem(jobs._state, "run", None)
-    monkeypatch.setattr(jobs, "find_run", lambda: run)  # a run found among the ancestors
+    monkeypatch.setitem(ownership._state, "run", None)
+    monkeypatch.setattr(ownership, "find_run", lambda: run)  # a run found among the ancestors
     assert hook("crash-after-table:main")[0] == [("kill", run.pid, signal.SIGKILL), *killed_self]
-    elsewhere = jobs.Run(run.pid, run.started, "another-boot", "another-host")
-    monkeypatch.setitem(jobs._state, "run", elsewhere)  # its pid here is another host's process
+    elsewhere = ownership.Run(run.pid, run.started, "another-boot", "another-host")
+    monkeypatch.setitem(ownership._state, "run", elsewhere)  # its pid here is another host's process
     assert hook("crash-after-table:main")[0] == killed_self
-    monkeypatch.setitem(jobs._state, "run", None)
+    monkeypatch.setitem(ownership._state, "run", None)
     child.kill()
     child.wait()
     assert hook("crash-after-table:main")[0] == killed_self  # an ended run is not killed again

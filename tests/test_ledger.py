@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnrepro.evidence import citations, seeds_evaluate
-from attnrepro.report import ledger
+from attnrepro.report.evidence import citations, seeds_evaluate
+from attnrepro.report.ledger import verdicts
 from report_helpers import FrameLoad
 
 RESULTS = {
@@ -27,7 +27,7 @@ def load(experiment, table):
 
 
 def claim(published, cls, column, where=None, experiment="sweep", **kw):
-    return ledger.Claim.from_dict({
+    return verdicts.Claim.from_dict({
         "id": f"c-{published}", "article": "000", "section": "s", "claim": "c",
         "published": published, "class": cls,
         "source": {"experiment": experiment, "column": column, "where": where or {}, **kw.pop("source", {})},
@@ -42,7 +42,7 @@ def sort_mean(published, **kw):
 
 
 def verdict_of(c):
-    return ledger.evaluate([c], load).iloc[0]
+    return verdicts.evaluate([c], load).iloc[0]
 
 
 def test_exact_match_at_the_printed_precision():
@@ -104,7 +104,7 @@ def spread_of(claims, frame, tmp_path=None):
 def test_a_published_mean_is_judged_by_the_interval_of_3_seed_means_not_by_the_runs_seeds():
     claims = [sort_mean("0.975"), sort_mean("0.955")]
     spread = spread_of(claims, seed_frame(SEEDS))
-    inside, outside = (ledger.evaluate([c], load, spread).iloc[0] for c in claims)
+    inside, outside = (verdicts.evaluate([c], load, spread).iloc[0] for c in claims)
     assert (inside.verdict, inside.reproduced) == ("within tolerance", "0.967")  # the run's own mean
     assert "of the 1140 means of 3 of the 20 seeds measured here, inside their 95% interval" in inside.reason
     # 0.955 lies in the range of the run's own seeds (0.95-0.99), yet no 3 of the 20 seeds give it
@@ -115,7 +115,7 @@ def test_a_published_mean_is_judged_by_the_interval_of_3_seed_means_not_by_the_r
 
 def test_a_claim_the_distribution_does_not_place_falls_back_and_says_so():
     spread = seeds_evaluate.Spread(pd.DataFrame(columns=seeds_evaluate.COLUMNS))
-    row = ledger.evaluate([sort_mean("0.955")], load, spread).iloc[0]
+    row = verdicts.evaluate([sort_mean("0.955")], load, spread).iloc[0]
     assert row.verdict == "within tolerance"
     assert "the seed distribution does not place this claim: judged against the run's own seeds" in row.reason
 
@@ -139,17 +139,17 @@ def sort_range(published):
 
 
 def test_a_published_range_holds_when_every_rows_mean_lies_in_it():
-    row = ledger.evaluate([sort_range("0.94-0.995")], rows_load).iloc[0]
+    row = verdicts.evaluate([sort_range("0.94-0.995")], rows_load).iloc[0]
     assert (row.verdict, row.reproduced) == ("within tolerance", "0.950-0.990")
     assert "every row lies in the published range" in row.reason
     assert "L = 8: 0.950 (mean over 3 seeds)" in row.reason
-    share = ledger.evaluate([sort_range("95-99%")], rows_load).iloc[0]
+    share = verdicts.evaluate([sort_range("95-99%")], rows_load).iloc[0]
     assert (share.verdict, share.reproduced) == ("within tolerance", "95-99%")
 
 
 def test_one_row_outside_the_published_range_makes_it_differ_and_is_named():
     # the mean pooled over L (0.97) lies in 0.96-0.995; the L = 8 row (0.95) does not
-    row = ledger.evaluate([sort_range("0.96-0.995")], rows_load).iloc[0]
+    row = verdicts.evaluate([sort_range("0.96-0.995")], rows_load).iloc[0]
     assert (row.verdict, row.reproduced) == ("differs", "0.950-0.990")
     assert "L = 8 outside the published range" in row.reason
     assert "L = 4 outside" not in row.reason and "L = 6 outside" not in row.reason
@@ -163,7 +163,7 @@ def test_a_row_outside_the_range_says_whether_its_3_seed_interval_meets_it(tmp_p
     placed = claim("0.95", "stochastic", "acc", {"task": "sort", "L": 8}, experiment="train",
                    source={"reduce": "mean"})
     spread = spread_of([placed], seed_frame(seeds, L=8), tmp_path)
-    row = ledger.evaluate([sort_range("0.96-0.995")], rows_load, spread).iloc[0]
+    row = verdicts.evaluate([sort_range("0.96-0.995")], rows_load, spread).iloc[0]
     assert row.verdict == "differs"
     assert ("L = 8 outside the published range (its 95% interval of the 1140 means of 3 of 20 seeds"
             in row.reason)
@@ -174,7 +174,7 @@ def test_each_row_outside_is_named_even_where_the_distribution_has_no_interval()
     placed = claim("0.95", "stochastic", "acc", {"task": "sort", "L": 8}, experiment="train",
                    source={"reduce": "mean"})
     spread = spread_of([placed], seed_frame(SEEDS, L=8))
-    row = ledger.evaluate([sort_range("0.975-0.995")], rows_load, spread).iloc[0]
+    row = verdicts.evaluate([sort_range("0.975-0.995")], rows_load, spread).iloc[0]
     assert row.verdict == "differs"
     assert "L = 6 outside the published range (the seed distribution holds no interval for this row)" \
         in row.reason
@@ -199,18 +199,18 @@ def test_timing_band_and_missing_results():
     (0.2134, "2.1e-01", "2.1e-01"), (-0.00001, "0.000", "0.000"), (6.9e-15, "6.9e-15", "6.9e-15"),
 ])
 def test_format_like(value, published, expected):
-    assert ledger.format_like(value, published) == expected
+    assert verdicts.format_like(value, published) == expected
 
 
 def test_summary_and_gate():
-    rows = ledger.evaluate([
+    rows = verdicts.evaluate([
         claim("31.927", "exact", "std", {"d_k": 1024}),
         claim("31.900", "exact", "std", {"d_k": 1024}),
         claim("3.33e-16", "round-off", "diff", {"d_k": 4}, tolerance=1e-14),
     ], load)
-    counts = ledger.summary(rows)
+    counts = verdicts.summary(rows)
     assert counts.loc["000", "reproduced"] == 1 and counts.loc["000", "differs"] == 1
-    assert ledger.exact_failures(rows)["published"].tolist() == ["31.900"]
+    assert verdicts.exact_failures(rows)["published"].tolist() == ["31.900"]
 
 
 def test_unknown_class_is_refused():
@@ -227,7 +227,7 @@ def test_unknown_class_is_refused():
     (10.2, "8.3-13.0 s", "10.2 s"), (0.958, "95-98%", "96%"), (48.3, "about 30 to 65", "48"),
 ])
 def test_format_like_units_intervals_and_separators(value, published, expected):
-    assert ledger.format_like(value, published) == expected
+    assert verdicts.format_like(value, published) == expected
 
 
 @pytest.mark.parametrize("published, expected", [
@@ -235,18 +235,18 @@ def test_format_like_units_intervals_and_separators(value, published, expected):
     ("95-98%", (0.95, 0.98)), ("27,253", (27253, 27253)), ("35 s", (35, 35)),
 ])
 def test_published_range(published, expected):
-    assert ledger.published_range(published) == pytest.approx(expected)
+    assert verdicts.published_range(published) == pytest.approx(expected)
 
 
 def test_numpy_printed_values_compare_at_their_rounding():
     # "0.54" printed by NumPy from x.round(3): 0.5403 shows as 0.54, 0.5449 would show as 0.545
-    ok = ledger.Claim.from_dict({"id": "a", "article": "003", "section": "s", "claim": "c",
+    ok = verdicts.Claim.from_dict({"id": "a", "article": "003", "section": "s", "claim": "c",
                                  "published": "0.54", "class": "exact", "decimals": 3, "source": {}})
-    assert ledger.judge(ok, 0.5403)[:2] == ("reproduced", "0.54")
-    assert ledger.judge(ok, 0.5449)[:2] == ("differs", "0.545")
-    one = ledger.Claim.from_dict({"id": "b", "article": "003", "section": "s", "claim": "c",
+    assert verdicts.judge(ok, 0.5403)[:2] == ("reproduced", "0.54")
+    assert verdicts.judge(ok, 0.5449)[:2] == ("differs", "0.545")
+    one = verdicts.Claim.from_dict({"id": "b", "article": "003", "section": "s", "claim": "c",
                                   "published": "1.", "class": "exact", "decimals": 12, "source": {}})
-    assert ledger.judge(one, 1 - 1e-15)[0] == "reproduced" and ledger.judge(one, 0.9999)[0] == "differs"
+    assert verdicts.judge(one, 1 - 1e-15)[0] == "reproduced" and verdicts.judge(one, 0.9999)[0] == "differs"
 
 
 def test_stochastic_interval_overlapping_the_statistic_or_the_spread():
@@ -282,7 +282,7 @@ def test_selectors_with_lists_ratios_and_no_matching_row():
 def test_markdown_opens_with_one_summary_line_and_escapes_pipes():
     from attnrepro.report import ledger_io
 
-    rows = ledger.evaluate([
+    rows = verdicts.evaluate([
         claim("31.927", "exact", "std", {"d_k": 1024}),
         claim("31.900", "exact", "std", {"d_k": 1024}, note="a |J| in the reason"),
         claim("3.33e-16", "round-off", "diff", {"d_k": 4}, tolerance=1e-14),
@@ -299,22 +299,22 @@ def test_markdown_opens_with_one_summary_line_and_escapes_pipes():
 def test_markdown_keeps_the_printed_digits():
     from attnrepro.report import ledger_io
 
-    rows = ledger.evaluate([claim("1.000", "exact", "std", {"d_k": 4},
+    rows = verdicts.evaluate([claim("1.000", "exact", "std", {"d_k": 4},
                                   source={"over": {"where": {"d_k": 4}, "column": "std"}})],
                            load)
     assert "| 1.000 " in ledger_io.markdown(rows)
 
 
 def test_a_roundoff_claim_reproduced_as_exactly_zero_differs_and_says_why():
-    claim = ledger.Claim.from_dict({"id": "r", "article": "000", "section": "s", "claim": "max |a - b|",
+    claim = verdicts.Claim.from_dict({"id": "r", "article": "000", "section": "s", "claim": "max |a - b|",
                                     "published": "2.2e-16", "class": "round-off", "tolerance": 1e-14,
                                     "source": {"experiment": "e", "column": "c"}})
-    verdict, text, reason = ledger.judge(claim, 0.0)
+    verdict, text, reason = verdicts.judge(claim, 0.0)
     assert (verdict, text) == ("differs", "0.0e00")
     assert reason.startswith("round-off claim reproduced as exactly 0: the two computations compared "
                              "gave the same bits")
-    assert ledger.judge(claim, 3.3e-16)[0] == "within tolerance"
-    zero = ledger.Claim.from_dict({"id": "z", "article": "000", "section": "s", "claim": "c",
+    assert verdicts.judge(claim, 3.3e-16)[0] == "within tolerance"
+    zero = verdicts.Claim.from_dict({"id": "z", "article": "000", "section": "s", "claim": "c",
                                    "published": "0", "class": "round-off", "tolerance": 1e-14,
                                    "source": {"experiment": "e", "column": "c"}})
-    assert ledger.judge(zero, 0.0)[0] == "reproduced"  # a declared exact zero: the article prints 0
+    assert verdicts.judge(zero, 0.0)[0] == "reproduced"  # a declared exact zero: the article prints 0

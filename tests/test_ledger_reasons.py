@@ -8,15 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnrepro.report import ledger, speed
+from attnrepro.report.ledger import verdicts, speed
 
 # what every stochastic reason without a seed distribution ends with (ledger.WEAKER)
-NO_DISTRIBUTION = f"no seed distribution in this run: {ledger.WEAKER}"
+NO_DISTRIBUTION = f"no seed distribution in this run: {verdicts.WEAKER}"
 
 
 def claim(published, cls, **kw):
     """A claim of class ``cls`` published as ``published`` (no result file behind it)."""
-    return ledger.Claim.from_dict({"id": kw.pop("id", "c"), "article": "000", "section": "s",
+    return verdicts.Claim.from_dict({"id": kw.pop("id", "c"), "article": "000", "section": "s",
                                    "claim": "c", "published": published, "class": cls,
                                    "source": kw.pop("source", {"experiment": "e", "column": "c"}), **kw})
 
@@ -24,22 +24,23 @@ def claim(published, cls, **kw):
 # --- exact, echo, text and missing ------------------------------------------------------------
 
 def test_exact_and_echo_reasons_name_the_class_and_the_echos_rationale():
-    assert ledger.judge(claim("3", "exact"), 4) == ("differs", "4", "exact claim: digits differ")
+    assert verdicts.judge(claim("3", "exact"), 4) == ("differs", "4", "exact claim: digits differ")
     echo = claim("3", "echo", rationale="the config's value, printed back")
-    assert ledger.judge(echo, 4) == ("differs", "4", "echo (the config's value, printed back): digits differ")
-    assert ledger.judge(claim("3", "echo"), 4)[2] == "echo: digits differ"  # no rationale: no brackets
-    assert ledger.judge(claim("3", "echo"), 3) == ("reproduced", "3", "")
+    assert verdicts.judge(echo, 4) == ("differs", "4",
+                                       "echo (the config's value, printed back): digits differ")
+    assert verdicts.judge(claim("3", "echo"), 4)[2] == "echo: digits differ"  # no rationale: no brackets
+    assert verdicts.judge(claim("3", "echo"), 3) == ("reproduced", "3", "")
 
 
 def test_a_missing_value_has_no_text_and_says_so():
-    assert ledger.judge(claim("3", "exact"), None) == ("missing", "", "no result file holds this value")
+    assert verdicts.judge(claim("3", "exact"), None) == ("missing", "", "no result file holds this value")
 
 
 def test_a_published_interval_is_never_an_exact_match_even_where_the_text_is_the_same():
-    assert ledger.judge(claim("1.99-2.04", "exact"), "1.99-2.04") == (
+    assert verdicts.judge(claim("1.99-2.04", "exact"), "1.99-2.04") == (
         "differs", "1.99-2.04", "exact claim: digits differ")
     # published text (no number): compared as text
-    assert ledger.judge(claim("[0 1 2]", "exact"), "[0 1 2]") == ("reproduced", "[0 1 2]", "")
+    assert verdicts.judge(claim("[0 1 2]", "exact"), "[0 1 2]") == ("reproduced", "[0 1 2]", "")
 
 
 # --- round-off ----------------------------------------------------------------------------
@@ -50,25 +51,25 @@ NUMERICS = "the last bits move with the numerics (the BLAS kernel, NumPy's code 
 
 def test_round_off_reasons_quote_the_rationale_and_the_note():
     c = claim("3.33e-16", "round-off", tolerance=1e-14, rationale="BLAS-level", note="as printed")
-    assert ledger.judge(c, 3.2e-16) == ("within tolerance", "3.20e-16",
+    assert verdicts.judge(c, 3.2e-16) == ("within tolerance", "3.20e-16",
                                         f"round-off: both below 1e-14 (BLAS-level); {NUMERICS}; as printed")
-    assert ledger.judge(c, 2e-14) == ("differs", "2.00e-14",
+    assert verdicts.judge(c, 2e-14) == ("differs", "2.00e-14",
                                       "round-off claim above its tolerance 1e-14 (BLAS-level); as printed")
-    assert ledger.judge(c, 0.0)[2].endswith("(the article prints 3.33e-16); as printed")
+    assert verdicts.judge(c, 0.0)[2].endswith("(the article prints 3.33e-16); as printed")
 
 
 def test_round_off_tolerance_holds_at_its_bound_and_needs_both_values_below_it():
     c = claim("3.33e-16", "round-off", tolerance=1e-14)
-    assert ledger.judge(c, 1e-14)[0] == "within tolerance"  # the reproduced value at the tolerance
-    assert ledger.judge(claim("1e-14", "round-off", tolerance=1e-14), 3e-16)[0] == "within tolerance"
-    assert ledger.judge(c, 1e-12) == ("differs", "1.00e-12", "round-off claim above its tolerance 1e-14")
+    assert verdicts.judge(c, 1e-14)[0] == "within tolerance"  # the reproduced value at the tolerance
+    assert verdicts.judge(claim("1e-14", "round-off", tolerance=1e-14), 3e-16)[0] == "within tolerance"
+    assert verdicts.judge(c, 1e-12) == ("differs", "1.00e-12", "round-off claim above its tolerance 1e-14")
 
 
 # --- stochastic, judged by the run's own seeds --------------------------------------------
 
 def own(published, value, values, **kw):
     """(verdict, reason) of a stochastic claim judged by ``values``, without the fallback's notice."""
-    verdict, _, reason = ledger.judge(claim(published, "stochastic", **kw), value, values)
+    verdict, _, reason = verdicts.judge(claim(published, "stochastic", **kw), value, values)
     assert reason.endswith(NO_DISTRIBUTION + (f"; {kw['note']}" if kw.get("note") else ""))
     return verdict, reason.split(f"; {NO_DISTRIBUTION}")[0]
 
@@ -116,7 +117,7 @@ def test_seed_values_stored_as_text_are_judged_as_numbers():
 def test_a_stochastic_note_ends_its_reason_placed_or_not():
     assert own("0.95", 0.97, [0.95, 0.99], note="three seeds only")[0] == "within tolerance"
     placed = types.SimpleNamespace(placed=lambda claim_id: (False, "outside the 95% interval"))
-    assert ledger.judge(claim("0.95", "stochastic", note="three seeds only"), 0.97, [0.9], placed) == (
+    assert verdicts.judge(claim("0.95", "stochastic", note="three seeds only"), 0.97, [0.9], placed) == (
         "differs", "0.97", "outside the 95% interval; three seeds only")
 
 
@@ -129,8 +130,8 @@ ROWS = pd.DataFrame({"task": "sort", "L": [4, 4, 4, 6, 8, 8], "seed": [0, 1, 2, 
 def rows_verdict(published, spread=None, note=""):
     c = claim(published, "stochastic", note=note,
               source={"experiment": "train", "column": "acc", "reduce": "mean", "per": "L"})
-    stats, values = ledger.reproduced(c.source, lambda experiment, table: ROWS)
-    return ledger.judge(c, stats, values, spread)
+    stats, values = verdicts.reproduced(c.source, lambda experiment, table: ROWS)
+    return verdicts.judge(c, stats, values, spread)
 
 
 LISTED = "L = 4: 0.990 (mean over 3 seeds), L = 6: 0.970 (mean over 1 seed), L = 8: 0.950 (mean over 2 seeds)"
@@ -162,7 +163,7 @@ def test_a_rows_interval_that_touches_the_range_overlaps_it(interval, meets):
 # --- machine-bound: a band, and the digits that decide ------------------------------------------
 
 def timing(published, value, band=None, **kw):
-    return ledger.judge(claim(published, "machine-bound", band=band, **kw), value)
+    return verdicts.judge(claim(published, "machine-bound", band=band, **kw), value)
 
 
 def test_a_timing_without_band_or_interval_differs_as_a_raw_time_of_another_cpu():
@@ -181,7 +182,7 @@ def test_a_rule_and_a_factor_judge_only_raw_times():
     rule = speed.Rule(3.0, "runs spread")
     factor = speed.Factor("000", 4.0, 3.5, 4.5, {"a": 4.0})
     slope = claim("2.04", "machine-bound", band=[1.8, 2.3])
-    assert ledger.judge(slope, 2.11, factor=factor, rule=rule) == (
+    assert verdicts.judge(slope, 2.11, factor=factor, rule=rule) == (
         "within tolerance", "2.11", "machine-bound: accepted band 1.8 to 2.3")
 
 
@@ -213,17 +214,17 @@ def test_the_decisive_digits_start_from_the_printers_decimals():
 
 def test_the_ledger_has_its_columns_even_without_claims_and_each_row_its_claims_fields():
     columns = ["id", "article", "section", "claim", "published", "reproduced", "class", "verdict", "reason"]
-    assert list(ledger.evaluate([], lambda experiment, table: None).columns) == columns
+    assert list(verdicts.evaluate([], lambda experiment, table: None).columns) == columns
     c = claim("1", "exact", id="000.x")
     c.section, c.claim = "3.2", "the std"
-    row = ledger.evaluate([c], lambda experiment, table: pd.DataFrame({"c": [1.0]}))
+    row = verdicts.evaluate([c], lambda experiment, table: pd.DataFrame({"c": [1.0]}))
     assert row.values.tolist() == [["000.x", "000", "3.2", "the std", "1", "1", "exact", "reproduced", ""]]
 
 
 def test_the_summary_counts_each_verdict_per_article_in_the_verdicts_order():
     ledger_rows = pd.DataFrame({"article": ["000", "000", "001", "000"],
                                 "verdict": ["differs", "reproduced", "missing", "reproduced"]})
-    counts = ledger.summary(ledger_rows)
+    counts = verdicts.summary(ledger_rows)
     assert list(counts.columns) == ["reproduced", "differs", "missing"]
     assert counts.to_dict("index") == {"000": {"reproduced": 2, "differs": 1, "missing": 0},
                                        "001": {"reproduced": 0, "differs": 0, "missing": 1}}
@@ -233,7 +234,7 @@ def test_the_summary_counts_each_verdict_per_article_in_the_verdicts_order():
 def test_the_gate_takes_the_exact_and_echo_claims_that_did_not_reproduce():
     rows = pd.DataFrame({"id": list("abcde"), "class": ["exact", "echo", "echo", "round-off", "exact"],
                          "verdict": ["differs", "differs", "reproduced", "differs", "missing"]})
-    assert ledger.exact_failures(rows)["id"].tolist() == ["a", "b", "e"]
+    assert verdicts.exact_failures(rows)["id"].tolist() == ["a", "b", "e"]
 
 
 def test_without_a_rule_no_factor_is_made_and_each_claims_table_is_read_once():
@@ -244,6 +245,6 @@ def test_without_a_rule_no_factor_is_made_and_each_claims_table_is_read_once():
         return pd.DataFrame({"c": [0.1]})
 
     raw = claim("0.4", "machine-bound", raw_time=True, band=[0.05, 0.2])
-    assert ledger.evaluate([raw], load)[["verdict", "reason"]].values.tolist() == [
+    assert verdicts.evaluate([raw], load)[["verdict", "reason"]].values.tolist() == [
         ["within tolerance", "machine-bound: accepted band 0.05 to 0.2"]]
     assert reads == ["e"]

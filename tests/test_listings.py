@@ -13,9 +13,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from attnrepro import yamlfile
-from attnrepro.evidence import citations, listings_evaluate, listings_render, listings_run, listings_text
-from attnrepro.report import ledger, ledger_io
+from attnrepro.dag import yamlfile
+from attnrepro.report.evidence import citations, listings_evaluate, listings_render
+from attnrepro.evidence import listings_run, listings_text
+from attnrepro.report.ledger import verdicts
+from attnrepro.report import ledger_io
 from conftest import REPO
 from report_helpers import FrameLoad
 
@@ -108,7 +110,7 @@ def test_the_listings_run_in_one_interpreter_as_written(run_record):
 
 
 def test_the_printed_output_is_compared_number_by_number_and_claim_by_claim(run_record, published):
-    claims = ledger.load_claims(published)
+    claims = verdicts.load_claims(published)
     listings, table = listings_evaluate.evaluate(claims, {"900": run_record}, {"900": ARTICLE})
     assert listings[["listing", "numbers_published", "numbers_printed", "numbers_equal", "output"]].to_dict(
         "records") == [
@@ -200,7 +202,7 @@ def test_published_yaml_holds_only_what_the_articles_print():
     transcribed = [e["id"] for e in entries if "here" in e]
     assert transcribed == []
     with pytest.raises(ValueError, match="'here' is not a key of a claim"):
-        ledger.Claim.from_dict({**CLAIMS[0], "here": "3"})
+        verdicts.Claim.from_dict({**CLAIMS[0], "here": "3"})
 
 
 @pytest.mark.parametrize("build", [False, True])

@@ -9,10 +9,11 @@ import sys
 
 import pytest
 
-from attnrepro import estimates, plan, preflight
-from attnrepro.crate_jobs import snakemake_records
-from attnrepro.estimates_terms import MIB
-from attnrepro.evidence import sweep_plan
+from attnrepro.resources import memory
+from attnrepro.dag import plan, preflight
+from attnrepro.archive.crate_jobs import snakemake_records
+from attnrepro.resources.memory_terms import MIB
+from attnrepro.dag import sweep_plan
 
 from conftest import copy_repo, experiment_of, planned_resource, small_config, snakemake
 
@@ -22,7 +23,7 @@ NUMERICS_TARGET = sweep_plan.output_path("default", "grad_check", "post_ln-true_
 def expected_mb(experiment_id, params):
     """The estimate with the margin, computed here from the estimate functions: MARGIN x peak +
     OVERHEAD, in megabytes rounded up."""
-    peak = estimates.estimate(experiment_id, params)
+    peak = memory.estimate(experiment_id, params)
     return math.ceil((preflight.MARGIN * peak + preflight.OVERHEAD) / 1e6)
 
 
@@ -55,14 +56,14 @@ def test_the_margin_covers_what_no_estimate_counts():
     and a job of a large estimate asks MARGIN times it."""
     # the interpreter's own high-water mark (VmHWM: a new address space at exec). Not ru_maxrss,
     # which Linux keeps across fork and exec: it would count the test process that forked it.
-    code = ("import attnrepro.job, numpy, pandas, pyarrow.parquet, torch;"
+    code = ("import attnrepro.experiments.job, numpy, pandas, pyarrow.parquet, torch;"
             "print(next(int(line.split()[1]) * 1024 for line in open('/proc/self/status')"
             " if line.startswith('VmHWM:')))")
     loaded = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                 check=True).stdout)
     assert 200 * MIB < loaded < preflight.OVERHEAD
     big = {"keys": 10**6, "d": [512]}  # saturation: 4 GB of keys
-    peak = estimates.estimate("saturation", big)
+    peak = memory.estimate("saturation", big)
     asked = preflight.job_mem_mb("saturation", big) * 1e6
     assert 1.2 * peak + loaded < asked <= preflight.MARGIN * peak + preflight.OVERHEAD + 1e6
 

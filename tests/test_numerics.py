@@ -13,17 +13,16 @@ import pandas as pd
 import pytest
 import yaml
 
-from attnrepro import canonical, evidence, io, plan
-from attnrepro import config as cfg
-from attnrepro.evidence import (
-    citations,
-    numerics_evaluate,
-    numerics_render,
-    seeds_evaluate,
-    sweep,
-    sweep_plan,
-)
-from attnrepro.report import catalog, ledger, results
+from attnrepro.numerics import canonical
+from attnrepro import evidence
+from attnrepro.run import io
+from attnrepro.dag import plan
+from attnrepro.dag import config as cfg
+from attnrepro.dag import sweep_plan
+from attnrepro.evidence import sweep
+from attnrepro.report.evidence import citations, numerics_evaluate, numerics_render, seeds_evaluate
+from attnrepro.report.products import catalog, results
+from attnrepro.report.ledger import verdicts
 
 from conftest import REPO, copy_repo, copy_run, missing, planned_jobs, snakemake
 from report_helpers import FrameLoad
@@ -141,7 +140,7 @@ def test_probe_finds_the_default_kernel(probed):
 def test_a_kernel_the_cpu_cannot_execute_is_refused_by_the_probe():
     """OpenBLAS accepts OPENBLAS_CORETYPE=SkylakeX by name on any CPU; without AVX-512 its first
     product dies with SIGILL, so the probe must refuse it (a sweep job would die the same way)."""
-    from attnrepro import canonical
+    from attnrepro.numerics import canonical
 
     row = sweep.probe_one("skylakex")
     if "avx512f" in (canonical.cpu_flags() or set()):
@@ -237,7 +236,7 @@ def test_the_numerics_target_runs_end_to_end_on_a_tiny_sweep(probed, tmp_path):
     for expected in (default, other):
         row = claim.loc[expected["setting"]]
         assert row["openblas_kernel"] == expected["openblas_kernel"] and row["published"] == "4.441e-16"
-        assert row["reproduced"] == ledger.format_like(errors[expected["setting"]], "4.441e-16")
+        assert row["reproduced"] == verdicts.format_like(errors[expected["setting"]], "4.441e-16")
         assert row["published_digits"] == str(row["reproduced"] == "4.441e-16")
     md = (root / evidence.NUMERICS.paths["md"]).read_text()
     header = md.splitlines()[2]
@@ -252,7 +251,7 @@ def test_the_numerics_target_runs_end_to_end_on_a_tiny_sweep(probed, tmp_path):
 
 
 def _claim(id_, published, column, cls="round-off", **source):
-    return ledger.Claim.from_dict(
+    return verdicts.Claim.from_dict(
         {
             "id": id_,
             "article": "001",
@@ -328,7 +327,7 @@ def test_evidence_reads_the_products_back(tmp_path):
         "given by zen (OpenBLAS Haswell);" in found["grad"]
         and "the article's own code prints 6.78e-05 here, which no setting gives" in found["grad"]
     )
-    stochastic = ledger.Claim.from_dict(
+    stochastic = verdicts.Claim.from_dict(
         {
             "id": "s",
             "article": "001",
@@ -381,7 +380,7 @@ def _train(values):
 
 def test_a_published_mean_is_placed_among_the_seeds():
     values = [0.96, 0.97, 0.98, 0.99, 0.95, 0.97, 0.98, 0.96, 0.97, 0.99]
-    claim = ledger.Claim.from_dict(
+    claim = verdicts.Claim.from_dict(
         {
             "id": "m",
             "article": "001",
@@ -406,7 +405,7 @@ def test_a_published_mean_is_placed_among_the_seeds():
     assert (row["interval_low"], row["interval_high"]) == pytest.approx(seeds_evaluate.interval(means))
     assert row["inside_interval"] == (row["interval_low"] <= 0.981 <= row["interval_high"])
     out_of_reach = seeds_evaluate.place(
-        ledger.Claim.from_dict({**_as_dict(claim), "published": "0.999"}), _train(values)
+        verdicts.Claim.from_dict({**_as_dict(claim), "published": "0.999"}), _train(values)
     )
     assert out_of_reach["inside_interval"] is False and out_of_reach["seed_percentile"] == 100
     table = pd.DataFrame([row, out_of_reach], columns=seeds_evaluate.COLUMNS)
@@ -465,7 +464,7 @@ def test_rule_all_builds_the_evidence_only_when_switched_on_and_the_ledger_cites
 
 
 def test_the_ledger_cites_the_evidence_it_is_given(small_run, tmp_path):
-    claims = ledger.load_claims(REPO / "config/published.yaml")
+    claims = verdicts.load_claims(REPO / "config/published.yaml")
     grad = next(c for c in claims if c.id == "001.grad_check.post-ln.eps-1e-06")
     by_setting = {
         name: FakeLoad({("grad_check", "main"): pd.DataFrame({
@@ -505,7 +504,7 @@ def test_a_published_interval_is_given_by_a_value_inside_it_and_not_placed_among
     claims = [_claim("range", "4e-05 to 6e-05", "worst_relative_deviation", where={"post_ln": True})]
     long = numerics_evaluate.evaluate(claims, by_setting)
     assert numerics_evaluate.giving(long, "range") == ["sandybridge-noavx512"]
-    prose = ledger.Claim.from_dict(
+    prose = verdicts.Claim.from_dict(
         {
             "id": "p",
             "article": "001",
@@ -516,13 +515,13 @@ def test_a_published_interval_is_given_by_a_value_inside_it_and_not_placed_among
             "source": {"experiment": "train", "column": "x", "reduce": "mean"},
         }
     )
-    single = ledger.Claim.from_dict({**_as_dict(prose), "id": "q", "published": "0.990"})
+    single = verdicts.Claim.from_dict({**_as_dict(prose), "id": "q", "published": "0.990"})
     assert [c.id for c in seeds_evaluate.placed_claims([prose, single])] == ["q"]
 
 
 def test_evidence_is_appended_to_roundoff_and_stochastic_deviations_only():
     claims = [
-        ledger.Claim.from_dict(
+        verdicts.Claim.from_dict(
             {
                 "id": i,
                 "article": "001",
@@ -560,7 +559,8 @@ def _ledger_as_if_comparable(run, out, seeds_csv):
     """The small run's ledger judged as if its config were the article's (no ``article``): the
     seed-distribution judgement itself, which the run's own ledger replaces by "other parameters"
     (the small config trains fewer steps than the articles)."""
-    from attnrepro.report import ledger_io, results
+    from attnrepro.report import ledger_io
+    from attnrepro.report.products import results
 
     inputs = sorted((run / "results/data").rglob("*.parquet"))
     out.mkdir(parents=True, exist_ok=True)

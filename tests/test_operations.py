@@ -6,7 +6,8 @@ import tarfile
 import pandas as pd
 import pytest
 
-from attnrepro import io, plan
+from attnrepro.run import io
+from attnrepro.dag import plan
 
 from conftest import REPO, copy_repo, copy_run, planned_jobs, small_config, snakemake
 
@@ -60,7 +61,7 @@ def _tables(root, outputs):
 
 
 def test_two_clean_runs_give_identical_tables(small_run, tmp_path):
-    from attnrepro.report import catalog
+    from attnrepro.report.products import catalog
 
     # the second run builds what is compared only: every experiment's files and the figures (not
     # the tables, ledger, editions and the seed distribution's extra trainings, which reformat
@@ -119,7 +120,7 @@ def test_editing_the_decoder_reruns_exactly_its_importers(run_copy):
 
 
 def test_editing_a_plotting_module_reruns_only_its_figures(run_copy):
-    from attnrepro.report import catalog
+    from attnrepro.report.products import catalog
 
     _touch_source(run_copy, "src/attnrepro/report/figures_checks.py")
     jobs = planned_jobs(snakemake(run_copy, "-n"))
@@ -128,7 +129,7 @@ def test_editing_a_plotting_module_reruns_only_its_figures(run_copy):
 
 
 def test_every_experiment_table_and_figure_is_a_target():
-    from attnrepro.report import catalog
+    from attnrepro.report.products import catalog
 
     proc = snakemake(REPO, "--list-target-rules", configfile=None)
     targets = set(proc.stdout.split())
@@ -150,7 +151,7 @@ def _training_tables(root):
 def test_a_job_killed_between_two_table_writes_leaves_no_set_and_reruns_exactly(
         small_run, tmp_path, monkeypatch):
     root = copy_repo(tmp_path / "repo")
-    # the test hook of attnrepro.jobs: after the temporary of `curve` (main's is written before it),
+    # the test hook of attnrepro.run.ownership: after the temporary of `curve` (main's is written before it),
     # SIGKILL Snakemake and the job, as a machine crash would: nobody cleans up
     monkeypatch.setenv("ATTNREPRO_FAULT", "crash-after-table:curve")
     crashed = snakemake(root, f"{TRAINING}.parquet", *PROFILE)
@@ -184,7 +185,7 @@ def _job_pid(log):
 
 
 def _ended(pid):
-    from attnrepro import jobs
+    from attnrepro.run import ownership as jobs
 
     stat = jobs._stat(pid)
     return stat is None or stat[0] == "Z"

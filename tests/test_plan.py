@@ -1,6 +1,6 @@
 """The run plan and the source files each job depends on."""
 
-from attnrepro import deps, plan
+from attnrepro.dag import code_inputs, plan
 
 
 def test_grid_cases_fan_out_over_the_grid_keys():
@@ -27,7 +27,7 @@ def test_skip_leaves_an_experiment_out(default_config):
 
 
 def test_sources_follow_imports_and_nothing_else():
-    files = deps.source_files("attnrepro.job", "attnrepro.experiments.attention_vs_sdpa")
+    files = code_inputs.source_files("attnrepro.experiments.job", "attnrepro.experiments.attention_vs_sdpa")
     assert "src/attnrepro/core/attention.py" in files
     assert "src/attnrepro/experiments/_torch.py" in files
     assert "src/attnrepro/io.py" in files and "src/attnrepro/__init__.py" in files
@@ -38,7 +38,7 @@ def test_sources_follow_imports_and_nothing_else():
 def test_every_registered_experiment_has_a_module():
     from pathlib import Path
 
-    src = Path(deps.SRC)
+    src = Path(code_inputs.SRC)
     for exp in plan.EXPERIMENTS.values():
         assert (src / "attnrepro" / "experiments" / f"{exp.id}.py").is_file(), exp.id
 
@@ -70,5 +70,5 @@ def test_an_import_in_any_block_is_found_and_one_in_an_expression_is_not(tmp_pat
         "while X:\n    import attnrepro.in_while\n"
         "for x in X:\n    pass\nelse:\n    import attnrepro.in_for_else\n"
         "Y = lambda: __import__('attnrepro.unused')\n")
-    files = deps.source_files("attnrepro.main", src=src)
+    files = code_inputs.source_files("attnrepro.main", src=src)
     assert files == sorted(f"src/attnrepro/{n}.py" for n in ["__init__", "main", *names[:-1]])

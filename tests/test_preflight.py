@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from attnrepro import config as cfg
-from attnrepro import estimates, plan, preflight
+from attnrepro.dag import config as cfg
+from attnrepro.resources import memory
+from attnrepro.dag import plan, preflight
 
 from conftest import REPO, copy_repo, small_config, snakemake
 
@@ -263,7 +264,7 @@ def test_of_two_equal_terms_the_first_is_named(default_config):
 
 def test_a_job_that_needs_exactly_the_limit_fits(default_config):
     """The largest job of the default run, scale_sweep's, at its estimate: it fits; a byte less: refused."""
-    needed = estimates.estimate("scale_sweep", plan.cases("scale_sweep", default_config)["default"])
+    needed = memory.estimate("scale_sweep", plan.cases("scale_sweep", default_config)["default"])
     assert preflight.errors(default_config, needed) == []
     [message] = preflight.errors(default_config, needed - 1)
     assert message.startswith("scale_sweep.trials: 4000 needs about"), message
@@ -325,7 +326,7 @@ def test_default_and_small_configs_fit_in_2_gib(default_config):
 
 
 def test_every_experiment_has_an_estimate_of_its_own():
-    assert set(estimates.ESTIMATES) == set(plan.EXPERIMENTS)
+    assert set(memory.ESTIMATES) == set(plan.EXPERIMENTS)
 
 
 def machine_bytes(tmp_path, mem_total_kib=None, cgroup_v2=None, cgroup_v1=None):
@@ -431,7 +432,7 @@ def test_snakemake_stops_before_any_job_and_keeps_the_previous_output(tmp_path, 
 
 def test_a_job_asks_for_its_estimate_with_the_margin_and_the_overhead_in_megabytes():
     params = {"d": 8, "n": [64, 4096]}
-    estimate = estimates.estimate("score_memory", params)
+    estimate = memory.estimate("score_memory", params)
     assert estimate > 100 * 2**20  # the (4096, 4096) float32 scores: the margin is not lost in the rounding
     expected = -(-(1.25 * estimate + 400 * 2**20) // 10**6)
     assert preflight.job_mem_mb("score_memory", params) == expected

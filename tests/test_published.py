@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attnrepro import plan
-from attnrepro.report import ledger
-from attnrepro.report.results import Loader
+from attnrepro.dag import plan
+from attnrepro.report.ledger import verdicts
+from attnrepro.report.products.results import Loader
 
 from conftest import REPO
 
@@ -17,7 +17,7 @@ PUBLISHED = REPO / "config" / "published.yaml"
 
 @pytest.fixture(scope="module")
 def claims():
-    return ledger.load_claims(PUBLISHED)
+    return verdicts.load_claims(PUBLISHED)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def _selectors(claim):
 def test_the_file_loads_with_unique_ids_and_known_classes(claims):
     ids = [c.id for c in claims]
     assert len(ids) == len(set(ids)) and len(ids) > 500
-    assert {c.cls for c in claims} <= set(ledger.CLASSES)
+    assert {c.cls for c in claims} <= set(verdicts.CLASSES)
     assert {c.article for c in claims} == {"000", "001", "003"}
     raw = yaml.safe_load(PUBLISHED.read_text())["claims"]
     assert all(isinstance(entry["published"], str) for entry in raw), "published holds the printed string"
@@ -49,7 +49,7 @@ def test_every_selector_names_an_experiment_and_one_of_its_tables(claims):
             experiment = plan.EXPERIMENTS.get(source["experiment"])
             assert experiment is not None, claim.id
             assert source.get("table", "main") in experiment.tables, claim.id
-            assert source.get("reduce", "single") in ledger.REDUCERS, claim.id
+            assert source.get("reduce", "single") in verdicts.REDUCERS, claim.id
 
 
 def test_class_fields_are_consistent(claims):
@@ -62,13 +62,14 @@ def test_class_fields_are_consistent(claims):
             assert claim.band is None, claim.id
         if claim.cls == "stochastic":  # a statistic over seeds: the ledger needs the per-seed rows
             assert claim.source.get("reduce") in ("mean", "min", "max"), claim.id
-        ledger.format_like(1.0, claim.published)  # every published string parses as number, interval or text
+        # every published string parses as number, interval or text
+        verdicts.format_like(1.0, claim.published)
 
 
 def test_a_claim_whose_source_column_is_a_config_parameter_is_an_echo(claims):
     """A configuration value printed back (train's d, lr, steps; kv_cache's layers) reproduces by
     construction: it is counted apart (class echo), never as a computed claim."""
-    from attnrepro import config as cfg
+    from attnrepro.dag import config as cfg
 
     config = cfg.resolve()
     echoes = 0
@@ -132,7 +133,7 @@ def test_claims_of_listings_the_small_config_leaves_alone_are_reproduced(claims,
     chosen = [c for c in claims if c.cls == "exact"
               and all(s["experiment"] in untouched for s in _selectors(c))]
     assert len(chosen) > 250
-    table = ledger.evaluate(chosen, small_tables)
+    table = verdicts.evaluate(chosen, small_tables)
     failures = table[table["verdict"] != "reproduced"]
     assert failures.empty, failures[["id", "published", "reproduced", "verdict"]].to_string()
 
@@ -141,7 +142,7 @@ def test_every_band_tolerance_and_echo_reason_quotes_its_rationale(claims):
     """Judged with a value on each side of its band or tolerance, every machine-bound, round-off
     and echo claim gives a reason that quotes its rationale from published.yaml and never refers
     to an issue or to when a band was set."""
-    from attnrepro.report import claims as published, speed
+    from attnrepro.report.ledger import claims as published, speed
 
     rule = published.load_speed(PUBLISHED)
     factor = speed.Factor("000", 2.0, 1.5, 2.5, {"x": 2.0})
@@ -149,11 +150,11 @@ def test_every_band_tolerance_and_echo_reason_quotes_its_rationale(claims):
     for claim in claims:
         if claim.cls not in ("echo", "round-off", "machine-bound"):
             continue
-        low, high = ledger.published_range(claim.published) if ledger._parse(claim.published) else (1, 1)
+        low, high = verdicts.published_range(claim.published) if verdicts._parse(claim.published) else (1, 1)
         for value in (high * 1.0001 + 1e-30, (claim.band or [low, high])[1] * 10 + 1):
             if claim.cls == "echo":
                 value = "not the published value"
-            verdict, _, reason = ledger.judge(claim, value, factor=factor if claim.raw_time else None,
+            verdict, _, reason = verdicts.judge(claim, value, factor=factor if claim.raw_time else None,
                                               rule=rule)
             if verdict == "reproduced":
                 continue

@@ -7,10 +7,12 @@ import pandas as pd
 import pytest
 
 from attnrepro import evidence as evidence_products
-from attnrepro import io, plan
-from attnrepro.plan import parse_output as parse
-from attnrepro.report import catalog, index, render
-from attnrepro.report.results import Loader
+from attnrepro.run import io
+from attnrepro.dag import plan
+from attnrepro.dag.plan import parse_output as parse
+from attnrepro.report.products import catalog, render
+from attnrepro.report import index
+from attnrepro.report.products.results import Loader
 
 from conftest import copy_repo, planned_jobs, small_config, snakemake
 

@@ -5,8 +5,8 @@ import re
 import pandas as pd
 import pytest
 
-from attnrepro import plan
-from attnrepro.report import catalog, formats, render
+from attnrepro.dag import plan
+from attnrepro.report.products import catalog, formats, render
 
 from conftest import REPO
 from report_helpers import assert_csv_at_full_precision, build, labelled, loader, markdown, row

@@ -10,14 +10,14 @@ map, on a hand-made weight tensor passed through the experiment's own code.
 import numpy as np
 import pytest
 
-from attnrepro import plan
+from attnrepro.dag import plan
 from attnrepro.experiments import attention_map
-from attnrepro.report import catalog, render
+from attnrepro.report.products import catalog, render
 
 from conftest import REPO
 from report_helpers import assert_table_complete, build, labelled, loader, markdown, row
 
-MODULES = {"attnrepro.report.tables_decoder", "attnrepro.report.figures_decoder"}
+MODULES = {"attnrepro.report.products.tables_decoder", "attnrepro.report.products.figures_decoder"}
 PRODUCTS = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULES)
 TABLES = [n for n in PRODUCTS if catalog.PRODUCTS[n].kind == "table"]
 FIGURES = [n for n in PRODUCTS if catalog.PRODUCTS[n].kind == "figure"]

@@ -8,12 +8,12 @@ slopes and curves are the experiments' own columns.
 import numpy as np
 import pytest
 
-from attnrepro.report import catalog
+from attnrepro.report.products import catalog
 
 from conftest import REPO
 from report_helpers import assert_table_complete, build, labelled, loader, markdown, row
 
-MODULES = {"attnrepro.report.tables_timing", "attnrepro.report.figures_timing"}
+MODULES = {"attnrepro.report.products.tables_timing", "attnrepro.report.products.figures_timing"}
 PRODUCTS = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULES)
 TABLES = [n for n in PRODUCTS if catalog.PRODUCTS[n].kind == "table"]
 FIGURES = [n for n in PRODUCTS if catalog.PRODUCTS[n].kind == "figure"]

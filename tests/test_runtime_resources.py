@@ -1,5 +1,5 @@
 """Time as a resource: every experiment job asks Snakemake for its estimated wall time with the
-margin (`resources: runtime`, workflow/rules/common.smk: job_runtime; attnrepro.runtimes), scaled
+margin (`resources: runtime`, workflow/rules/common.smk: job_runtime; attnrepro.resources.runtime), scaled
 by the config's runtime_factor, and the estimates agree with measured wall times both ways within
 the margin."""
 
@@ -13,9 +13,10 @@ import time
 import pytest
 from threadpoolctl import threadpool_limits
 
-from attnrepro import config as cfg
-from attnrepro import plan, preflight, runtimes
-from attnrepro.evidence import sweep_plan
+from attnrepro.dag import config as cfg
+from attnrepro.dag import plan, preflight
+from attnrepro.resources import runtime as runtimes
+from attnrepro.dag import sweep_plan
 
 from conftest import copy_repo, experiment_of, planned_resource, snakemake
 

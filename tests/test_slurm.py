@@ -26,8 +26,9 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from attnrepro import heartbeat, io, plan
-from attnrepro.report import catalog
+from attnrepro.run import heartbeat, io
+from attnrepro.dag import plan
+from attnrepro.report.products import catalog
 
 from cluster.localslurm import LocalSlurm, missing_tools
 from conftest import REPO, copy_repo, small_config

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from attnrepro.report import ledger, speed
+from attnrepro.report.ledger import verdicts, speed
 from report_helpers import FrameLoad
 
 RULE = speed.Rule(3.0, "the article's own runs of one timing spread by up to 2.7x")
@@ -13,14 +13,14 @@ HERE = {512: 0.001, 1024: 0.0041, 2048: 0.0158, 4096: 0.2, 8192: 0.26}
 
 
 def _claims(prose=None):
-    claims = [ledger.Claim.from_dict({
+    claims = [verdicts.Claim.from_dict({
         "id": f"000.cost.n-{n}", "article": "000", "section": "s", "claim": f"time at n = {n}",
         "published": text, "class": "machine-bound", "raw_time": True,
         "band": [float(text) / 3, float(text) * 3], "location": {"line": 1, "column": 1},
         "source": {"experiment": "quadratic_cost", "where": {"n": n}, "column": "mean_seconds"}})
         for n, text in PUBLISHED.items()]
     if prose:
-        claims.append(ledger.Claim.from_dict({
+        claims.append(verdicts.Claim.from_dict({
             "id": "000.prose.cost.n-8192", "article": "000", "section": "s", "claim": "three runs",
             "published": prose, "class": "machine-bound", "raw_time": True,
             "location": {"line": 1, "column": 1},
@@ -34,7 +34,7 @@ def _load():
 
 
 def test_the_factor_is_the_median_ratio_with_a_bootstrap_interval():
-    factors = ledger.raw_time_factors(_claims(), _load())
+    factors = verdicts.raw_time_factors(_claims(), _load())
     factor = factors["000"]
     ratios = sorted(float(PUBLISHED[n]) / HERE[n] for n in HERE)
     assert factor.factor == pytest.approx(ratios[2]) and factor.factor == 0.016 / 0.0041
@@ -45,7 +45,7 @@ def test_the_factor_is_the_median_ratio_with_a_bootstrap_interval():
 
 
 def test_one_outlying_raw_time_and_only_it_differs_and_says_why():
-    table = ledger.evaluate(_claims(prose="0.9-1.1"), _load(), rule=RULE).set_index("id")
+    table = verdicts.evaluate(_claims(prose="0.9-1.1"), _load(), rule=RULE).set_index("id")
     assert (table["verdict"] == "differs").tolist() == [False, False, False, True, False, False]
     outlier = table.loc["000.cost.n-4096", "reason"]
     assert "ratio 1.2 is outside it: this time does not scale like the article's other raw times" in outlier
@@ -60,7 +60,7 @@ def test_one_outlying_raw_time_and_only_it_differs_and_says_why():
 
 
 def test_without_a_rule_a_raw_time_is_judged_alone_by_its_band():
-    table = ledger.evaluate(_claims(), _load()).set_index("id")
+    table = verdicts.evaluate(_claims(), _load()).set_index("id")
     assert table.loc["000.cost.n-4096", "verdict"] == "within tolerance"  # 0.2 lies in 0.08 to 0.72
     assert not table["reason"].str.contains("raw times .* as fast").any()
 
@@ -71,7 +71,7 @@ def test_the_rule_and_the_raw_time_mark_are_checked(tmp_path):
     with pytest.raises(ValueError, match="speed must be"):
         speed.Rule.from_dict({"band": 3})
     with pytest.raises(ValueError, match="raw_time: true marks a machine-bound raw time only"):
-        ledger.Claim.from_dict({"id": "x", "article": "000", "section": "s", "claim": "c",
+        verdicts.Claim.from_dict({"id": "x", "article": "000", "section": "s", "claim": "c",
                                 "published": "1", "class": "exact", "raw_time": True,
                                 "source": {"experiment": "e", "column": "c"}})
 
@@ -92,7 +92,7 @@ def test_the_ledger_writes_the_factors_and_the_editions_read_them(tmp_path):
     assert ledger_io.write(published, _load(), out["csv"], out["md"], speed_csv=tmp_path / "speed.csv") == 0
     factors = speed.read(tmp_path / "speed.csv")
     assert list(factors) == ["000"] and factors["000"].factor == 0.016 / 0.0041
-    assert factors["000"].ratios == ledger.raw_time_factors(_claims(), _load())["000"].ratios
+    assert factors["000"].ratios == verdicts.raw_time_factors(_claims(), _load())["000"].ratios
     text = out["md"].read_text()
     assert "**Machine speed**" in text and "within 3x of its article's factor" in text
     assert pd.read_csv(out["csv"]).set_index("id").loc["000.cost.n-4096", "verdict"] == "differs"
@@ -105,7 +105,7 @@ def _speed_csv(tmp_path, factors):
 
 
 def test_a_timing_tables_note_gives_its_articles_factor_as_the_ledger_prints_it(tmp_path):
-    factors = ledger.raw_time_factors(_claims(), _load())
+    factors = verdicts.raw_time_factors(_claims(), _load())
     path = _speed_csv(tmp_path, factors)
     assert speed.note(path, "000") == f"Machine speed: {factors['000'].sentence()}, from {path}."
     assert "3.9x as fast" in speed.note(path, "000")
@@ -118,7 +118,7 @@ HEADER = "article,factor,low,high,raw_times,ratios,band\n"
 @pytest.mark.parametrize("content", ["", "article,factor\n000,4\n", HEADER + "000,nan,1,2,1,000.x 1.5,3\n",
                                      HEADER + "000,4,1,8,0,,3\n"])
 def test_a_speed_table_that_does_not_read_as_the_ledgers_is_refused_naming_it(tmp_path, content):
-    from attnrepro import io
+    from attnrepro.run import io
 
     path = tmp_path / "speed.csv"
     path.write_text(content)
@@ -129,14 +129,14 @@ def test_a_speed_table_that_does_not_read_as_the_ledgers_is_refused_naming_it(tm
 
 
 def test_the_tables_of_machine_bound_times_and_only_they_read_the_speed_factor():
-    from attnrepro.report import catalog
+    from attnrepro.report.products import catalog
 
     timing = {"quadratic_cost", "causal_timing", "timing_exponent_points", "kv_cache", "kv_speedup"}
     assert {p.name for p in catalog.PRODUCTS.values() if p.speed} == timing
 
 
 def _raw(published, band=None, **kw):
-    return ledger.Claim.from_dict({
+    return verdicts.Claim.from_dict({
         "id": kw.pop("id", "000.t"), "article": kw.pop("article", "000"), "section": "s", "claim": "c",
         "published": published, "class": "machine-bound", "raw_time": True, "band": band,
         "source": kw.pop("source", {"experiment": "quadratic_cost", "column": "mean_seconds"}), **kw})
@@ -150,7 +150,7 @@ ACCEPTED = f"(accepted: 1.33x to 12x, the factor within x/ 3: {RULE.why})"
 
 def test_a_raw_times_reason_says_its_ratio_then_its_band_as_information_then_its_note():
     def judged(claim, value):
-        return ledger.judge(claim, value, factor=FACTOR, rule=RULE)
+        return verdicts.judge(claim, value, factor=FACTOR, rule=RULE)
 
     banded = _raw("0.4", [0.1, 0.2], rationale="its order only", note="timed once")
     assert judged(banded, 0.1) == ("within tolerance", "0.1", f"{SAID} 4 is consistent with it {ACCEPTED}; "
@@ -175,7 +175,7 @@ def test_the_factor_is_made_of_the_single_raw_times_that_the_run_reproduces_abov
                 **({"reduce": reduce} if reduce else {})}
 
     claims = [
-        ledger.Claim.from_dict({"id": "000.slope", "article": "000", "section": "s", "claim": "c",
+        verdicts.Claim.from_dict({"id": "000.slope", "article": "000", "section": "s", "claim": "c",
                                 "published": "fast", "class": "machine-bound", "source": at(1)}),
         _raw("0.3-0.5", id="000.prose", source=at(1)),  # an interval: judged, not a ratio
         _raw("1", id="000.absent", source={"experiment": "absent", "column": "mean_seconds"}),
@@ -184,6 +184,6 @@ def test_the_factor_is_made_of_the_single_raw_times_that_the_run_reproduces_abov
         _raw("1.0", id="000.n-3", source=at(3, "min")),
         _raw("6", id="001.n-4", article="001", source=at(4)),
     ]
-    factors = ledger.raw_time_factors(claims, load)
+    factors = verdicts.raw_time_factors(claims, load)
     assert {a: f.ratios for a, f in factors.items()} == {"000": {"000.n-1": 4.0, "000.n-3": 4.0},
                                                          "001": {"001.n-4": 3.0}}

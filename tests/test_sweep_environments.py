@@ -3,7 +3,8 @@ the NumPy and torch versions the articles state) whose settings are named <envir
 
 import pandas as pd
 
-from attnrepro.evidence import numerics_evaluate, numerics_render, sweep
+from attnrepro.report.evidence import numerics_evaluate, numerics_render
+from attnrepro.evidence import sweep
 from report_helpers import FrameLoad
 
 SECTION = {
@@ -52,10 +53,10 @@ def _setting(kernel, value, numpy_version, torch_version="2.13.0+cpu"):
 
 
 def _sort_claim(published):
-    from attnrepro.report import ledger
+    from attnrepro.report.ledger import verdicts
 
     source = {"experiment": "train", "column": "acc", "where": {"task": "sort"}}
-    return ledger.Claim.from_dict({"id": "sort", "article": "001", "section": "s", "claim": "sort",
+    return verdicts.Claim.from_dict({"id": "sort", "article": "001", "section": "s", "claim": "sort",
                                    "published": published, "class": "stochastic", "source": source})
 
 
@@ -79,7 +80,7 @@ def test_a_reason_names_what_was_varied_and_what_no_setting_gives():
 
 
 def test_a_side_environment_setting_that_names_no_kernel_is_refused_with_its_key():
-    from attnrepro.evidence import sweep_plan
+    from attnrepro.dag import sweep_plan
 
     env = {**SECTION["environments"]["article"], "settings": ["haswell-noavx512", "hasswell"]}
     errors = sweep_plan.config_errors({"numerics": {"environments": {"article": env}}})

@@ -11,8 +11,8 @@ import re
 import numpy as np
 import pytest
 
-from attnrepro import config as cfg
-from attnrepro import plan
+from attnrepro.dag import config as cfg
+from attnrepro.dag import plan
 from attnrepro.core.attention import attention
 from attnrepro.experiments import _kv_toy, _timing, kv_cache, timing_exponent
 from attnrepro.experiments.causal_timing import causal_attention
@@ -172,7 +172,7 @@ def test_trial_count_mismatch_is_a_semantic_error_naming_the_key(default_config)
 # --- threads that tell the truth ----------------------------------------------------------
 
 def test_threads_never_exceed_the_cpus_a_job_may_use(monkeypatch):
-    from attnrepro import threads
+    from attnrepro.numerics import threads
 
     monkeypatch.setattr(threads, "_ASKED", {"n": None})
     for name in threads.VARIABLES:
@@ -190,8 +190,8 @@ def test_a_timing_job_asked_for_more_threads_than_its_cpus_runs_and_records_what
     import subprocess
     import sys
 
-    from attnrepro import io
-    from attnrepro.report import formats
+    from attnrepro.run import io
+    from attnrepro.report.products import formats
     from conftest import REPO
 
     params = {**plan.cases("quadratic_cost", cfg.load(REPO / "config/config.yaml"))["default"],
@@ -200,7 +200,8 @@ def test_a_timing_job_asked_for_more_threads_than_its_cpus_runs_and_records_what
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     env.pop("ATTNREPRO_RUN", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "attnrepro.job", "quadratic_cost", "--article", "000", "--section", "s",
+        [sys.executable, "-m", "attnrepro.experiments.job", "quadratic_cost", "--article", "000",
+         "--section", "s",
          "--threads", "16", "--params-json", json.dumps(params), "--out", str(out)],
         env=env, capture_output=True, text=True, timeout=300,
         preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}))

@@ -6,10 +6,10 @@ import logging
 import numpy as np
 import pytest
 
-from attnrepro import config as cfg
-from attnrepro import plan
+from attnrepro.dag import config as cfg
+from attnrepro.dag import plan
 from attnrepro.experiments import attention_map
-from attnrepro.io import write_parquet
+from attnrepro.run.io import write_parquet
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,10 @@ import pytest
 import yaml
 
 from conftest import REPO, copy_repo, snakemake
-from attnrepro import io, plan, verify
-from attnrepro import verify_compare as vc
+from attnrepro.run import io
+from attnrepro.dag import plan
+from attnrepro.archive import verify
+from attnrepro.archive import verify_compare as vc
 
 # ---- unit: frames, Parquet files, the ledger, canonical numerics, the lock -----------------
 
@@ -252,7 +254,8 @@ def test_an_archive_file_from_before_integrity_records_is_compared(tmp_path):
     assert vc.compare_parquet(rel, old, new) == vc.Entry("parquet", rel, "equal", "")
     entry = vc.compare_parquet(rel, new, old)
     assert (entry.status, entry.detail) == (
-        "differs", f"{old}: corrupt result file (no integrity record: not written by attnrepro.io, or before "
+        "differs", f"{old}: corrupt result file (no integrity record: "
+        "not written by attnrepro.run.io, or before "
                    f"it recorded one); rebuild it with `{io.rebuild_command(old)}`")
 
 
@@ -570,7 +573,7 @@ def test_manifest_mismatches_name_files_changed_missing_or_outside_the_archive(t
 @pytest.fixture
 def this_checkout(monkeypatch):
     """This checkout at commit abc, clean, with numpy 2.0 and torch 2.1 (provenance replaced)."""
-    from attnrepro import provenance
+    from attnrepro.run import provenance
 
     state = {"commit": "abc", "dirty": False}
     monkeypatch.setattr(provenance, "git_state", lambda repo=verify.REPO: (
@@ -638,8 +641,8 @@ def test_results_are_taken_as_given_or_from_the_checkout_holding_them(tmp_path):
 
 
 def _archived_results(tmp_path, results):
-    """``results`` archived as `snakemake archive` does it (attnrepro.archive.write), with this lock."""
-    from attnrepro import archive
+    """``results`` archived as `snakemake archive` does it (attnrepro.archive.pack.write), with this lock."""
+    from attnrepro.archive import pack as archive
 
     files = [p.relative_to(results.parent).as_posix() for p in sorted(results.rglob("*")) if p.is_file()]
     shutil.copy(verify.REPO / "Snakefile", results.parent)  # the crate's main workflow, as archived

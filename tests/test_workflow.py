@@ -8,8 +8,9 @@ from pathlib import Path
 
 import yaml
 
-from attnrepro import io, plan
-from attnrepro.report import catalog
+from attnrepro.run import io
+from attnrepro.dag import plan
+from attnrepro.report.products import catalog
 
 from conftest import REPO, small_config, snakemake
 
@@ -39,7 +40,7 @@ def test_every_file_carries_its_provenance(small_run):
 
 
 def test_a_checkout_records_its_commit_and_whether_it_is_dirty(tmp_path):
-    from attnrepro import provenance
+    from attnrepro.run import provenance
 
     repo = tmp_path / "repo"
     (repo / "src").mkdir(parents=True)
@@ -145,7 +146,7 @@ def test_the_index_counts_the_files_each_folder_holds_on_disk(small_run):
 
 
 def test_timing_tables_state_the_speed_factor_the_ledger_states(small_run):
-    from attnrepro.report import speed
+    from attnrepro.report.ledger import speed
 
     results = small_run / "results"
     factors = speed.read(results / "speed.csv")

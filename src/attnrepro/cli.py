@@ -6,18 +6,18 @@
     python -m attnrepro run scale_table --set d_k=16 --set scaled=true --out /tmp/s.parquet
     python -m attnrepro run train --set tasks=sort --set lengths=5 --set seeds=7 --out /tmp/t.parquet
     python -m attnrepro run train --config config/small.yaml --set steps=200 --out /tmp/t.parquet
-    python -m attnrepro verify ARCHIVE.tar.gz [--results DIR]   (see attnrepro.verify)
+    python -m attnrepro verify ARCHIVE.tar.gz [--results DIR]   (see attnrepro.archive.verify)
 
 Thread limits (and ``--numerics SETTING``: an OpenBLAS kernel and a NumPy CPU-feature
 mask, see :mod:`attnrepro.evidence.sweep`) are applied before NumPy is imported; parameters come from the
 config (config/config.yaml, with the keys of ``--config FILE`` over it as ``snakemake --configfile``
 merges them), then the ``--set`` overrides (see ``run --help``: a single value for a list key is a
-list of one), then ``--case``; the result is validated for the experiment run (attnrepro.config);
+list of one), then ``--case``; the result is validated for the experiment run (attnrepro.dag.config);
 or they come verbatim from ``--params-json`` (what Snakemake passes).
 
 ``run`` resolves the config, the case and the paths, then runs the case through the same
-functions as the rules' jobs (:mod:`attnrepro.job`, which reads neither the config nor the plan).
-What a job guarantees about its outputs (see :mod:`attnrepro.jobs` and :mod:`attnrepro.io`):
+functions as the rules' jobs (:mod:`attnrepro.experiments.job`, which reads neither the config nor the plan).
+What a job guarantees about its outputs (see :mod:`attnrepro.run.ownership` and :mod:`attnrepro.run.io`):
 it records the Snakemake run that started it and writes nothing once that run has ended; it
 removes temporaries that a killed earlier attempt of itself left; its upstream files
 (``--input``) are verified (checksums, content hash) and, given ``--expected-params``, their
@@ -33,7 +33,8 @@ import logging
 import re
 import sys
 
-from attnrepro import canonical, job
+from attnrepro.numerics import canonical
+from attnrepro.experiments import job
 
 log = logging.getLogger("attnrepro")
 
@@ -59,7 +60,7 @@ def _parser():
     sub = parser.add_subparsers(dest="command", required=True)
     listing = sub.add_parser("list",
                              help="list experiments, their cases and the tables and figures built from them")
-    # every word after `verify` (options included) goes to attnrepro.verify's own parser
+    # every word after `verify` (options included) goes to attnrepro.archive.verify's own parser
     verify = sub.add_parser("verify", add_help=False, prefix_chars="\0",
                             help="compare an archive of a run with a run here (verify ARCHIVE -h)")
     verify.add_argument("args", nargs="*")
@@ -82,7 +83,7 @@ def _parser():
                           "a file written with other parameters stops the job")
     run.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default 1)")
     run.add_argument("--pin", choices=canonical.PINS,
-                     help="canonical numerics (attnrepro.canonical): haswell-noavx512, or native to "
+                     help="canonical numerics (attnrepro.numerics.canonical): haswell-noavx512, or native to "
                           "opt out (default: numerics.pin of --config; haswell-noavx512 with --params-json)")
     run.add_argument("--numerics", metavar="SETTING",
                      help="a numerics-sweep setting instead of the pin: OpenBLAS kernel and NumPy mask, "
@@ -103,8 +104,8 @@ def _with_overrides(args, config, exp):
     SET_HELP), validated for this experiment alone (``config.validate(experiments=[id])``)."""
     import copy
 
-    from attnrepro import config as cfg
-    from attnrepro import yamlfile
+    from attnrepro.dag import config as cfg
+    from attnrepro.dag import yamlfile
 
     section = copy.deepcopy(config.get(exp.id) or {})
     for item in args.set:
@@ -129,7 +130,7 @@ def _with_overrides(args, config, exp):
 
 def _params(args, config, exp):
     """The parameters of the requested case (``--case``, default the first of the run's)."""
-    from attnrepro import plan
+    from attnrepro.dag import plan
 
     if args.params_json is not None:
         if args.set or args.case:
@@ -153,10 +154,11 @@ def _table_paths(args, names):
 
 
 def run(args):
-    """Resolve the config, the case and the paths, then run the case as its job does (attnrepro.job)."""
+    """Resolve the config, the case and the paths, then run the case as its job does
+(attnrepro.experiments.job)."""
     pinned = job.prepare(args.threads, None if args.numerics else _pin(args), args.numerics)  # before numpy
-    from attnrepro import config as cfg
-    from attnrepro import plan
+    from attnrepro.dag import config as cfg
+    from attnrepro.dag import plan
 
     if args.experiment not in plan.EXPERIMENTS:
         raise SystemExit(f"unknown experiment {args.experiment!r}; known: {', '.join(plan.EXPERIMENTS)}")
@@ -175,7 +177,7 @@ def _pin(args):
     as plain YAML: nothing may import NumPy before the pin is applied)."""
     if args.pin or args.params_json is not None:
         return args.pin or canonical.SETTING
-    from attnrepro import config as cfg
+    from attnrepro.dag import config as cfg
 
     return (cfg.resolve(args.config).get("numerics") or {}).get("pin", canonical.SETTING)
 
@@ -192,16 +194,16 @@ def _check_numerics(setting, config):
 
 def _inputs(args, exp, config):
     """{name: path} of the upstream files: from --input, else the plan's default paths."""
-    from attnrepro import plan
+    from attnrepro.dag import plan
 
     paths = plan.input_paths(exp.id, config) if config else {}
     return {**paths, **job.pairs(args.input, "--input")}
 
 
 def list_experiments(args):
-    from attnrepro import config as cfg
-    from attnrepro import plan
-    from attnrepro.report import catalog
+    from attnrepro.dag import config as cfg
+    from attnrepro.dag import plan
+    from attnrepro.report.products import catalog
 
     config = cfg.resolve(args.config)
     products = {p.name for p in catalog.enabled(config)}
@@ -220,11 +222,11 @@ def list_experiments(args):
 def main(argv=None):
     args = _parser().parse_args(argv)
     if args.command == "verify":  # by name: the experiment jobs' code inputs leave it out
-        return importlib.import_module("attnrepro.verify").main(args.args)
+        return importlib.import_module("attnrepro.archive.verify").main(args.args)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from attnrepro.config import ConfigError
-    from attnrepro.yamlfile import DuplicateKey
+    from attnrepro.dag.config import ConfigError
+    from attnrepro.dag.yamlfile import DuplicateKey
 
     try:
         return run(args) if args.command == "run" else list_experiments(args)

@@ -1,7 +1,7 @@
 """Mutation testing of the guard modules: run mutmut, print the kill rate per module.
 
     make mutation                              # every guard module (pyproject.toml [tool.mutmut])
-    make mutation MODULES="attnrepro.io"       # one or more modules, by dotted name
+    make mutation MODULES="attnrepro.run.io"       # one or more modules, by dotted name
 
 mutmut (requirements-mutation.lock, in .venv-mutation) copies ``src/`` into ``mutants/``, changes
 one operator, constant or call at a time in the modules of ``[tool.mutmut] only_mutate``, and runs

@@ -1,6 +1,6 @@
 # The three articles, re-rendered with this run's numbers: one rule per article writes
 # its annotated edition, results/articles/<article>.html, from the article's text
-# (../shared/seeds/<file>, src/attnrepro/report/editions_text.py), the locations in
+# (../shared/seeds/<file>, src/attnrepro/report/articles.py), the locations in
 # config/published.yaml and results/ledger.csv; `ledger_overview` draws every numeric claim,
 # published against reproduced, in results/figures/ledger_overview.svg. Target: `articles`.
 #
@@ -11,21 +11,21 @@
 # (and the hashes), and builds the figures (article_outputs, common.smk). Asked for by name, such
 # an edition's job refuses, saying the same.
 
-for article in editions_text.ARTICLES:
+for article in articles.ARTICLES:
 
     rule:
         name:
             f"edition_{article}"
         input:
-            text=editions_text.article_path(article, ARTICLES_FOLDER),
+            text=articles.article_path(article, ARTICLES_FOLDER),
             ledger="results/ledger.csv",
             speed=SPEED_CSV,
             published="config/published.yaml",
             config="results/config.resolved.yaml",
-            code=report_sources("attnrepro.report.editions"),
+            code=report_sources("attnrepro.report.editions.edition"),
         output:
             report(
-                editions_text.edition_path(article),
+                articles.edition_path(article),
                 caption=f"../report/edition_{article}.rst",
                 category=ARTICLES_CATEGORY,
                 labels={"name": f"edition_{article}", "format": "html"},
@@ -49,10 +49,10 @@ rule ledger_overview:
     input:
         ledger="results/ledger.csv",
         published="config/published.yaml",
-        code=report_sources("attnrepro.report.figures_ledger"),
+        code=report_sources("attnrepro.report.ledger.overview_figure"),
     output:
         report(
-            editions_text.OVERVIEW,
+            articles.OVERVIEW,
             caption="../report/ledger_overview.rst",
             category=ARTICLES_CATEGORY,
             labels={"name": "ledger_overview", "format": "svg"},
@@ -73,10 +73,10 @@ rule ledger_overview:
 rule machine_speed:
     input:
         speed=SPEED_CSV,
-        code=report_sources("attnrepro.report.figures_speed"),
+        code=report_sources("attnrepro.report.ledger.speed_figure"),
     output:
         report(
-            editions_text.SPEED,
+            articles.SPEED,
             caption="../report/machine_speed.rst",
             category="Ledger",
             labels={"name": "machine_speed", "format": "svg"},
@@ -96,7 +96,7 @@ rule machine_speed:
 
 rule articles:
     input:
-        [editions_text.edition_path(a) for a in editions_text.ARTICLES],
-        editions_text.OVERVIEW,
-        editions_text.SPEED,
+        [articles.edition_path(a) for a in articles.ARTICLES],
+        articles.OVERVIEW,
+        articles.SPEED,
     localrule: True

@@ -19,11 +19,12 @@ envvars:
     "PYTHONPATH",
 
 
-from attnrepro import config as attnrepro_config  # noqa: E402
-from attnrepro import deps, plan, preflight, runtimes  # noqa: E402
-from attnrepro import heartbeat as attnrepro_heartbeat  # noqa: E402
-from attnrepro import jobs as attnrepro_jobs  # noqa: E402
-from attnrepro.report import catalog  # noqa: E402
+from attnrepro.dag import config as attnrepro_config  # noqa: E402
+from attnrepro.dag import code_inputs, plan, preflight  # noqa: E402
+from attnrepro.resources import runtime  # noqa: E402
+from attnrepro.run import heartbeat as attnrepro_heartbeat  # noqa: E402
+from attnrepro.run import ownership as attnrepro_ownership  # noqa: E402
+from attnrepro.report.products import catalog  # noqa: E402
 from attnrepro.report import job as report_job  # noqa: E402
 
 try:  # the config files Snakemake loaded are read again: a key given twice is refused
@@ -36,7 +37,7 @@ except attnrepro_config.ConfigError as error:
 # (src/attnrepro/jobs.py). Only the main process: a job step (the Snakemake that a cluster job
 # runs on its node, --mode remote, reading this file again) keeps the identity handed down by
 # the run that submitted it (sbatch exports the environment), and publishes no heartbeat.
-RUN = attnrepro_jobs.hand_down() if workflow.is_main_process else None
+RUN = attnrepro_ownership.hand_down() if workflow.is_main_process else None
 
 
 # The run's heartbeat (src/attnrepro/heartbeat.py): .snakemake/attnrepro/heartbeat.json, rewritten
@@ -74,7 +75,7 @@ if (
 
 CONDA_ENV = "../../envs/attnrepro.yaml"
 NUMERICS = config.get("numerics") or {}
-# the ledger's speed factor per article (attnrepro.report.speed): LEDGER.md, the editions, the
+# the ledger's speed factor per article (attnrepro.report.ledger.speed): LEDGER.md, the editions, the
 # machine_speed figure and the notes of the tables of machine-bound times read it
 SPEED_CSV = "results/speed.csv"
 
@@ -89,14 +90,14 @@ def all_outputs():
 # modules it runs by name, and the repository files those modules read (their READS, such as
 # tests/golden/numerics.json). Editing a module reruns exactly the jobs that run it.
 def sources(*modules):
-    """The files under src/ that an experiment job (attnrepro.job) running ``modules`` imports."""
-    return deps.source_files("attnrepro.job", *modules)
+    """The files under src/ that an experiment job (attnrepro.experiments.job) running ``modules`` imports."""
+    return code_inputs.source_files("attnrepro.experiments.job", *modules)
 
 
 def report_code(command, *modules):
     """The files under src/ that a report job (attnrepro.report.job) of ``command`` imports, with
     ``modules`` (a builder's, the evidence the ledger reads)."""
-    return deps.source_files(
+    return code_inputs.source_files(
         "attnrepro.report.job", *report_job.RUNS[command], *modules
     )
 
@@ -104,7 +105,7 @@ def report_code(command, *modules):
 def report_sources(*modules):
     """The files under src/ that `python -m attnrepro.report` running ``modules`` imports
     (the command line for people; a rule runs attnrepro.report.job instead)."""
-    return deps.source_files("attnrepro.report.cli", *modules)
+    return code_inputs.source_files("attnrepro.report.cli", *modules)
 
 
 def figure_sections(product):
@@ -136,7 +137,7 @@ def report_outputs():
 
 
 def article_comparison():
-    """The ledger's `--article` JSON (attnrepro.report.comparable.Article): the parameters the
+    """The ledger's `--article` JSON (attnrepro.report.ledger.comparable.Article): the parameters the
     article's config (config/config.yaml) plans for the run's cases, the run's list values
     (plan.selectors), and each experiment section whose keys differ from the article's.
     """
@@ -235,7 +236,7 @@ def case_params(experiment_id, all_cases=None):
 
 def job_memory(experiment_id):
     """A resources function: ``mem_mb`` of the job of a case (wildcards.case), its estimated peak
-    with the margin (attnrepro.preflight.job_mem_mb: MARGIN and OVERHEAD are set there).
+    with the margin (attnrepro.dag.preflight.job_mem_mb: MARGIN and OVERHEAD are set there).
     """
     estimated = preflight.estimated_cases(experiment_id, config)
 
@@ -248,17 +249,17 @@ def job_memory(experiment_id):
 def job_runtime(experiment_id):
     """A resources function: ``runtime`` (minutes) of the job of a case (wildcards.case), its
     estimated seconds with the margin, times the config's runtime_factor
-    (attnrepro.runtimes.job_runtime_min: MARGIN and the coefficients are set there).
+    (attnrepro.resources.runtime.job_runtime_min: MARGIN and the coefficients are set there).
     """
     estimated = preflight.estimated_cases(experiment_id, config)
     factor = config.get("runtime_factor", 1.0)
 
-    def runtime(wildcards):
-        return runtimes.job_runtime_min(
+    def minutes(wildcards):
+        return runtime.job_runtime_min(
             experiment_id, estimated[wildcards.case], factor
         )
 
-    return runtime
+    return minutes
 
 
 def extra_tables(wildcards, output):
@@ -286,7 +287,7 @@ def upstream_inputs(experiment_id):
 
 def expected_params(paths):
     """The JSON of `--expected-params` for a job reading ``paths``: {experiment: {case: params}}
-    that this config plans for the jobs writing them (only those: attnrepro.plan.expected_params).
+    that this config plans for the jobs writing them (only those: attnrepro.dag.plan.expected_params).
     """
     return json.dumps(
         plan.expected_params(paths, config), sort_keys=True, separators=(",", ":")
@@ -324,15 +325,15 @@ def alternatives(names):
 # --- the annotated articles (workflow/rules/articles.smk) ----------------------------------
 from snakemake.logging import logger  # noqa: E402
 
-from attnrepro.report import editions_text  # noqa: E402
+from attnrepro.evidence import articles  # noqa: E402
 
 ARTICLES_CATEGORY = "Articles, annotated"
 
 
-ARTICLES_FOLDER = editions_text.folder_of(config)
+ARTICLES_FOLDER = articles.folder_of(config)
 # {article: why its edition is not built}: its text is missing, or is not the text whose SHA-256
 # config/published.yaml records (the locations of the claims would mark other words)
-UNBUILT = editions_text.problems(ARTICLES_FOLDER)
+UNBUILT = articles.problems(ARTICLES_FOLDER)
 for why in UNBUILT.values():
     logger.warning(f"annotated edition not built: {why}")
 
@@ -341,8 +342,8 @@ def article_outputs():
     """The editions of the articles found with their recorded text, and the ledger's overview and
     speed figures, for `all`."""
     editions = [
-        editions_text.edition_path(a)
-        for a in editions_text.ARTICLES
+        articles.edition_path(a)
+        for a in articles.ARTICLES
         if a not in UNBUILT
     ]
-    return editions + [editions_text.OVERVIEW, editions_text.SPEED]
+    return editions + [articles.OVERVIEW, articles.SPEED]

@@ -24,7 +24,8 @@
 # article_code), and judges its stochastic claims by the seeds.
 # Included before report.smk, whose ledger and archive rules read the helpers below.
 from attnrepro import evidence  # noqa: E402
-from attnrepro.evidence import sweep, sweep_plan  # noqa: E402
+from attnrepro.evidence import sweep  # noqa: E402
+from attnrepro.dag import sweep_plan  # noqa: E402
 
 EVIDENCE_ON = evidence.enabled(config)
 LISTINGS = config.get("listings") or {}
@@ -41,7 +42,7 @@ def ledger_evidence():
 
 
 def ledger_evidence_code():
-    """The evaluate modules of the evidence the ledger reads (attnrepro.evidence.citations)."""
+    """The evaluate modules of the evidence the ledger reads (attnrepro.report.evidence.citations)."""
     return [product.evaluate for product in EVIDENCE_ON.values()]
 
 
@@ -102,7 +103,7 @@ def listings_code_module():
 
 def listing_runs():
     """The run of every article's listings (one interpreter per article)."""
-    return [evidence.listing_run(article) for article in editions_text.ARTICLES]
+    return [evidence.listing_run(article) for article in articles.ARTICLES]
 
 
 def environment_built(setting=None):
@@ -139,7 +140,7 @@ for env_name, env in sweep.environments(NUMERICS).items():
 
 checkpoint numerics_settings:
     input:
-        code=deps.source_files("attnrepro.evidence.sweep"),
+        code=code_inputs.source_files("attnrepro.evidence.sweep"),
         environments=environment_built(),
     output:
         evidence.SETTINGS_FILE,
@@ -194,7 +195,7 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
             ),
             setting=lambda wildcards: sweep.split(wildcards.setting)[1],
         shell:
-            "{params.python} -m attnrepro.job {params.experiment} --article {params.article}"
+            "{params.python} -m attnrepro.experiments.job {params.experiment} --article {params.article}"
             " --section {params.section:q} --threads {threads}"
             " --numerics {params.setting} --params-json {params.json:q}"
             " --out {output.main} {params.tables} 2> {log}"
@@ -286,8 +287,8 @@ rule:
     name:
         "listings_article"
     input:
-        text=lambda wildcards: editions_text.article_path(wildcards.article),
-        code=deps.source_files(
+        text=lambda wildcards: articles.article_path(wildcards.article),
+        code=code_inputs.source_files(
             "attnrepro.evidence.listings_run", "attnrepro.evidence.listings_session"
         ),
     output:
@@ -295,7 +296,7 @@ rule:
     log:
         "results/logs/listings/{article}.log",
     wildcard_constraints:
-        article=alternatives(editions_text.ARTICLES),
+        article=alternatives(articles.ARTICLES),
     conda:
         CONDA_ENV
     threads: timing_threads()
@@ -318,7 +319,7 @@ rule:
         evidence.LISTINGS.target
     input:
         runs=listing_runs(),
-        texts=[editions_text.article_path(a) for a in editions_text.ARTICLES],
+        texts=[articles.article_path(a) for a in articles.ARTICLES],
         published="config/published.yaml",
         code=report_code("listings"),
     output:

@@ -1,6 +1,6 @@
 # Two rules per experiment of src/attnrepro/plan.py: `<id>` is the target that builds
 # all of its cases (`snakemake scale_table`), `<id>_case` runs one case. Each job runs
-# `python -m attnrepro.job <experiment>` (everything it needs on its command line: it reads no
+# `python -m attnrepro.experiments.job <experiment>` (everything it needs on its command line: it reads no
 # plan and no config) and writes one Parquet file per table under
 # results/data/<article>/<experiment>/<case>[.<table>].parquet.
 # Timing experiments claim every core of the run, so that nothing shares the CPU
@@ -46,7 +46,7 @@ for exp in plan.EXPERIMENTS.values():
             inputs=upstream_inputs(exp.id),
             pin=NUMERICS["pin"],
         shell:
-            "python -m attnrepro.job {params.experiment} --article {params.article}"
+            "python -m attnrepro.experiments.job {params.experiment} --article {params.article}"
             " --section {params.section:q} --threads {threads} --pin {params.pin}"
             " --params-json {params.json:q} --out {output.main} {params.tables}"
             " {params.inputs} 2> {log}"
@@ -82,6 +82,6 @@ rule seed_training_case:
         tables=extra_tables,
         pin=NUMERICS["pin"],
     shell:
-        "python -m attnrepro.job train --article {params.article}"
+        "python -m attnrepro.experiments.job train --article {params.article}"
         " --section {params.section:q} --threads {threads} --pin {params.pin}"
         " --params-json {params.json:q} --out {output.main} {params.tables} 2> {log}"

@@ -4,7 +4,7 @@
 # `figure_<name>`, `ledger`.
 # Each reading job gets `--expected-params`: the parameters this config plans for the cases it
 # reads (only those: a value reruns the jobs it feeds and no other); a file written with other
-# ones (an orphaned job of an earlier run) stops it, naming the file (attnrepro.io).
+# ones (an orphaned job of an earlier run) stops it, naming the file (attnrepro.run.io).
 
 
 for product in catalog.PRODUCTS.values():
@@ -19,7 +19,7 @@ for product in catalog.PRODUCTS.values():
             code=report_code(
                 product.kind,
                 product.module,
-                *(["attnrepro.report.speed"] if product.speed else []),
+                *(["attnrepro.report.ledger.speed"] if product.speed else []),
             ),
         output:
             **{

@@ -2,7 +2,7 @@
 
 - The **numerics sweep** reruns the round-off-sensitive cases (config ``numerics.cases``) under
   every numerics setting this machine accepts (an OpenBLAS kernel x a NumPy CPU-feature mask,
-  :mod:`attnrepro.canonical`) and writes which settings give which published digits; the ledger
+  :mod:`attnrepro.numerics.canonical`) and writes which settings give which published digits; the ledger
   cites it in the reason of every round-off or stochastic deviation.
 - The **seed distribution** trains the sort grid over many seeds and places each published
   training figure among them; the ledger judges its stochastic claims by it.
@@ -20,27 +20,26 @@ The modules, each product split into what computes its table and what writes it:
 
 - :mod:`~attnrepro.evidence.sweep`: the sweep's run side (settings of the config, the probe
   ``python -m attnrepro.evidence.sweep probe``, the columns a sweep job adds);
-- :mod:`~attnrepro.evidence.sweep_plan`: the sweep's jobs and files (read by Snakemake; imports
-  :mod:`attnrepro.plan`);
-- :mod:`~attnrepro.evidence.numerics_evaluate`, :mod:`~attnrepro.evidence.numerics_render`: the
+- :mod:`~attnrepro.dag.sweep_plan`: the sweep's jobs and files (read by Snakemake; imports
+  :mod:`attnrepro.dag.plan`);
+- :mod:`~attnrepro.report.evidence.numerics_evaluate`, :mod:`~attnrepro.report.evidence.numerics_render`: the
   sweep judged claim by claim with the ledger's rules (pandas), and its CSV, Markdown and SVG;
-- :mod:`~attnrepro.evidence.seeds_evaluate`, :mod:`~attnrepro.evidence.seeds_render`: each
+- :mod:`~attnrepro.report.evidence.seeds_evaluate`, :mod:`~attnrepro.report.evidence.seeds_render`: each
   published figure placed among the seeds (pandas), and its CSV, Markdown and SVG;
 - :mod:`~attnrepro.evidence.listings_text`, :mod:`~attnrepro.evidence.listings_session`,
   :mod:`~attnrepro.evidence.listings_run`: the listings read from the articles, the interpreter that
   runs them, the job that runs one article's;
-- :mod:`~attnrepro.evidence.listings_evaluate`, :mod:`~attnrepro.evidence.listings_render`: the
+- :mod:`~attnrepro.report.evidence.listings_evaluate`, :mod:`~attnrepro.report.evidence.listings_render`: the
   printed output against the published one (pandas), and its CSVs, Markdown and SVG;
-- :mod:`~attnrepro.evidence.citations`: what the ledger takes from them.
+- :mod:`~attnrepro.report.evidence.citations`: what the ledger takes from them.
 """
 
 from dataclasses import dataclass
 
-from attnrepro.layout import RESULTS
+from attnrepro.paths import RESULTS, SWEEP_ROOT
+from attnrepro.paths import SETTINGS_FILE as SETTINGS_FILE  # the index names it here
 
 FORMATS = ("csv", "md", "svg")
-SWEEP_ROOT = f"{RESULTS}/numerics"  # the sweep's data: results/numerics/<setting>/data/...
-SETTINGS_FILE = f"{SWEEP_ROOT}/settings.json"  # the probe: the settings this machine runs
 
 
 @dataclass(frozen=True)
@@ -83,20 +82,20 @@ class EvidenceProduct:
 NUMERICS = EvidenceProduct(
     name="numerics", title="Numerics sweep", target="numerics", switch="numerics.sweep",
     folder=SWEEP_ROOT, stem="ledger_numerics", figure_caption="ledger_numerics_grid",
-    ledger_option="--numerics-evidence", evaluate="attnrepro.evidence.numerics_evaluate",
-    render="attnrepro.evidence.numerics_render", appended_to=("round-off", "stochastic"),
+    ledger_option="--numerics-evidence", evaluate="attnrepro.report.evidence.numerics_evaluate",
+    render="attnrepro.report.evidence.numerics_render", appended_to=("round-off", "stochastic"),
 )
 SEEDS = EvidenceProduct(
     name="seeds", title="Seed distributions", target="seeds", switch="seed_distribution.build",
     folder=f"{RESULTS}/seeds", stem="seed_distribution", figure_caption="seed_distribution_points",
-    ledger_option="--seed-evidence", evaluate="attnrepro.evidence.seeds_evaluate",
-    render="attnrepro.evidence.seeds_render",
+    ledger_option="--seed-evidence", evaluate="attnrepro.report.evidence.seeds_evaluate",
+    render="attnrepro.report.evidence.seeds_render",
 )
 LISTINGS = EvidenceProduct(
     name="listings", title="The articles' own code", target="listings", switch="listings.build",
     folder=f"{RESULTS}/listings", stem="article_code", figure_caption="article_code_listings",
-    ledger_option="--listings-evidence", evaluate="attnrepro.evidence.listings_evaluate",
-    render="attnrepro.evidence.listings_render", appended_to=("round-off", "stochastic"),
+    ledger_option="--listings-evidence", evaluate="attnrepro.report.evidence.listings_evaluate",
+    render="attnrepro.report.evidence.listings_render", appended_to=("round-off", "stochastic"),
 )
 LISTINGS_TABLE = f"{LISTINGS.folder}/listings.csv"  # one row per listing (article_code.csv: per claim)
 PRODUCTS = {p.name: p for p in (NUMERICS, SEEDS, LISTINGS)}

@@ -7,7 +7,7 @@ It extracts the article's listings from its text (:mod:`attnrepro.evidence.listi
 which packages each imports (one outside ``requirements.lock`` is named in the result, and the
 listing runs all the same), then runs them all, in order and verbatim, in one fresh interpreter
 (:mod:`attnrepro.evidence.listings_session`) whose environment carries the numerics pin
-(:func:`attnrepro.canonical.apply`) and no thread limit: the listings set their own
+(:func:`attnrepro.numerics.canonical.apply`) and no thread limit: the listings set their own
 (``torch.set_num_threads(2)``, 001's ``Pool(16)`` with one BLAS thread asked per training), as
 they did for the article; the thread variables that Snakemake sets for a job are removed. The
 session runs in a scratch folder (a listing that writes a file writes it there).
@@ -15,7 +15,7 @@ session runs in a scratch folder (a listing that writes a file writes it there).
 The result, one JSON file per article: the interpreter and the versions it ran, the pin, and per
 listing its index, first line, the hash of its code, the packages outside the lock, its status
 (``ran``, ``failed`` with the error, or ``not run`` when the interpreter died or timed out before
-it), its seconds and what it printed. :mod:`attnrepro.evidence.listings_evaluate` compares that
+it), its seconds and what it printed. :mod:`attnrepro.report.evidence.listings_evaluate` compares that
 with the published output.
 """
 
@@ -34,7 +34,9 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from attnrepro import canonical, jobs, threads
+from attnrepro.numerics import canonical, threads
+from attnrepro.run import ownership
+from attnrepro import paths
 
 log = logging.getLogger("attnrepro")
 SESSION = "attnrepro.evidence.listings_session"
@@ -42,7 +44,7 @@ LOCK = "requirements.lock"
 READS = ("requirements.lock",)  # which packages are the pinned environment's (LOCK)
 THREAD_VARIABLES = (*threads.VARIABLES, "GOTO_NUM_THREADS")
 NOT_RUN = "not run"
-_SRC = str(Path(__file__).resolve().parents[2])
+_SRC = str(paths.SRC)
 
 
 def lock_names(path=LOCK):
@@ -175,12 +177,12 @@ def main(argv=None):
         print(f"attnrepro: no article text at {args.text}", file=sys.stderr)
         return 1
     try:
-        jobs.start()
+        ownership.start()
         record = run(args.article, args.text, args.pin, args.timeout)
-        from attnrepro import io
+        from attnrepro.run import io
 
         io.write_text(args.out, json.dumps(record, indent=1) + "\n")
-    except jobs.RunEnded as error:
+    except ownership.RunEnded as error:
         print(f"attnrepro: {error}", file=sys.stderr)
         return 1
     for row in record["listings"]:

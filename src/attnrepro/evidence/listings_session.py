@@ -70,7 +70,7 @@ def numerics():
     """What the libraries ran once the listings are done (None for a library no listing loaded)."""
     if "numpy" not in sys.modules:
         return {}
-    from attnrepro import canonical
+    from attnrepro.numerics import canonical
 
     record = canonical.effective()
     torch = sys.modules.get("torch")

@@ -1,13 +1,13 @@
 """The articles' listings and their published output, read from the articles' text at build time.
 
-An article is plain text (:mod:`attnrepro.report.editions_text` splits it into blocks): each
+An article is plain text (:mod:`attnrepro.evidence.articles` splits it into blocks): each
 listing is a *code* block, and what it printed follows it as *output* blocks, in 000 as ``#
 Output:`` comments, elsewhere as plain lines. A listing's published output is every output block
 after its code and before the next listing's code: the first right after it, and the later ones
 that the article reports further on (001's training listing prints three tables, which the article
 shows in three sections). An output block whose lines match nothing the listing prints (a formula
 laid out by hand between two listings) is left out when the run is compared
-(:mod:`attnrepro.evidence.listings_evaluate`).
+(:mod:`attnrepro.report.evidence.listings_evaluate`).
 
 A line is compared *number by number*: :func:`tokens` finds its numbers (and the words ``True``
 and ``False``), each with its column in the article's line (from 1, as the claims' ``location``
@@ -20,7 +20,7 @@ Pure Python (no NumPy): the listings' interpreter loads what the listings import
 import re
 from dataclasses import dataclass, field
 
-from attnrepro.report import editions_text
+from attnrepro.evidence import articles
 
 OUTPUT_MARK = "# Output:"  # 000 prints its output as comments after this line
 _COMMENT = "#"
@@ -101,7 +101,7 @@ def _output_lines(block):
 def extract(text, article):
     """The listings of an article's ``text``, in order, each with the output blocks after it."""
     listings = []
-    for block in editions_text.parse(text):
+    for block in articles.parse(text):
         if block.kind == "code":
             listings.append(Listing(article, len(listings) + 1, block.first, "\n".join(block.lines) + "\n"))
         elif block.kind == "output" and listings:
@@ -111,6 +111,6 @@ def extract(text, article):
     return listings
 
 
-def read(article, folder=editions_text.ARTICLES_DIR):
+def read(article, folder=articles.ARTICLES_DIR):
     """The listings of ``article`` from its file (``../shared/seeds`` by default)."""
-    return extract(editions_text.read(article, folder), article)
+    return extract(articles.read(article, folder), article)

@@ -3,7 +3,7 @@
 Round-off digits (a 1e-16 deviation, a finite-difference check, the 1500 steps of a training)
 depend on the BLAS kernel (``OPENBLAS_CORETYPE``) and on NumPy's SIMD code paths for exp, log, ...
 (``NPY_DISABLE_CPU_FEATURES``); both are read once, when NumPy is imported. A *setting* names one
-pair (:mod:`attnrepro.canonical`, which applies one in every job: the pin). The sweep reruns the
+pair (:mod:`attnrepro.numerics.canonical`, which applies one in every job: the pin). The sweep reruns the
 cases of config ``numerics.cases`` under every setting of :func:`candidates` that this machine
 accepts, and the settings of each *side environment* (config ``numerics.environments``: another
 interpreter, such as ``.venv-article`` with the NumPy and torch versions the articles state), named
@@ -13,13 +13,13 @@ interpreter, such as ``.venv-article`` with the NumPy and torch versions the art
 OpenBLAS really runs (threadpoolctl's ``architecture``: a kernel absent from the library, or
 unusable on this CPU, falls back to another) and the NumPy features really enabled; :func:`keep`
 drops the settings whose effective pair duplicates an earlier one of the same environment. A sweep job
-(``python -m attnrepro.job EXPERIMENT --numerics SETTING ...``) adds :func:`columns` to each of its
-tables and :func:`recorded`'s record to its provenance.
+(``python -m attnrepro.experiments.job EXPERIMENT --numerics SETTING ...``) adds :func:`columns` to each
+of its tables and :func:`recorded`'s record to its provenance.
 
     python -m attnrepro.evidence.sweep probe --kernels SkylakeX Haswell Sandybridge \
         --masks default noavx512 --environments '{}' --out results/numerics/settings.json
 
-No import of the plan (:mod:`attnrepro.evidence.sweep_plan` holds the sweep's jobs and files).
+No import of the plan (:mod:`attnrepro.dag.sweep_plan` holds the sweep's jobs and files).
 """
 
 import argparse
@@ -30,8 +30,9 @@ import shutil
 import subprocess
 import sys
 
-from attnrepro import canonical
+from attnrepro.numerics import canonical
 from attnrepro.evidence import SETTINGS_FILE
+from attnrepro import paths
 
 log = logging.getLogger("attnrepro")
 
@@ -155,9 +156,8 @@ def probe_one(setting, python=sys.executable, timeout=120):
 
 
 def _src():
-    from pathlib import Path
 
-    return str(Path(__file__).resolve().parents[2])
+    return str(paths.SRC)
 
 
 def keep(rows):
@@ -205,7 +205,7 @@ def _main(argv=None):
     unknown += [m for m in args.masks if m not in canonical.MASKS]
     if unknown:
         raise SystemExit(f"unknown kernel or mask: {', '.join(unknown)}")
-    from attnrepro import io, provenance
+    from attnrepro.run import io, provenance
 
     section = {"kernels": args.kernels, "numpy_masks": args.masks,
                "environments": json.loads(args.environments)}

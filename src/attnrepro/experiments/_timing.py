@@ -11,7 +11,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from attnrepro import provenance, threads
+from attnrepro.run import provenance
+from attnrepro.numerics import threads
 
 
 def timed(fn, *args):
@@ -52,7 +53,7 @@ def machine_table():
     """The machine as it is now: one row per BLAS/OpenMP library loaded in this process.
 
     CPU model, cores, system, load average (1, 5, 15 min), the threads the job asked for and
-    the limit it ran with (at most the CPUs it may use: attnrepro.threads), and each library's
+    the limit it ran with (at most the CPUs it may use: attnrepro.numerics.threads), and each library's
     kernel, version and thread pool size as the library reports it (what really runs).
     """
     m = provenance.machine()

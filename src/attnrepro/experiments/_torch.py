@@ -1,6 +1,6 @@
 """Torch, imported on demand and limited to this job's threads."""
 
-from attnrepro import threads
+from attnrepro.numerics import threads
 
 
 def load():

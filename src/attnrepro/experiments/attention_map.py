@@ -12,7 +12,7 @@ and the mean, smallest and largest of the row maxima.
 import numpy as np
 import pandas as pd
 
-from attnrepro import io
+from attnrepro.run import io
 from attnrepro.model.decoder import Arch, attention_weights, forward
 from attnrepro.model.params import init_params
 

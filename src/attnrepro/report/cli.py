@@ -14,7 +14,7 @@ from the catalog. Its inputs are checked as a rule checks its own: without ``--e
 against what ``--configfile FILE`` (over config/config.yaml; default config/config.yaml) plans for
 them, so that a ledger by hand does not judge trainings of another config; the ledger also refuses
 evidence (``--seed-evidence``, ``--numerics-evidence``) computed with other parameters than its
-inputs (:mod:`attnrepro.report.consistency`). Then the command runs as its rule's job does, through
+inputs (:mod:`attnrepro.report.ledger.consistency`). Then the command runs as its rule's job does, through
 the same function
 (:func:`attnrepro.report.job.run`; the rules run ``python -m attnrepro.report.job``, which reads
 neither the catalog nor the plan): it writes nothing once the Snakemake run that started it has
@@ -31,7 +31,7 @@ import logging
 import sys
 from pathlib import Path
 
-from attnrepro import jobs
+from attnrepro.run import ownership
 from attnrepro.report import job
 
 log = logging.getLogger("attnrepro.report")
@@ -63,7 +63,7 @@ def _parser():
     gate.add_argument("--golden", help="the golden files' folder (tests/golden): compare the run with them")
     gate.add_argument("--data", default="results/data", help="the run's Parquet folder (with --golden)")
     gate.add_argument("--tables", help="the run's results/tables: each claim's printed cell must read as the "
-                                       "ledger's reproduced value (attnrepro.report.agreement)")
+                                       "ledger's reproduced value (attnrepro.report.ledger.agreement)")
     gate.add_argument("--published", default="config/published.yaml",
                       help="the claims, which name their printed cells (with --tables)")
     golden = sub.add_parser("golden",
@@ -86,7 +86,7 @@ def _parser():
 def _resolve(args):
     """A table's or figure's builder, article, section and experiments, from the catalog (what its
     rule passes to attnrepro.report.job)."""
-    catalog = importlib.import_module("attnrepro.report.catalog")
+    catalog = importlib.import_module("attnrepro.report.products.catalog")
 
     product = catalog.PRODUCTS.get(args.name)
     if product is None or product.kind != args.command:
@@ -97,7 +97,7 @@ def _resolve(args):
 
 def check_gate(args):
     """The fidelity gate of CI (report.golden): the ledger's rules, then the golden files."""
-    golden = importlib.import_module("attnrepro.report.golden")
+    golden = importlib.import_module("attnrepro.report.ledger.golden")
 
     try:
         table = golden.read_ledger(args.ledger)
@@ -124,15 +124,15 @@ def _table_problems(args, table):
     """Each claim's printed cell in the run's tables against the ledger (report.agreement)."""
     if not Path(args.tables).is_dir():
         return [f"no tables folder {args.tables}"]
-    ledger = importlib.import_module("attnrepro.report.ledger")
-    agreement = importlib.import_module("attnrepro.report.agreement")
+    ledger = importlib.import_module("attnrepro.report.ledger.verdicts")
+    agreement = importlib.import_module("attnrepro.report.ledger.agreement")
     return agreement.disagreements(ledger.load_claims(args.published), table, args.tables)
 
 
 def write_golden(args):
     """The deliberate update of the golden files from a finished run; status 1, nothing written,
     when its files do not agree on one canonical fingerprint (report.golden.Refused)."""
-    golden = importlib.import_module("attnrepro.report.golden")
+    golden = importlib.import_module("attnrepro.report.ledger.golden")
 
     try:
         out = golden.write(args.out, golden.read_ledger(args.ledger), args.data)
@@ -168,7 +168,7 @@ def _article_parsers(sub):
 
 
 def write_edition(args):
-    editions = importlib.import_module("attnrepro.report.editions")
+    editions = importlib.import_module("attnrepro.report.editions.edition")
     try:
         editions.write(args.article, args.text, args.ledger, args.published, args.config, args.out,
                        args.speed)
@@ -179,7 +179,7 @@ def write_edition(args):
 
 
 def draw_ledger_overview(args):
-    figures = importlib.import_module("attnrepro.report.figures_ledger")
+    figures = importlib.import_module("attnrepro.report.ledger.overview_figure")
     figures.write(args.ledger, args.published, args.svg)
     return 0
 
@@ -188,8 +188,8 @@ def planned_params(inputs, configfile=None):
     """The JSON of ``--expected-params`` that a rule would pass for ``inputs``: what the config
     (``configfile`` over config/config.yaml) plans for them; inputs it does not plan are named in
     the log (they are not checked)."""
-    cfg = importlib.import_module("attnrepro.config")
-    plan = importlib.import_module("attnrepro.plan")
+    cfg = importlib.import_module("attnrepro.dag.config")
+    plan = importlib.import_module("attnrepro.dag.plan")
 
     expected = plan.expected_params(inputs, cfg.resolve(configfile))
     unplanned = [p for p in inputs
@@ -204,7 +204,7 @@ def planned_params(inputs, configfile=None):
 
 
 def draw_machine_speed(args):
-    figures = importlib.import_module("attnrepro.report.figures_speed")
+    figures = importlib.import_module("attnrepro.report.ledger.speed_figure")
     figures.write(args.speed, args.svg)
     return 0
 
@@ -225,14 +225,14 @@ def main(argv=None):
         return job.run(args)
     try:
         job.start(args.pin)  # pin before numpy loads (in-process callers keep theirs); the run, if any
-    except jobs.RunEnded as error:
+    except ownership.RunEnded as error:
         print(f"attnrepro.report: {error}", file=sys.stderr)
         return 1
-    from attnrepro import io
+    from attnrepro.run import io
 
     try:
         return _dispatch(args)
-    except (io.ResultError, jobs.RunEnded) as error:
+    except (io.ResultError, ownership.RunEnded) as error:
         print(f"attnrepro.report: {error}", file=sys.stderr)
         return 1
 
@@ -241,7 +241,7 @@ OUTPUT_OPTIONS = ("md", "csv", "svg")
 
 
 def _dispatch(args):
-    from attnrepro import io
+    from attnrepro.run import io
 
     if args.command not in ("gate", "golden"):  # (their --out is a folder of committed files)
         outputs = [getattr(args, k) for k in (*OUTPUT_OPTIONS, "out") if getattr(args, k, None)]

@@ -2,12 +2,13 @@
 
 import re
 import types
-from pathlib import Path
 
-from attnrepro import evidence, plan
-from attnrepro.report import catalog
+from attnrepro import evidence
+from attnrepro.dag import plan
+from attnrepro.report.products import catalog
+from attnrepro import paths
 
-CAPTIONS = Path(__file__).resolve().parents[3] / "workflow" / "report"
+CAPTIONS = paths.REPO / "workflow" / "report"
 
 
 # A caption's opening "Article 001, "<section>" (...): ": the index line names both already.
@@ -105,15 +106,15 @@ def _product_lines(product, config):
 def _article_lines(config, unbuilt):
     """The annotated editions (``unbuilt``: {article: why it is not built}) and the ledger's
     figures (workflow/rules/articles.smk)."""
-    from attnrepro.report import editions_text
+    from attnrepro.evidence import articles
 
     out = ["## Articles, annotated", ""]
-    for article in editions_text.ARTICLES:
+    for article in articles.ARTICLES:
         what = (f"not built: {unbuilt[article]}" if article in unbuilt
                 else _caption(f"edition_{article}", config))
-        out.append(f"- `{_rel(editions_text.edition_path(article))}`: {what}")
-    out.append(f"- `{_rel(editions_text.OVERVIEW)}`: {_caption('ledger_overview', config)}")
-    out.append(f"- `{_rel(editions_text.SPEED)}`: {_caption('machine_speed', config)}")
+        out.append(f"- `{_rel(articles.edition_path(article))}`: {what}")
+    out.append(f"- `{_rel(articles.OVERVIEW)}`: {_caption('ledger_overview', config)}")
+    out.append(f"- `{_rel(articles.SPEED)}`: {_caption('machine_speed', config)}")
     return out + [""]
 
 

@@ -23,7 +23,8 @@ module reruns only the jobs that run it. ``python -m attnrepro.report`` (:mod:`a
 is the command line for people: it resolves a product's builder and titles from the catalog and
 calls :func:`run`.
 
-As an experiment job does (:mod:`attnrepro.jobs`, :mod:`attnrepro.io`), a report job writes nothing
+As an experiment job does (:mod:`attnrepro.run.ownership`, :mod:`attnrepro.run.io`), a report job writes
+nothing
 once the Snakemake run that started it has ended, removes the temporaries of its outputs that a
 killed earlier attempt left, reads every result through ``io.read_parquet`` (checksums and content
 hash verified) and, given ``--expected-params JSON`` ({experiment: {case: params}}), first compares
@@ -38,22 +39,23 @@ import logging
 import sys
 from pathlib import Path
 
-from attnrepro import canonical, jobs
+from attnrepro.numerics import canonical
+from attnrepro.run import ownership
 
 log = logging.getLogger("attnrepro.report")
-PACKAGE = "attnrepro.report"  # builders are "<module>:<function>" under it
-RESULTS = ("attnrepro.report.results", "attnrepro.report.render")
+PACKAGE = "attnrepro.report.products"  # builders are "<module>:<function>" under it
+RESULTS = ("attnrepro.report.products.results", "attnrepro.report.products.render")
 # the modules each command imports by name (its rule declares them as code inputs; a table or
 # figure also runs its builder's module, the ledger the evaluate modules of the evidence it reads)
 RUNS = {
     "table": RESULTS,
-    "figure": (*RESULTS, "attnrepro.report.style"),
-    "ledger": ("attnrepro.report.results", "attnrepro.report.ledger_io"),
-    "numerics": ("attnrepro.evidence.numerics_render",),
-    "seeds": ("attnrepro.report.style", "attnrepro.evidence.seeds_render"),
-    "listings": ("attnrepro.report.style", "attnrepro.evidence.listings_render"),
+    "figure": (*RESULTS, "attnrepro.report.products.style"),
+    "ledger": ("attnrepro.report.products.results", "attnrepro.report.ledger_io"),
+    "numerics": ("attnrepro.report.evidence.numerics_render",),
+    "seeds": ("attnrepro.report.products.style", "attnrepro.report.evidence.seeds_render"),
+    "listings": ("attnrepro.report.products.style", "attnrepro.report.evidence.listings_render"),
     "index": ("attnrepro.report.index",),
-    "archive": ("attnrepro.archive",),
+    "archive": ("attnrepro.archive.pack",),
 }
 OUTPUT_OPTIONS = ("md", "csv", "svg", "out", "speed", "listings_csv")
 
@@ -65,7 +67,7 @@ def _parser():
     for kind, outputs in (("table", ("md", "csv")), ("figure", ("svg",))):
         p = sub.add_parser(kind)
         p.add_argument("--builder", required=True, metavar="MODULE:FUNCTION",
-                       help="the function that builds it, in attnrepro.report.<MODULE>")
+                       help="the function that builds it, in attnrepro.report.products.<MODULE>")
         p.add_argument("--article", required=True)
         p.add_argument("--section", required=True)
         p.add_argument("--experiments", nargs="+", required=True,
@@ -86,7 +88,7 @@ def _parser():
 def add_options(parser):
     """The options before the command (shared with attnrepro.report.cli)."""
     parser.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING,
-                        help="canonical numerics of the summary statistics (attnrepro.canonical)")
+                        help="canonical numerics of the summary statistics (attnrepro.numerics.canonical)")
     parser.add_argument("--expected-params", metavar="JSON",
                         help="{experiment: {case: params}} this run plans for the --inputs: a file "
                              "written with other parameters stops the job")
@@ -108,7 +110,8 @@ def add_ledger(ledger):
     ledger.add_argument("--md", required=True)
     ledger.add_argument("--speed", help="where to write each article's speed factor (results/speed.csv)")
     ledger.add_argument("--article", metavar="JSON",
-                        help="what the article's config plans (attnrepro.report.comparable.Article): a claim "
+                        help="what the article's config plans "
+                             "(attnrepro.report.ledger.comparable.Article): a claim "
                              "computed otherwise is judged 'other parameters'")
     ledger.add_argument("--gate", action="store_true", help="exit 1 if an exact claim is not reproduced")
     ledger.add_argument("--numerics-evidence", help="the numerics sweep's ledger_numerics.csv, to cite")
@@ -177,38 +180,39 @@ def _builder(spec):
 
 def _numerics(args):
     """'canonical', or which input files ran other numerics (said under the table, in the SVG)."""
-    return _module("attnrepro.report.results").numerics_status(args.inputs)
+    return _module("attnrepro.report.products.results").numerics_status(args.inputs)
 
 
 def _trail(args):
     """The line that names the product's builder, experiments and commit (render.trail)."""
-    render = _module("attnrepro.report.render")
+    render = _module("attnrepro.report.products.render")
     return render.trail(f"{PACKAGE}.{args.builder}", args.experiments, render.commit())
 
 
 def build_table(args):
-    render = _module("attnrepro.report.render")
-    table = _builder(args.builder)(_module("attnrepro.report.results").Loader(args.inputs))
+    render = _module("attnrepro.report.products.render")
+    table = _builder(args.builder)(_module("attnrepro.report.products.results").Loader(args.inputs))
     if (status := _numerics(args)) != "canonical":
         table.note = f"{table.note} Numerics: {status}.".strip()
     if args.speed_csv:  # a table of machine-bound times: the speed factor the ledger measured
-        speed = _module("attnrepro.report.speed")
+        speed = _module("attnrepro.report.ledger.speed")
         table.note = f"{table.note} {speed.note(args.speed_csv, args.article)}".strip()
     render.write_table(table, args.md, args.csv, title=args.section, article=args.article,
                        source=_trail(args))
 
 
 def draw_figure(args):
-    render = _module("attnrepro.report.render")
-    fig = _builder(args.builder)(_module("attnrepro.report.results").Loader(args.inputs))
+    render = _module("attnrepro.report.products.render")
+    fig = _builder(args.builder)(_module("attnrepro.report.products.results").Loader(args.inputs))
     status = _numerics(args)
     render.write_figure(fig, args.svg, note=None if status == "canonical" else f"Numerics: {status}",
                         source=_trail(args))
 
 
 def write_ledger(args):
-    load = _module("attnrepro.report.results").Loader(args.inputs)
-    article = _module("attnrepro.report.comparable").Article.from_json(args.article) if args.article else None
+    load = _module("attnrepro.report.products.results").Loader(args.inputs)
+    comparable = _module("attnrepro.report.ledger.comparable")
+    article = comparable.Article.from_json(args.article) if args.article else None
     return _module("attnrepro.report.ledger_io").write(
         args.published, load, args.csv, args.md, gate=args.gate,
         numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence, speed_csv=args.speed,
@@ -216,33 +220,33 @@ def write_ledger(args):
 
 
 def write_numerics(args):
-    render = _module("attnrepro.evidence.numerics_render")
+    render = _module("attnrepro.report.evidence.numerics_render")
     return render.write(args.published, args.inputs, args.csv, args.md, args.svg, args.settings,
                         args.article_code)
 
 
 def write_seeds(args):
-    render = _module("attnrepro.evidence.seeds_render")
+    render = _module("attnrepro.report.evidence.seeds_render")
     k = render.ARTICLE_SEEDS if args.over is None else args.over
     return render.write(args.published, args.inputs, args.csv, args.md, args.svg, k)
 
 
 def write_listings(args):
-    render = _module("attnrepro.evidence.listings_render")
+    render = _module("attnrepro.report.evidence.listings_render")
     return render.write(args.published, args.runs, args.csv, args.listings_csv, args.md, args.svg)
 
 
 def write_index(args):
     import yaml
 
-    from attnrepro import io
+    from attnrepro.run import io
 
     config = yaml.safe_load(Path(args.config).read_text()) or {}
     io.write_text(args.out, _module("attnrepro.report.index").lines(config, json.loads(args.unbuilt)))
 
 
 def write_archive(args):
-    archive = _module("attnrepro.archive")
+    archive = _module("attnrepro.archive.pack")
     # the logs and per-job benchmarks are written by Snakemake itself, beside the declared outputs
     records = [str(p) for folder in ("results/logs", "results/benchmarks") for p in Path(folder).rglob("*.*")]
     lock = Path("requirements.lock")  # what `python -m attnrepro verify` compares with its own
@@ -268,7 +272,7 @@ def start(pin):
     Snakemake run this job belongs to (none by hand)."""
     if "numpy" not in sys.modules:
         canonical.apply(pin)
-    jobs.start()
+    ownership.start()
 
 
 def run(args):
@@ -276,10 +280,10 @@ def run(args):
     the same commands); its exit status."""
     try:
         start(args.pin)
-    except jobs.RunEnded as error:
+    except ownership.RunEnded as error:
         print(f"attnrepro.report: {error}", file=sys.stderr)
         return 1
-    from attnrepro import io
+    from attnrepro.run import io
 
     try:
         outputs = [getattr(args, k) for k in OUTPUT_OPTIONS if getattr(args, k, None)]
@@ -287,9 +291,9 @@ def run(args):
             log.info("removed %s, left by a killed earlier attempt of this job", leftover)
         io.check_inputs(getattr(args, "inputs", []), json.loads(args.expected_params or "{}"))
         if getattr(args, "sections", None):
-            _module("attnrepro.report.style").use_sections(json.loads(args.sections))
+            _module("attnrepro.report.products.style").use_sections(json.loads(args.sections))
         return COMMANDS[args.command](args) or 0
-    except (io.ResultError, jobs.RunEnded) as error:
+    except (io.ResultError, ownership.RunEnded) as error:
         print(f"attnrepro.report: {error}", file=sys.stderr)
         return 1
 

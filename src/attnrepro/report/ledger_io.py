@@ -4,9 +4,10 @@ import logging
 
 import pandas as pd
 
-from attnrepro import io
-from attnrepro.evidence import citations
-from attnrepro.report import claims as published, editions_text, ledger, speed
+from attnrepro.run import io
+from attnrepro.report.evidence import citations
+from attnrepro.report.ledger import claims as published, verdicts as ledger, speed
+from attnrepro.evidence import articles
 
 log = logging.getLogger("attnrepro.report")
 
@@ -88,7 +89,7 @@ def markdown(table, factors=None, rule=None, article=None):
             cols.insert(cols.index("published") + 1, "article_code")
         cols += ["numerics"] if off else []
         cells = rows[cols].astype(str).apply(lambda col: col.str.replace("|", "\\|", regex=False))
-        cells["id"] = [f"[{i}]({editions_text.edition_link(article, i)})" for i in cells["id"]]
+        cells["id"] = [f"[{i}]({articles.edition_link(article, i)})" for i in cells["id"]]
         lines.append(cells.to_markdown(index=False, disable_numparse=True))  # keep the printed digits
         lines.append("")
     return "\n".join(lines)

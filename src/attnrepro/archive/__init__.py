@@ -1,0 +1,1 @@
+"""The archive of a run (manifest, RO-Crate) and `verify`, which checks one."""

@@ -1,0 +1,376 @@
+"""Load and validate the configuration: JSON schema first, then the rules a schema cannot say.
+
+Every error names the key it is about (``train.lengths[2]``), and all errors are
+reported at once, before any job runs. Besides the schema, anywhere in the config: no key twice
+in a YAML file (:mod:`attnrepro.dag.yamlfile`), no NaN or infinity, no control character in a string,
+an integer is a Python int (1.0 is not a count), and no output file name (nor its temporary)
+longer than the file system allows.
+"""
+
+import importlib
+import math
+import re
+import unicodedata
+from pathlib import Path
+from attnrepro import paths
+
+REPO = paths.REPO
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+DEFAULT = REPO / "config" / "config.yaml"  # what --configfile / --config FILE overrides
+
+
+class ConfigError(ValueError):
+    """The configuration is not valid; the message lists every problem, by key."""
+
+
+def load(path):
+    """Read a YAML config file strictly: a missing file, invalid YAML, a key given twice or a
+    top level that is not a mapping is an error naming the file (and the line and key)."""
+    data, problems = _read(path)
+    if problems:
+        raise ConfigError("\n  ".join(["invalid configuration:", *problems]) if len(problems) > 1
+                          else problems[0])
+    return data
+
+
+def _read(path):
+    """(data, [problem]) of a YAML config file; data is {} for an empty file."""
+    import yaml
+
+    from attnrepro.dag import yamlfile
+
+    path = Path(path)
+    if not path.is_file():
+        return None, [f"config file not found: {path}"]
+    try:
+        data = yamlfile.load(path, fast=True)
+    except yamlfile.DuplicateKey as error:
+        return None, error.lines
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        return None, [f"{path}: not valid YAML: {' '.join(str(error).split())}"]
+    if data is not None and not isinstance(data, dict):
+        return None, [f"{path}: a config file is a mapping of sections, not a {type(data).__name__}"]
+    return data or {}, []
+
+
+def file_errors(paths):
+    """Messages for every problem of the YAML files ``paths``, a key given twice above all:
+    Snakemake's loader keeps its last value silently, so common.smk passes the files Snakemake
+    loaded (``workflow.configfiles``) to :func:`validate` to be read again here."""
+    return [problem for path in paths for problem in _read(path)[1]]
+
+
+def merge(base, overlay):
+    """``overlay``'s keys over ``base``, as Snakemake merges ``--configfile`` over the Snakefile's
+    ``configfile:``: a mapping merges key by key (recursively), any other value replaces."""
+    out = dict(base)
+    for key, value in overlay.items():
+        if isinstance(value, dict):
+            out[key] = merge(out[key] if isinstance(out.get(key), dict) else {}, value)
+        else:
+            out[key] = value
+    return out
+
+
+def resolve(path=None):
+    """The config of a run: config/config.yaml, with the keys of the file ``path`` (if given)
+    over it, merged as Snakemake merges ``snakemake --configfile path``. Not validated."""
+    config = load(DEFAULT)
+    if path is None or Path(path).resolve() == DEFAULT.resolve():
+        return config
+    return merge(config, load(path))
+
+
+def _shown(name, width=40):
+    """A name as a key path shows it: itself; its repr if it holds a control character;
+    cut to ``width`` characters, with its length, if longer."""
+    text = name if name.isprintable() else repr(name)
+    return text if len(text) <= width else f"{text[:width]}...({len(name)} characters)"
+
+
+def _key(path):
+    out = ""
+    for part in path:
+        if isinstance(part, int) and not isinstance(part, bool):
+            out += f"[{part}]"
+        else:
+            out += f".{_shown(str(part))}" if out else _shown(str(part))
+    return out or "(top level)"
+
+
+def _control_characters(text):
+    """The control (and other invisible format) characters of ``text``, as U+XXXX."""
+    return sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs")})
+
+
+def value_errors(value, path=()):
+    """Messages for what no key of the config may hold: a NaN or an infinity (YAML's .nan,
+    .inf, -.inf; the schema's bounds cannot refuse them: every comparison with NaN is false),
+    a control character in a string or a key (a name ending in a newline, a tab in a token)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        shown = ".nan" if math.isnan(value) else ("-.inf" if value < 0 else ".inf")
+        return [f"{_key(path)}: {shown} is not a finite number"]
+    if isinstance(value, str):
+        bad = _control_characters(value)
+        return [f"{_key(path)}: {value!r} holds control character(s) {', '.join(bad)}"] if bad else []
+    errors = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            bad = _control_characters(key) if isinstance(key, str) else []
+            if bad:
+                errors.append(f"{_key((*path, key))}: the key {key!r} holds control character(s) "
+                              f"{', '.join(bad)}")
+            errors += value_errors(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            errors += value_errors(item, (*path, i))
+    return errors
+
+
+def _pattern(validator, pattern, instance, schema):
+    """JSON Schema's ``pattern`` with ECMA-262's ``$``: the end of the string. Python's ``$``
+    also matches before a final newline, so "name\\n" would match ``^[a-z]+$``."""
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "string"):
+        return
+    match = re.search(pattern, instance)
+    anchored = pattern.endswith("$") and not pattern.endswith("\\$")
+    if match is None or (anchored and match.end() != len(instance)):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _validator(schema):
+    """A Draft 2020-12 validator where an integer is a Python int: JSON Schema counts 1.0 as an
+    integer, which would reach a job as a float (``range(60.0)``, a case named ``seed1.0``)."""
+    import jsonschema
+
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine("integer", lambda _, x: type(x) is int)
+    strict = jsonschema.validators.extend(base, validators={"pattern": _pattern}, type_checker=checker)
+    return strict(schema)
+
+
+def schema_errors(config, schema_path=SCHEMA):
+    """Messages for every violation of the JSON schema, each starting with its key."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: the same data
+    validator = _validator(yaml.load(Path(schema_path).read_text(), Loader=loader))
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{_key(list(e.absolute_path))}: {e.message}{_bound(e)}" for e in errors]
+
+
+def _bound(error):
+    """For a value above its schema's upper bound, what the bound is for (its description)."""
+    description = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if error.validator not in ("maximum", "maxItems", "maxProperties") or not description:
+        return ""
+    return f" ({' '.join(description.split())})"
+
+
+def _divisible(config, section, d_key, h_key):
+    sec = config.get(section) or {}
+    if d_key not in sec or h_key not in sec:
+        return []
+    ds = sec[d_key] if isinstance(sec[d_key], list) else [sec[d_key]]
+    hs = sec[h_key] if isinstance(sec[h_key], list) else [sec[h_key]]
+    return [
+        f"{section}.{d_key}: {d} is not divisible by {section}.{h_key} = {h}"
+        for d in ds
+        for h in hs
+        if isinstance(d, int) and isinstance(h, int) and h > 0 and d % h
+    ]
+
+
+# (section, model width key, head count key) pairs whose ratio must be whole
+DIVISIBLE = [
+    ("multihead_vs_torch", "d", "h"),
+    ("multihead_vs_torch", "d", "param_heads"),
+    ("permutation_position", "d", "h"),
+    ("causal_change", "d", "h"),
+    ("multihead_shapes", "d", "heads"),
+    ("multihead_shapes", "d", "permutation_heads"),
+    ("torch_modules", "d_model", "heads"),
+    ("block_params", "widths", "heads"),
+    ("train", "d", "heads"),
+    ("grad_check", "d", "heads"),
+    ("autograd_check", "d", "heads"),
+    ("kv_cache", "d", "heads"),
+    ("kv_speedup", "d", "heads"),
+]
+
+# (section, lengths key, per-length key) pairs of lists that must have the same length
+PAIRED = [
+    ("causal_timing", "T", "trials"),
+]
+
+
+def _paired(config, section, lengths_key, per_key):
+    sec = config.get(section) or {}
+    lengths, per = sec.get(lengths_key), sec.get(per_key)
+    if not isinstance(lengths, list) or not isinstance(per, list) or len(lengths) == len(per):
+        return []
+    return [f"{section}.{per_key}: {len(per)} values for the {len(lengths)} lengths of "
+            f"{section}.{lengths_key} (one per length)"]
+
+
+def _decoder_errors(config, planned):
+    """Article 001's decoder: ablation widths, the map run and its sequence, check sizes; each
+    rule when the experiment that reads it is ``planned`` (attention_map.run: attention_map)."""
+    from attnrepro.dag import plan
+
+    errors = []
+    train = config.get("train") or {}
+    for name, overrides in (train.get("ablations") or {}).items() if "train" in planned else ():
+        d, h = overrides.get("d", train.get("d")), overrides.get("heads", train.get("heads"))
+        if isinstance(d, int) and isinstance(h, int) and h > 0 and d % h:
+            errors.append(f"train.ablations.{name}: d = {d} is not divisible by heads = {h}")
+    amap = config.get("attention_map") or {}
+    if "run" in amap and train and "attention_map" in planned:
+        runs = plan.train_cases(train)
+        run = runs.get(amap["run"])
+        if run is None:
+            errors.append(f"attention_map.run: {amap['run']!r} is not a case of train "
+                          f"(e.g. {', '.join(list(runs)[:3])})")
+        else:
+            seq = amap.get("sequence", [])
+            if "SEP" not in seq:
+                errors.append("attention_map.sequence: no SEP (the answer starts after it)")
+            if len(seq) > 2 * run["L"] + 1:
+                errors.append(f"attention_map.sequence: {len(seq)} tokens, more than the "
+                              f"2L+1 = {2 * run['L'] + 1} positions of {amap['run']}")
+            errors += [f"attention_map.sequence[{i}]: {s} is not a symbol of {amap['run']} "
+                       f"(0..{run['alphabet'] - 1})" for i, s in enumerate(seq)
+                       if isinstance(s, int) and s >= run["alphabet"]]
+    bp = config.get("block_params") or {}
+    breakdown = bp.get("breakdown_width")
+    if "block_params" in planned and breakdown is not None and breakdown not in bp.get("widths", []):
+        errors.append(f"block_params.breakdown_width: {bp['breakdown_width']} "
+                      "is not one of block_params.widths")
+    for section in ("grad_check", "autograd_check"):
+        if section not in planned:
+            continue
+        sec = config.get(section) or {}
+        if sec.get("length", 0) > sec.get("t_max", float("inf")):
+            errors.append(f"{section}.length: {sec['length']} tokens need t_max >= {sec['length']}, "
+                          f"got {sec['t_max']}")
+        if sec.get("weight_from", 0) >= sec.get("length", float("inf")):
+            errors.append(f"{section}.weight_from: {sec['weight_from']} leaves no position "
+                          f"of {section}.length")
+    return errors
+
+
+def planned(experiments=None):
+    """The set of experiment ids whose rules apply: ``experiments``, or every one (None)."""
+    from attnrepro.dag import plan
+
+    if experiments is None:
+        return set(plan.EXPERIMENTS)
+    unknown = [e for e in experiments if e not in plan.EXPERIMENTS]
+    if unknown:
+        raise ValueError(f"unknown experiment(s) {', '.join(map(repr, unknown))}")
+    return set(experiments)
+
+
+def semantic_errors(config, experiments=None):
+    """Rules across keys: head counts divide widths, even widths for sinusoids, ..., and the
+    references of one section to another (``attention_map.run`` names a case of ``train``).
+
+    Each rule is checked when what reads it is planned: with ``experiments`` (ids), only the
+    rules of those experiments (their own sections, and the keys of others that they read);
+    with None, the whole run that Snakemake plans: every experiment (each has a target), the
+    ``skip`` list and the numerics sweep's ``numerics.cases`` (target ``numerics``)."""
+    from attnrepro.dag import plan
+
+    scope = planned(experiments)
+    errors = [] if experiments is not None else [
+        f"skip[{i}]: unknown experiment {name!r}"
+        for i, name in enumerate(config.get("skip", []))
+        if name not in plan.EXPERIMENTS
+    ]
+    for section, d_key, h_key in DIVISIBLE:
+        errors += _divisible(config, section, d_key, h_key) if section in scope else []
+    for section, lengths_key, per_key in PAIRED:
+        errors += _paired(config, section, lengths_key, per_key) if section in scope else []
+    for section in ("permutation_position", "order_blindness"):
+        d = (config.get(section) or {}).get("d") if section in scope else None
+        if isinstance(d, int) and d % 2:
+            errors.append(f"{section}.d: the sinusoidal encoding needs an even width, got {d}")
+    errors += _decoder_errors(config, scope)
+    errors += _evidence_errors(config) if experiments is None else []
+    errors += _memory_errors(config, scope)
+    errors += name_errors(config, scope)
+    return errors
+
+
+NAME_MAX = 255  # bytes in one file name: ext4, XFS, btrfs, tmpfs, NFS
+# what attnrepro.run.io.temporary_beside adds to a file's name: ".<name>.<8 random characters>.tmp"
+TEMPORARY_EXTRA = len(".") + len(".") + 8 + len(".tmp")
+
+
+def _case_key(experiment, case):
+    """The config key that names a case: an ablation's entry, else the experiment's grid keys."""
+    from attnrepro.dag import plan
+
+    if experiment == "train" and case.startswith("ablation-"):
+        return _key(["train", "ablations", case.removeprefix("ablation-")])
+    grid = ("tasks", "lengths", "seeds") if experiment == "train" else plan.EXPERIMENTS[experiment].grid
+    return ", ".join(f"{experiment}.{k}" for k in grid) or experiment
+
+
+def name_errors(config, scope):
+    """Every output file of the experiments in ``scope`` (each case's tables, under results/ and
+    under a numerics setting) has a name that the file system takes, its temporary included
+    (``.<name>.<random>.tmp``, written first and renamed): else the key naming the case."""
+    from attnrepro.dag import plan
+
+    errors = []
+    for experiment in (e for e in plan.EXPERIMENTS if e in scope):
+        tables = plan.EXPERIMENTS[experiment].tables
+        for case in plan.runnable_cases(experiment, config):
+            names = [Path(plan.output_path(experiment, case, table)).name for table in tables]
+            longest = max(names, key=lambda n: len(n.encode()))
+            size = len(longest.encode()) + TEMPORARY_EXTRA
+            if size > NAME_MAX:
+                errors.append(f"{_case_key(experiment, case)}: the output file {_shown(longest)} and "
+                              f"its temporary name take {size} bytes, more than the {NAME_MAX} a file "
+                              f"name may have: shorten the name by {size - NAME_MAX} bytes")
+    return errors
+
+
+def _evidence_errors(config):
+    """The numerics sweep names known cases of known experiments."""
+    from attnrepro.dag import sweep_plan
+
+    return sweep_plan.config_errors(config)
+
+
+def _memory_errors(config, scope):
+    """Every job of the experiments in ``scope`` fits in memory: its estimated peak against
+    memory.limit_gib (default: 80% of this machine's memory), see attnrepro.dag.preflight."""
+    from attnrepro.dag import plan
+
+    # by name, like `verify` in cli.main: the pre-flight refuses configs and never changes a
+    # result, so deps leaves it out of the jobs' code inputs (editing it reruns no job)
+    preflight = importlib.import_module("attnrepro.dag.preflight")
+    return preflight.errors({k: v for k, v in config.items() if k in scope or k not in plan.EXPERIMENTS})
+
+
+def validate(config, schema_path=SCHEMA, *, experiments=None, files=()):
+    """Raise :class:`ConfigError` listing every problem; return the config when it is valid.
+
+    The YAML ``files`` the config was read from (Snakemake's ``workflow.configfiles``) are read
+    again strictly (:func:`file_errors`: a key given twice); the values (:func:`value_errors`)
+    and the schema are checked over the whole config; the rules across keys
+    (:func:`semantic_errors`, output file names among them) where they are read:
+    ``experiments=None`` (Snakemake, ``workflow/rules/common.smk``) checks every rule of the
+    run; ``experiments=["train"]`` (``python -m attnrepro run train``) leaves out what only
+    other experiments read, such as ``attention_map.run`` or ``numerics.cases`` naming a case
+    of train that a ``--set`` removed."""
+    errors = file_errors(files) + value_errors(config) + schema_errors(config, schema_path)
+    if not errors:
+        errors = semantic_errors(config, experiments)
+    if errors:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
+    return config

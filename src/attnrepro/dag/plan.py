@@ -1,0 +1,296 @@
+"""The run plan: every experiment, its article, its jobs and its output files.
+
+Pure Python, no numerical import: the Snakefile reads it to build the DAG, the
+command line reads it to run one case, the report reads it to find results.
+
+An experiment reads the config section named like it. ``grid`` names the keys
+of that section whose values are lists: the plan makes one job per combination
+(a *case*), and the job receives the section with those keys set to one value.
+"""
+
+import itertools
+import re
+from dataclasses import dataclass, field
+
+RESULTS = "results"
+
+# Columns that measure the machine rather than compute a result: wall times anywhere, and in
+# timing experiments also what is derived from times, memory peaks and the machine's load.
+# Two runs of the same job agree on every other column, to the bit.
+_MEASURED = re.compile(r"seconds|time", re.IGNORECASE)
+_MEASURED_IN_TIMING = re.compile(
+    r"seconds|_ms$|time|slope|speedup|ci_|regime|quadratic|load_|interval|growth|peak"
+)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    id: str
+    article: str  # file prefix of the article in shared/seeds: "000", "001", "003"
+    section: str  # the section of the article that holds the listing
+    tables: tuple = ("main",)  # named tables each job writes; "main" first
+    grid: tuple = ()  # config keys that fan out into one job per value
+    threads: int = 1
+    timing: bool = False  # measures time: runs alone on the machine
+    case_builder: object = field(default=None, compare=False)  # section -> {case: params}
+    # config -> {name: path}: result files of other experiments this one reads; they
+    # reach run(params, inputs) as paths and become the rule's inputs
+    inputs: object = field(default=None, compare=False)
+
+    @property
+    def module(self):
+        return f"attnrepro.experiments.{self.id}"
+
+
+def _case_name(values):
+    return "_".join(f"{k}-{str(v).lower()}" for k, v in values.items()) or "default"
+
+
+def grid_cases(section, grid):
+    """{case name: params} over the cartesian product of the ``grid`` keys of ``section``."""
+    if not grid:
+        return {"default": dict(section)}
+    cases = {}
+    for combo in itertools.product(*(section[k] for k in grid)):
+        values = dict(zip(grid, combo))
+        cases[_case_name(values)] = {**section, **values}
+    return cases
+
+
+# train: the keys of the section that are not shared by every run
+TRAIN_FAN_OUT = ("tasks", "lengths", "seeds", "ablation_base", "ablations")
+
+
+def train_cases(section):
+    """001 trainings: tasks x lengths x seeds ("copy-L6-seed0"), then each named ablation
+    ("ablation-no_position"): its base run (``ablation_base``) with its overrides."""
+    shared = {k: v for k, v in section.items() if k not in TRAIN_FAN_OUT}
+    cases = {}
+    for task, L, seed in itertools.product(section.get("tasks", []), section.get("lengths", []),
+                                           section.get("seeds", [])):
+        cases[f"{task}-L{L}-seed{seed}"] = {**shared, "task": task, "L": L, "seed": seed, "ablation": "full"}
+    for name, overrides in (section.get("ablations") or {}).items():
+        base = section.get("ablation_base", {})
+        cases[f"ablation-{name}"] = {**shared, **base, **overrides, "ablation": name}
+    return cases
+
+
+def _attention_map_inputs(config):
+    """The trained model the attention map reads: the train job named by attention_map.run."""
+    run = (config.get("attention_map") or {}).get("run")
+    if run is None:
+        return {}
+    return {table: output_path("train", run, table) for table in ("main", "parameters")}
+
+
+_BLOCK = "The complete block, and the count of its parameters"  # a heading of 001
+
+EXPERIMENTS = {
+    e.id: e
+    for e in [
+        # article 000: "01 - Transformer Architecture"
+        Experiment("attention_vs_sdpa", "000",
+                   "Attention as a soft lookup in a dictionary", tables=("main", "weights")),
+        Experiment("scale_sweep", "000", "Why we divide by sqrt(d_k)"),
+        Experiment("multihead_vs_torch", "000", "Multiple heads", tables=("main", "params")),
+        Experiment("permutation_position", "000",
+                   "Position: attention does not know the order", tables=("main", "encoding")),
+        Experiment("causal_change", "000", "Encoder, decoder and the causal mask"),
+        Experiment("quadratic_cost", "000",
+                   "What the n² term costs", tables=("main", "repeats", "machine"), timing=True),
+        Experiment("score_memory", "000",
+                   "What the n² term costs (peak memory, beyond the article)",
+                   tables=("main", "machine"), timing=True),
+        # article 001: "95 - Attention, Derived in Full"
+        Experiment("batched_attention", "001",
+                   "Scaled dot-product attention, derived", tables=("main", "row_sums")),
+        Experiment("sdpa_causal", "001", "Scaled dot-product attention, derived (PyTorch check)"),
+        Experiment("scale_table", "001",
+                   "Why you divide by the square root of d_k, measured", grid=("d_k", "scaled")),
+        Experiment("mask_before_after", "001",
+                   "The causal mask: minus infinity before the softmax",
+                   tables=("main", "weights", "row_sums", "padding", "combined")),
+        Experiment("multihead_shapes", "001",
+                   "Multiple heads: why h heads of d/h", tables=("main", "permutation")),
+        Experiment("block_params", "001", _BLOCK, tables=("main", "breakdown")),
+        Experiment("grad_check", "001",
+                   f"{_BLOCK} (finite-difference gradient check)",
+                   tables=("main", "tensors"), grid=("post_ln", "eps")),
+        Experiment("autograd_check", "001",
+                   f"{_BLOCK} (PyTorch autograd check, beyond the article)",
+                   tables=("main", "tensors"), grid=("post_ln", "scale", "position")),
+        Experiment("train", "001",
+                   "The experiment: copying and sorting sequences",
+                   tables=("main", "curve", "sequences", "parameters"), case_builder=train_cases),
+        Experiment("attention_map", "001",
+                   "The attention map, and why it is not an explanation",
+                   tables=("main", "weights"), inputs=_attention_map_inputs),
+        Experiment("exercises", "001", "Exercises 1 and 2 (solutions)"),
+        Experiment("causal_timing", "001",
+                   "The count that decides everything: O(T²)",
+                   tables=("main", "repeats", "machine"), timing=True),
+        Experiment("timing_exponent", "001",
+                   "The count that decides everything: O(T²) (log grid, beyond the article)",
+                   tables=("main", "points", "repeats", "machine"), timing=True),
+        Experiment("kv_cache", "001",
+                   "The key-value cache: what is kept, and how much it weighs",
+                   tables=("main", "memory", "repeats", "machine"), timing=True),
+        Experiment("kv_speedup", "001",
+                   "The key-value cache (speed-up against length, beyond the article)",
+                   tables=("main", "repeats", "machine"), timing=True),
+        # article 003: "Attention & Transformers" (lesson)
+        Experiment("self_attention_tokens", "003",
+                   "Step 1: self-attention on a five-token sentence", tables=("main", "weights")),
+        Experiment("saturation", "003", "Step 2: see softmax saturate without scaling"),
+        Experiment("causal_weights", "003", "Step 3: add a causal mask", tables=("main", "weights")),
+        Experiment("order_blindness", "003",
+                   "Step 4: order-blindness and the sinusoidal fix", tables=("main", "encoding")),
+        Experiment("torch_modules", "003", "Attention and transformers in PyTorch"),
+        Experiment("two_heads", "003",
+                   "Multi-head attention: two heads concatenated", tables=("main", "weights")),
+    ]
+}
+
+
+def measured_columns(experiment_id, columns):
+    """The columns of one of the experiment's tables that hold measurements of the machine."""
+    pattern = _MEASURED_IN_TIMING if EXPERIMENTS[experiment_id].timing else _MEASURED
+    return [c for c in columns if pattern.search(c)]
+
+
+def cases(experiment_id, config):
+    """{case name: params} for one experiment under ``config``."""
+    exp = EXPERIMENTS[experiment_id]
+    section = config.get(experiment_id, {})
+    if exp.case_builder is not None:
+        return exp.case_builder(section)
+    return grid_cases(section, exp.grid)
+
+
+def seed_distribution_cases(config):
+    """{case name: params} of the ``seeds`` target: full-model trainings of
+    seed_distribution.tasks over train.lengths and seed_distribution.seeds. A case that the
+    run's own grid holds (the same name, the same parameters) is the same job and file."""
+    spread = config.get("seed_distribution") or {}
+    section = {**(config.get("train") or {}), "tasks": spread.get("tasks", []),
+               "seeds": spread.get("seeds", []), "ablations": {}}
+    return train_cases(section)
+
+
+def seed_extra_cases(config):
+    """{case name: params} of the seed distribution's trainings that the run's own grid does not
+    hold (the run's own are the same jobs and files)."""
+    own = cases("train", config)
+    return {name: params for name, params in seed_distribution_cases(config).items()
+            if own.get(name) != params}
+
+
+def seed_output_path(case, table="main"):
+    """Where a training of the seed distribution beyond the run's own writes a table:
+    ``results/seeds/data/001/train/<case>[.<table>].parquet``, never beside the run's trainings
+    (a glob of results/data/001/train/ holds exactly the run's)."""
+    return f"{RESULTS}/seeds/" + output_path("train", case, table).removeprefix(f"{RESULTS}/")
+
+
+def seed_training_paths(config, tables=("main",)):
+    """Every table ``tables`` of every training of the seed distribution: the run's own where
+    they are, the others under results/seeds/ (seed_output_path)."""
+    extra = seed_extra_cases(config)
+    return [seed_output_path(case, t) if case in extra else output_path("train", case, t)
+            for case in seed_distribution_cases(config) for t in tables]
+
+
+def runnable_cases(experiment_id, config):
+    """{case name: params} that the experiment's rule can build: the run's cases and, for
+    ``train``, the seed distribution's (built only when a target asks for them)."""
+    out = dict(cases(experiment_id, config))
+    if experiment_id == "train":
+        out = {**seed_distribution_cases(config), **out}
+    return out
+
+
+def input_paths(experiment_id, config):
+    """{name: path} of the upstream result files an experiment reads (often empty)."""
+    exp = EXPERIMENTS[experiment_id]
+    return dict(exp.inputs(config)) if exp.inputs is not None else {}
+
+
+def output_path(experiment_id, case, table="main"):
+    """Where one job writes one of its tables."""
+    exp = EXPERIMENTS[experiment_id]
+    suffix = "" if table == "main" else f".{table}"
+    return f"{RESULTS}/data/{exp.article}/{exp.id}/{case}{suffix}.parquet"
+
+
+def parse_output(path):
+    """(experiment, table, case) of a results path ``.../<experiment>/<case>[.<table>].parquet``
+    (under ``results/data/<article>/`` or a numerics setting's ``data/<article>/``)."""
+    parts = str(path).replace("\\", "/").split("/")
+    name, experiment = parts[-1].removesuffix(".parquet"), parts[-2] if len(parts) > 1 else ""
+    if experiment not in EXPERIMENTS:
+        raise ValueError(f"not a results file of a known experiment: {path}")
+    case, dot, table = name.rpartition(".")  # a case name may hold dots itself: eps-0.0001
+    if dot and table != "main" and table in EXPERIMENTS[experiment].tables:
+        return experiment, table, case
+    return experiment, "main", name
+
+
+def output_case(path):
+    """(experiment, case) of a results path: the job that writes it (:func:`parse_output`)."""
+    experiment, _, case = parse_output(path)
+    return experiment, case
+
+
+def expected_params(paths, config):
+    """{experiment: {case: params}}: what ``config`` plans for the jobs that write ``paths`` (the
+    parameters each of them records in its provenance; readers compare, see attnrepro.run.io)."""
+    out, planned = {}, {}
+    for path in paths:
+        experiment, _, case = parse_output(path)
+        if experiment not in planned:
+            planned[experiment] = runnable_cases(experiment, config)
+        if case in planned[experiment]:
+            out.setdefault(experiment, {})[case] = planned[experiment][case]
+    return out
+
+
+def enabled(config):
+    """The experiments that the config switches on (all by default)."""
+    off = set(config.get("skip", []))
+    return [e for e in EXPERIMENTS if e not in off]
+
+
+def experiment_outputs(experiment_id, config):
+    """Every Parquet file of one experiment (all its cases, all its tables)."""
+    return [
+        output_path(experiment_id, case, table)
+        for case in cases(experiment_id, config)
+        for table in EXPERIMENTS[experiment_id].tables
+    ]
+
+
+def all_outputs(config):
+    """Every Parquet file of a full run under ``config``."""
+    return [path for e in enabled(config) for path in experiment_outputs(e, config)]
+
+
+# train: the column of a training's tables that each fan-out key of its section fills
+TRAIN_SELECTORS = {"task": "tasks", "L": "lengths", "seed": "seeds"}
+
+
+def selectors(config):
+    """{experiment: {column: [config key, values]}}: for each experiment of ``config``, the list
+    keys of its section (a grid key, or one job's list such as ``quadratic_cost.n``) and the
+    values this config gives them, under the column of the results their values fill (train's
+    ``lengths`` fill ``L``). The ledger names the key when the config leaves out a claim's row."""
+    out = {}
+    for experiment_id in EXPERIMENTS:
+        section = config.get(experiment_id) or {}
+        found = {key: [f"{experiment_id}.{key}", value] for key, value in section.items()
+                 if isinstance(value, list)}
+        if experiment_id == "train":
+            found = {column: [f"train.{key}", section[key]] for column, key in TRAIN_SELECTORS.items()
+                     if isinstance(section.get(key), list)}
+        if found:
+            out[experiment_id] = found
+    return out

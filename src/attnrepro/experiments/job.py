@@ -1,0 +1,190 @@
+"""The experiment jobs' entry: run one case of one experiment and write its tables, as a rule runs it.
+
+    python -m attnrepro.experiments.job EXPERIMENT --article 001 --section "..." --threads N --pin PIN \
+        --params-json JSON --out MAIN.parquet [--table NAME=FILE ...] [--input NAME=FILE ...] \
+        [--expected-params JSON]
+    python -m attnrepro.experiments.job EXPERIMENT ... --numerics SETTING ...   (a numerics-sweep job)
+
+Everything it needs comes from its command line, which the rule fills from the plan while
+Snakemake builds the DAG: the experiment (module ``attnrepro.experiments.<EXPERIMENT>``), its
+article and section (recorded in the provenance), the case's parameters, every output and input
+path, the parameters the plan expects of the inputs. It imports neither the plan nor the config,
+so that a rule declares as code inputs exactly what it runs: this module's imports and the
+experiment module's (``deps.source_files("attnrepro.experiments.job", module)``, workflow/rules/common.smk);
+editing a module reruns only the jobs that run it. A sweep job also runs
+:mod:`attnrepro.evidence.sweep`, imported by name, which its rule declares.
+``python -m attnrepro run`` (:mod:`attnrepro.cli`) is the command line for people: it resolves the
+config, the case and the paths, and calls :func:`prepare` and :func:`execute` as :func:`main` does.
+
+What a job guarantees about its outputs (see :mod:`attnrepro.run.ownership` and :mod:`attnrepro.run.io`): it
+records the Snakemake run that started it and writes nothing once that run has ended; its thread
+limits and numerics (the pin, or a sweep setting) are applied before NumPy is imported; it removes
+temporaries that a killed earlier attempt of itself left; its upstream files (``--input``) are
+verified (checksums, content hash) and, given ``--expected-params``, their provenance parameters
+are compared with what the run's config plans for them; its tables land as one set (every table to
+a temporary first, then renamed, the main table last). A corrupt or stale input, or an ended run,
+stops it with status 1 and a message naming the file (or the run).
+"""
+
+import argparse
+import importlib
+import json
+import logging
+import sys
+from pathlib import Path
+
+from attnrepro.numerics import canonical, threads
+from attnrepro.run import ownership
+
+log = logging.getLogger("attnrepro")
+EXPERIMENTS = "attnrepro.experiments"  # the package of the experiment modules (plan.Experiment.module)
+SWEEP = "attnrepro.evidence.sweep"  # what a sweep job runs besides its experiment
+
+
+def pairs(items, option):
+    """{NAME: FILE} of repeated ``NAME=FILE`` options."""
+    out = {}
+    for item in items:
+        name, sep, file = item.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"{option} takes NAME=FILE, got {item!r}")
+        out[name] = file
+    return out
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="attnrepro.experiments.job", description=__doc__.split("\n")[0])
+    parser.add_argument("experiment")
+    parser.add_argument("--article", required=True, help="the article's file prefix: 000, 001, 003")
+    parser.add_argument("--section", required=True, help="the article's section of the experiment")
+    parser.add_argument("--params-json", required=True, help="the case's parameters, verbatim, as JSON")
+    parser.add_argument("--out", required=True, help="Parquet file of the main table")
+    parser.add_argument("--table", action="append", default=[], metavar="NAME=FILE",
+                        help="where to write another table (default: beside --out)")
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
+                        help="an upstream result file, given to run(params, inputs)")
+    parser.add_argument("--expected-params", metavar="JSON",
+                        help="{experiment: {case: params}} that the run plans for the --input files: "
+                             "a file written with other parameters stops the job")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default 1)")
+    numerics = parser.add_mutually_exclusive_group()
+    numerics.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING,
+                          help="canonical numerics (attnrepro.numerics.canonical; default %(default)s)")
+    numerics.add_argument("--numerics", metavar="SETTING",
+                          help="a numerics-sweep setting instead of the pin (attnrepro.evidence.sweep)")
+    return parser
+
+
+def prepare(n_threads, pin=canonical.SETTING, setting=None):
+    """Before NumPy is imported: the Snakemake run this job belongs to (none by hand), the thread
+    limits, and the numerics (the pin, or with ``setting`` a sweep setting). Returns the pin's
+    state (canonical.apply), None for a sweep setting."""
+    ownership.start()
+    used = threads.limit(n_threads)
+    if used != int(n_threads):
+        log.info("threads: %d asked, %d CPU(s) available to this job: its BLAS and OpenMP pools run %d",
+                 int(n_threads), threads.available(), used)
+    if setting is None:
+        return canonical.apply(pin)
+    try:
+        canonical.apply_setting(setting)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
+    return None
+
+
+def table_paths(main, tables, names):
+    """{table: path} of ``names``: ``tables`` ({name: path}) where given, else beside ``main``."""
+    main = Path(main)
+    paths = {name: main.with_name(f"{main.stem}.{name}{main.suffix}") for name in names}
+    paths.update({name: Path(path) for name, path in tables.items()})
+    paths["main"] = main
+    return paths
+
+
+def execute(experiment, article, section, params, paths, inputs=None, expected=None, pinned=None,
+            setting=None):
+    """Run one case (``params``) of ``experiment`` and write its tables to ``paths`` ({table:
+    path}, ``main`` included; a table the experiment returns without a path lands beside main).
+    ``inputs``: {name: path} of upstream files; ``expected``: what the run plans for them;
+    ``pinned``: what :func:`prepare` returned; ``setting``: the sweep setting it applied."""
+    from attnrepro.run import io, provenance
+
+    inputs, paths = dict(inputs or {}), dict(paths)
+    for leftover in io.remove_leftovers(paths.values()):
+        log.info("removed %s, left by a killed earlier attempt of this job", leftover)
+    module = importlib.import_module(f"{EXPERIMENTS}.{experiment}")
+    if setting is None:
+        _log_numerics(canonical.check(pinned))  # numpy is loaded: did the pin take effect?
+    log.info("%s (article %s, %s) with %s", experiment, article, section, json.dumps(params))
+    started = provenance.now()
+    io.check_inputs(inputs.values(), expected or {})
+    tables = module.run(params, inputs) if inputs else module.run(params)
+    finished = provenance.now()
+    meta = provenance.record(experiment, article, section, params, started, finished)
+    if setting is not None:
+        tables, meta = importlib.import_module(SWEEP).recorded(setting, tables, meta)
+    else:
+        meta["numerics"] = _pin_recorded(pinned)
+    unwritten = sorted(set(paths) - set(tables))
+    if unwritten:
+        raise SystemExit(f"{experiment} returned no table {', '.join(unwritten)} (given a path for it)")
+    outputs = io.OutputSet({name: path for name, path in table_paths(paths["main"], paths, tables).items()
+                            if name in tables})
+    with outputs:  # every table to its temporary, then all renamed, main last
+        for name, df in tables.items():
+            outputs.stage(name, df, {**meta, "table": name})
+        for name in outputs.commit():
+            log.info("wrote %s (%d rows)", outputs.paths[name], len(tables[name]))
+    return 0
+
+
+def _log_numerics(record):
+    """One log line: canonical or not (and why), and what the libraries run."""
+    state = "canonical" if record["canonical"] else f"NOT canonical ({record['reason']})"
+    log.info("numerics %s: OpenBLAS %s, NumPy features %s, torch %s", state, record["openblas_kernel"],
+             record["numpy_features"], record["torch_capability"] or "not loaded")
+
+
+def _pin_recorded(pinned):
+    """What the job ran with, read again after the run (torch, where the experiment loaded it)."""
+    record = canonical.check(pinned)
+    if record["torch_capability"] is not None:
+        _log_numerics(record)
+    return record
+
+
+def run(args):
+    """A job of the parsed command line ``args``."""
+    pinned = prepare(args.threads, args.pin, args.numerics)
+    paths = table_paths(args.out, pairs(args.table, "--table"), ())
+    return execute(args.experiment, args.article, args.section, json.loads(args.params_json), paths,
+                   pairs(args.input, "--input"), json.loads(args.expected_params or "{}"), pinned,
+                   args.numerics)
+
+
+def stopped(error):
+    """The message of an error that stops a job with status 1 (an ended run, a corrupt or stale
+    input), else None (attnrepro.run.io is not imported here: it loads NumPy, after the pin)."""
+    io = sys.modules.get("attnrepro.run.io")
+    if isinstance(error, ownership.RunEnded) or (io is not None and isinstance(error, io.ResultError)):
+        return str(error)
+    return None
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        return run(args)
+    except Exception as error:
+        message = stopped(error)
+        if message is None:
+            raise
+        print(f"attnrepro: {message}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

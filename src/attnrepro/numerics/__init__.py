@@ -1,0 +1,1 @@
+"""Numerics: the pin every job computes with, the math-library fingerprint, thread limits."""

@@ -1,0 +1,1 @@
+"""The annotated editions of the articles."""

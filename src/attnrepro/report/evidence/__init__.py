@@ -1,0 +1,1 @@
+"""The ledger's evidence, evaluated and rendered: numerics sweep, seeds, listings."""

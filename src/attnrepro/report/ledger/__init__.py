@@ -1,0 +1,1 @@
+"""The ledger: every published number beside the reproduced one, and its verdict."""

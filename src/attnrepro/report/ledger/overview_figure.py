@@ -1,0 +1,156 @@
+"""The ledger at a glance: every numeric claim's published value against the reproduced one.
+
+``results/figures/ledger_overview.svg``, drawn from ``results/ledger.csv`` and the bands and
+tolerances of ``config/published.yaml``:
+
+(a) published against reproduced, log-log (the claims span 1e-16 to 1e9), one point per claim,
+    coloured by class, shaped by verdict, on the diagonal when they agree; an exact zero sits on
+    the axes' "0" line; a machine-bound claim's accepted band is a vertical bar at its published
+    value, a round-off tolerance a shaded square (both values below it: within tolerance);
+    a published range a horizontal bar; a missing value a mark under the axis.
+(b) the claims not judged digit for digit (round-off left out: a ratio of two round-off figures
+    says nothing), as reproduced / published on a log axis, one column per claim: the accepted
+    band (or the published range) as a bar around the published 1, the point inside it or not.
+"""
+
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import FuncFormatter
+
+from attnrepro.report.ledger import verdicts
+from attnrepro.report.products import style
+
+CLASS_COLORS = {"exact": "#2471a3", "echo": "#95a5a6", "round-off": "#8e44ad", "stochastic": "#d68910",
+                "machine-bound": "#c0392b"}  # an echo of the configuration in grey: not a computation
+VERDICT_MARKERS = {"reproduced": "o", "within tolerance": "D", "differs": "X", "missing": "v",
+                   "other parameters": "s"}  # computed with other parameters: not the article's number
+ZERO = 1e-18  # where an exact zero is drawn on the log axes (tick "0")
+
+
+def _value(text):
+    """(low, high) of a number or range as printed (a "%" divides by 100), or None for text."""
+    try:
+        return verdicts.published_range(text)
+    except (ValueError, AttributeError):
+        return None
+
+
+def numeric_rows(table, claims):
+    """One row per claim whose published string is a number or range: its values, class, verdict,
+    and the band or tolerance published.yaml gives it."""
+    by_id = {c.id: c for c in claims}
+    rows = []
+    for _, row in table.iterrows():
+        published = _value(str(row["published"]))
+        if published is None or row["id"] not in by_id:
+            continue
+        claim = by_id[row["id"]]
+        reproduced = _value(str(row["reproduced"])) if str(row["reproduced"]).strip() else None
+        rows.append({"id": row["id"], "class": row["class"], "verdict": row["verdict"],
+                     "pub_low": published[0], "pub_high": published[1],
+                     "rep_low": reproduced[0] if reproduced else np.nan,
+                     "rep_high": reproduced[1] if reproduced else np.nan,
+                     "band_low": claim.band[0] if claim.band else np.nan,
+                     "band_high": claim.band[1] if claim.band else np.nan,
+                     "tolerance": claim.tolerance if claim.tolerance is not None else np.nan})
+    return pd.DataFrame(rows)
+
+
+def _floor(values):
+    """``values`` with exact zeros (and negatives' magnitudes below the floor) at ZERO."""
+    values = np.abs(np.asarray(values, dtype=float))
+    return np.where(values > ZERO, values, ZERO)
+
+
+def _overview(ax, rows):
+    """Panel (a): published against reproduced, log-log."""
+    for tolerance in sorted(rows["tolerance"].dropna().unique()):
+        ax.fill_between([ZERO, tolerance], ZERO, tolerance, color=CLASS_COLORS["round-off"], alpha=0.08,
+                        label=f"round-off tolerance {tolerance:g}: both values below it")
+    bands = rows.dropna(subset=["band_low"])
+    ax.vlines(_floor(bands["pub_high"]), _floor(bands["band_low"]), _floor(bands["band_high"]),
+              color=CLASS_COLORS["machine-bound"], alpha=0.35, lw=4, label="machine-bound: accepted band")
+    ranges = rows[rows["pub_low"] < rows["pub_high"]]
+    ax.hlines(_floor(ranges["rep_high"].fillna(ZERO)), _floor(ranges["pub_low"]), _floor(ranges["pub_high"]),
+              color="#555555", lw=1.5, label="a published range")
+    low, high = ZERO, max(_floor(rows[["pub_high", "rep_high"]].max()).max() * 3, 10)
+    ax.plot([low, high], [low, high], color="#999999", lw=0.8, ls="--", label="reproduced = published")
+    for (cls, verdict), group in rows.groupby(["class", "verdict"]):
+        missing = group["rep_high"].isna()
+        y = np.where(missing, ZERO / 10, _floor(group["rep_high"].fillna(0)))
+        ax.scatter(_floor(group["pub_high"]), y, s=22, marker=VERDICT_MARKERS.get(verdict, "o"),
+                   color=CLASS_COLORS.get(cls, "#333333"), alpha=0.8, linewidths=0.6,
+                   edgecolors="white" if verdict != "differs" else None)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(ZERO / 30, high)
+    ax.set_ylim(ZERO / 30, high)
+    ticks = [ZERO] + [10.0 ** e for e in range(-15, int(np.log10(high)) + 1, 3)]
+    labels = ["0"] + [f"1e{e}" for e in range(-15, int(np.log10(high)) + 1, 3)]
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_ticks(ticks, labels)
+    ax.minorticks_off()
+    ax.set_xlabel("published value (log; 0 on its own line)")
+    ax.set_ylabel("reproduced value (log; a missing one below the axis)")
+    ax.set_title(f"(a) every numeric claim ({len(rows)}), published against reproduced", fontsize=9)
+    ax.grid(alpha=0.25)
+
+
+def _ratios(ax, rows):
+    """Panel (b): reproduced / published for the claims judged by a band, a range or seeds."""
+    picked = rows[rows["class"].isin(["machine-bound", "stochastic"]) & (rows["pub_high"] != 0)]
+    picked = picked.sort_values(["class", "id"]).reset_index(drop=True)
+    x = np.arange(len(picked))
+    centre = picked["pub_high"].where(picked["pub_low"] == picked["pub_high"],
+                                      (picked["pub_low"] + picked["pub_high"]) / 2)
+    low = picked["band_low"].fillna(picked["pub_low"]) / centre
+    high = picked["band_high"].fillna(picked["pub_high"]) / centre
+    ax.vlines(x, low, high, color="#888888", lw=4, alpha=0.45, label="accepted band or published range")
+    for (cls, verdict), group in picked.dropna(subset=["rep_high"]).groupby(["class", "verdict"]):
+        ax.scatter(group.index, group["rep_high"] / centre[group.index], s=24, alpha=0.85,
+                   marker=VERDICT_MARKERS.get(verdict, "o"), color=CLASS_COLORS.get(cls, "#333333"))
+    ax.axhline(1.0, color="#999999", lw=0.8, ls="--")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    ax.set_xticks([])
+    missing = int(picked["rep_high"].isna().sum())
+    ax.set_xlabel(f"{len(picked)} machine-bound and stochastic claims (by class, then id)"
+                  + (f"; {missing} missing, not drawn" if missing else ""))
+    ax.set_ylabel("reproduced / published (log)")
+    ax.set_title("(b) the claims judged by a band, a range or seeds", fontsize=9)
+    ax.grid(alpha=0.25, axis="y")
+
+
+def _legend(fig, ax, rows):
+    from matplotlib.lines import Line2D
+
+    handles, labels = ax.get_legend_handles_labels()
+    for cls, colour in CLASS_COLORS.items():
+        if (rows["class"] == cls).any():
+            handles.append(Line2D([], [], ls="", marker="s", color=colour))
+            labels.append(f"class {cls} ({int((rows['class'] == cls).sum())})")
+    for verdict, marker in VERDICT_MARKERS.items():
+        handles.append(Line2D([], [], ls="", marker=marker, color="#444444"))
+        labels.append(f"{verdict} ({int((rows['verdict'] == verdict).sum())})")
+    fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=7, frameon=False)
+
+
+def draw(table, claims):
+    """The figure of the ledger ``table`` (results/ledger.csv) with the ``claims``' bands."""
+    rows = numeric_rows(table, claims)
+    fig, axes = style.figure(2, "The ledger: every numeric claim of the three articles, published "
+                                "against reproduced\n(colour: class; marker: verdict)", width=13, height=6.6)
+    _overview(axes[0][0], rows)
+    _ratios(axes[0][1], rows)
+    _legend(fig, axes[0][0], rows)
+    return fig
+
+
+def write(ledger_csv, published_path, svg_path):
+    """Draw ``results/figures/ledger_overview.svg`` from the ledger and published.yaml."""
+    from attnrepro.report.products import render
+
+    table = pd.read_csv(ledger_csv, dtype=str, keep_default_na=False)
+    render.write_figure(draw(table, verdicts.load_claims(published_path)), svg_path)
+    return svg_path

@@ -1,0 +1,301 @@
+"""The ledger: every published number beside the reproduced one, with a verdict and a reason.
+
+Published values live in ``config/published.yaml`` (used by this module only). Each
+claim names where its reproduced value is found (experiment, table, row filter,
+column, reduction) and its class:
+
+- ``exact``: the printed digits must come out; otherwise the claim *differs*.
+- ``round-off``: a 1e-16-level figure; *within tolerance* when both values are
+  below the claim's tolerance (their last bits depend on the CPU and BLAS kernel).
+- ``stochastic``: a statistic over seeds. A published 3-seed mean or minimum is
+  *within tolerance* when it lies in the central 95% interval of that statistic over
+  every set of 3 seeds of the seed distribution (``spread``: the ``seeds`` target's
+  :class:`~attnrepro.report.evidence.seeds_evaluate.Spread`); the reproduced value stays the
+  run's own statistic. Without a distribution that places the claim, the run's own
+  seeds judge it (their range, or the 95% interval of their mean from 5 seeds on) and
+  the reason says this is the weaker judgement and names ``snakemake --cores 2 seeds``.
+  What the article's own code gives here is the listings' (``snakemake --cores 2 listings``,
+  :mod:`attnrepro.report.evidence.citations`): said beside the verdict, never deciding it.
+- ``machine-bound``: a timing; *within tolerance* inside the claim's stated band.
+
+How a published string is parsed and a reproduced value written like it, and how a claim's
+value is selected, live in :mod:`attnrepro.report.ledger.claims` (its names are re-exported here).
+An interval is never an exact match: a machine-bound one is *within tolerance* when
+the value lies in its band (the interval by default). A stochastic range from the prose
+("0.987-0.995", "95-98%") names the grid rows it holds for with ``per`` in its source
+(``per: L``: the selection split by L, one statistic per L): *within tolerance* when
+every row's statistic (each L's 3-seed mean) lies in the range, and the reason names
+each row outside and whether that row's 95% interval of 3-seed statistics in the seed
+distribution overlaps the range. A stochastic interval without ``per`` is *within
+tolerance* when the statistic lies in it or the run's seed spread overlaps it.
+"""
+
+import numpy as np
+import pandas as pd
+
+from attnrepro.report.ledger import comparable, speed
+from attnrepro.report.products import statistics
+from attnrepro.report.ledger.claims import (  # noqa: F401  (the ledger's names, used through it)
+    CLASSES, REDUCERS, VERDICTS, Claim, _normalise, _parse, _published_text, cases_read, check_location,
+    check_printed, format_like, load_claims, published_range, reduce, reproduced, select,
+)
+
+def _spread(values):
+    """(low, high, what): the seed range, or the 95% interval of the mean from 5 seeds on."""
+    values = np.asarray(values, dtype=float)
+    if len(values) >= 5:
+        return (*statistics.mean_interval(values), f"95% interval of the mean over {len(values)} seeds")
+    return statistics.minimum(values), statistics.maximum(values), f"range over {len(values)} seeds"
+
+
+def judge(claim, value, values=None, spread=None, factor=None, rule=None):
+    """(verdict, reproduced text, reason) for one claim and its reproduced value; a stochastic
+    claim is judged against the seed distribution ``spread`` (None: the run has none), a raw time
+    against its article's speed ``factor`` (a speed.Factor) under the speed ``rule``."""
+    if value is None:
+        return "missing", "", "no result file holds this value"
+    if isinstance(value, dict):  # one statistic per row (source ``per``): a range, row by row
+        return _judge_rows(claim, value, values, spread)
+    text = format_like(value, claim.published, claim.decimals)
+    interval = (_parse(claim.published)
+                or (None,) * 4  # pragma: no mutate (equivalent: (None,) * 5 has None at [3] too)
+                )[3]
+    if text == _published_text(claim) and not interval:
+        return "reproduced", text, ""
+    if claim.cls in ("exact", "echo"):
+        what = "exact claim" if claim.cls == "exact" else f"echo{_why(claim)}"
+        return "differs", text, claim.note or f"{what}: digits differ"
+    if claim.cls == "round-off":
+        return _judge_roundoff(claim, value, text)
+    if claim.cls == "stochastic":
+        return _judge_stochastic(claim, value, text, values, spread)
+    if claim.raw_time and factor is not None and rule is not None:
+        return _judge_raw_time(claim, value, text, factor, rule)
+    return _judge_timing(claim, value, text)
+
+
+def _judge_roundoff(claim, value, text):
+    """Both values below the claim's tolerance. A reproduced exact zero is no round-off figure: the
+    two computations it compares gave the same bits (a tensor against itself would), so it cannot
+    say the code agrees up to round-off; where the article prints 0 the text already matched."""
+    published = published_range(claim.published)[1]
+    tol = claim.tolerance
+    if float(value) == 0.0:
+        why = ("round-off claim reproduced as exactly 0: the two computations compared gave the same bits, "
+               f"so nothing is measured at the level of round-off (the article prints {claim.published})")
+        return "differs", text, _join(why, claim.note)
+    if tol is not None and abs(float(value)) <= tol and abs(published) <= tol:
+        reason = (f"round-off: both below {tol:g}{_why(claim)}; the last bits move with the numerics (the "
+                  "BLAS kernel, NumPy's code paths, the versions: the numerics sweep varies them)")
+        return "within tolerance", text, _join(reason, claim.note)
+    above = f"round-off claim above its tolerance {tol}{_why(claim)}"
+    return "differs", text, _join(above, claim.note)
+
+
+# the fallback when no seed distribution places a stochastic claim (never silent)
+BUILD = "`snakemake --cores 2 seeds` builds it, config `seed_distribution.build: true` adds it to the run"
+WEAKER = ("judged against the run's own seeds only, a weaker judgement than the seed distribution "
+          f"(the 95% interval of 3-seed statistics over many seeds): {BUILD}")
+
+
+def _judge_stochastic(claim, value, text, values, spread):
+    """Against the seed distribution when it places the claim, else the run's own seeds."""
+    placed = spread.placed(claim.id) if spread is not None else None
+    if placed is not None:
+        inside, sentence = placed
+        return ("within tolerance" if inside else "differs"), text, _join(sentence, claim.note)
+    lacking = ("no seed distribution in this run" if spread is None
+               else "the seed distribution does not place this claim")
+    verdict, reason = _judge_own_seeds(claim, value, values)
+    return verdict, text, _join(reason, f"{lacking}: {WEAKER}", claim.note)
+
+
+def _judge_own_seeds(claim, value, values):
+    """(verdict, reason): the published value or interval against the run's own seed spread."""
+    low_p, high_p = published_range(claim.published)
+    shown = "published interval" if low_p != high_p else "published value"
+    if low_p != high_p and low_p <= float(value) <= high_p:
+        return "within tolerance", f"the reproduced statistic lies in the {shown}"
+    if values is None or len(values) < 2:
+        return "differs", "stochastic claim with a single run: no spread to judge by"
+    low, high, what = _spread(values)
+    where = f"{what}: {low:.4g} to {high:.4g}"
+    if low <= high_p and low_p <= high:  # the spread meets the published value or interval
+        return "within tolerance", f"{shown} {'overlaps' if low_p != high_p else 'inside'} the {where}"
+    return "differs", f"{shown} outside the {where}"
+
+
+def _judge_rows(claim, stats, values, spread):
+    """A published range checked row by row: every row's statistic (``stats``: {row: value},
+    ``values``: {row: per-seed values}), at the range's printed precision, must lie in it; the
+    reason names each row outside."""
+    low_p, high_p = published_range(claim.published)
+    per, how = claim.source["per"], claim.source.get("reduce")
+    shown = {key: format_like(v, claim.published) for key, v in stats.items()}
+    seeds = {key: f"{len(v)} seed{'s' if len(v) != 1 else ''}" for key, v in values.items()}
+    listed = ", ".join(f"{per} = {key}: {shown[key]} ({how} over {seeds[key]})" for key in stats)
+    text = _span(stats.values(), claim.published)
+    outside = [key for key, t in shown.items() if not low_p <=
+               published_range(t)[0]  # pragma: no mutate (equivalent: t is one number, its low is its high)
+               <= high_p]
+    if not outside:
+        return "within tolerance", text, _join(f"every row lies in the published range: {listed}", claim.note)
+    named = "; ".join(f"{per} = {key} outside the published range ({_row_interval(claim, key, spread)})"
+                      for key in outside)
+    return "differs", text, _join(named, f"judged row by row: {listed}", claim.note)
+
+
+def _row_interval(claim, key, spread):
+    """Whether the row's 95% interval of 3-seed statistics in the seed distribution meets the range."""
+    if spread is None:
+        return f"no seed distribution in this run to say whether 3 seeds can reach it: {BUILD}"
+    found = spread.row_interval(claim.source, key)
+    if found is None:
+        return "the seed distribution holds no interval for this row"
+    low, high, what = found
+    low_p, high_p = published_range(claim.published)
+    meets = "overlaps" if low <= high_p and low_p <= high else "does not overlap"
+    return f"its 95% interval of the {what} here, {low:.3f} to {high:.3f}, {meets} the range"
+
+
+def _span(values, published):
+    """The span of ``values`` written like the ``published`` range ("0.985-0.995", "95-97%")."""
+    low, high = (format_like(f(values), published) for f in (min, max))
+    if low == high:
+        return high
+    _, space, unit, _ = _parse(published)
+    return f"{low.removesuffix(space + unit)}-{high}"
+
+
+def _judge_timing(claim, value, text):
+    """Inside the claim's band (or the article's own interval), which its rationale explains; the
+    reproduced value is shown at the precision that decides (0.093 s against 0.07-0.09 s)."""
+    band = claim.band
+    if band is None and (_parse(claim.published)
+                         or (None,) * 4  # pragma: no mutate (equivalent: (None,) * 5 has None at [3] too)
+                         )[3]:
+        band = published_range(claim.published)  # the article's own interval
+    if band is not None:
+        low, high = band
+        inside = low <= float(value) <= high
+        text = decisive_text(value, claim.published, claim.decimals, low, high)
+        reason = f"machine-bound: accepted band {low:g} to {high:g}{_why(claim)}"
+        return ("within tolerance" if inside else "differs"), text, _join(reason, claim.note)
+    return "differs", text, _join("machine-bound: raw time of another CPU", claim.note)
+
+
+def decisive_text(value, published, decimals, low, high):
+    """``value`` written like ``published``, with as many more digits as it takes for the text to
+    fall on the same side of [low, high] as the value does: what was judged, not a rounding that
+    contradicts the verdict ("0.09 s" for 0.093 against 0.07-0.09 s reads "0.093 s")."""
+    inside = low <= float(value) <= high
+    text = format_like(value, published, decimals)
+    for extra in range(1, 9):
+        shown = published_range(text) if _parse(text) else None
+        if shown is None or (low <= shown[1] <= high) == inside:
+            return text
+        text = format_like(value, _more_digits(published, extra))
+    return text
+
+
+def _more_digits(published, extra):
+    """``published`` with ``extra`` more decimals in its number ("0.07-0.09 s" -> "0.090 s")."""
+    number, space, unit, _ = _parse(published)
+    mantissa, e, exponent = number.partition("e")
+    mantissa = mantissa + ("" if "." in mantissa else ".") + "0" * extra
+    return f"{mantissa}{e}{exponent}{space}{unit}"
+
+
+def _judge_raw_time(claim, value, text, factor, rule):
+    """A raw time: consistent with this machine's speed factor for the article (speed.judge); the
+    claim's own band said as information."""
+    low_p, high_p = published_range(claim.published)
+    inside, reason = speed.judge(low_p / float(value), high_p / float(value), factor, rule)
+    band = claim.band or ([low_p, high_p] if low_p != high_p else None)
+    info = ""  # pragma: no mutate (equivalent: _join drops None as it drops "")
+    if band is not None:
+        where = "inside" if band[0] <= float(value) <= band[1] else "outside"
+        info = (f"as information, the raw time lies {where} the claim's band {band[0]:g} to {band[1]:g}"
+                f"{_why(claim)}")
+    return ("within tolerance" if inside else "differs"), text, _join(reason, info, claim.note)
+
+
+def raw_time_factors(claims, load):
+    """{article: speed.Factor} from the claims marked ``raw_time`` that print one value (the prose's
+    intervals are judged against the factor, they do not make it) and that the run reproduces."""
+    ratios = {}
+    for claim in claims:
+        low_p, high_p = published_range(claim.published) if claim.raw_time else (None, None)
+        if not claim.raw_time or low_p != high_p:
+            continue
+        try:
+            value = float(reproduced(claim.source, load)[0])
+        except (FileNotFoundError, KeyError, ValueError):
+            continue
+        if value > 0:
+            ratios.setdefault(claim.article, {})[claim.id] = high_p / value
+    return speed.factors(ratios)
+
+
+def _why(claim):
+    """`` (<rationale>)`` of a claim that names one (published.yaml rationales), else ""."""
+    return f" ({claim.rationale})" if claim.rationale else ""
+
+
+def _join(*parts):
+    return "; ".join(p for p in parts if p)
+
+
+def evaluate(claims, load, spread=None, rule=None, article=None):
+    """The ledger as a DataFrame. ``load(experiment, table)`` returns a results table; ``spread``
+    (a seeds_evaluate.Spread, or None) is what the stochastic claims are judged against; ``rule``
+    (a speed.Rule, from published.yaml's ``speed``; None: each raw time judged alone by its band) how
+    a raw time is judged against its article's speed factor (:func:`raw_time_factors`); ``article``
+    (a comparable.Article, or None: every claim taken as computed with the article's parameters)
+    what the article's config plans: a claim computed with other parameters, or whose row this
+    run's config left out, is judged "other parameters"."""
+    factors = raw_time_factors(claims, load) if rule is not None else {}
+    rows = []
+    for claim in claims:
+        value, values = None, None
+        try:
+            value, values = reproduced(claim.source, load)
+        except (FileNotFoundError, KeyError, ValueError):
+            value, values = None, None
+        other = _other_parameters(claim, value, load, article) if article is not None else None
+        if other is not None:
+            verdict, text, reason = other
+        else:
+            verdict, text, reason = judge(claim, value, values, spread, factors.get(claim.article), rule)
+        rows.append({
+            "id": claim.id, "article": claim.article, "section": claim.section,
+            "claim": claim.claim, "published": claim.published, "reproduced": text,
+            "class": claim.cls, "verdict": verdict, "reason": reason,
+        })
+    return pd.DataFrame(rows, columns=["id", "article", "section", "claim", "published",
+                                       "reproduced", "class", "verdict", "reason"])
+
+
+def _other_parameters(claim, value, load, article):
+    """(verdict, text, reason) of a claim not comparable with the article (report.comparable), or None."""
+    if value is None:
+        why = comparable.left_out(claim, article)
+        return (comparable.VERDICT, "", f"not computed: {why} (this run's config left out the article's "
+                                        "row)") if why else None
+    why = comparable.differing(claim, load, article)
+    if not why:
+        return None
+    text = (_span(value.values(), claim.published) if isinstance(value, dict)
+            else format_like(value, claim.published, claim.decimals))
+    return comparable.VERDICT, text, f"computed with other parameters than the article's: {why}"
+
+
+def summary(ledger):
+    """Counts of each verdict per article (rows: article, columns: verdicts)."""
+    table = pd.crosstab(ledger["article"], ledger["verdict"])
+    return table.reindex(columns=[v for v in VERDICTS if v in table.columns])
+
+
+def exact_failures(ledger):
+    """Claims classed exact or echo that did not reproduce (the CI gate on this machine kind)."""
+    return ledger[ledger["class"].isin(["exact", "echo"]) & (ledger["verdict"] != "reproduced")]
