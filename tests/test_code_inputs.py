@@ -20,24 +20,25 @@ from conftest import REPO, copy_repo, copy_run, planned_jobs, small_config, snak
 # file -> the rules of the small run (targets all and archive) that declare it: the jobs that run it.
 # The annotated editions (edition_<article>, workflow/rules/articles.smk) read the plan, the catalog
 # and the config (attnrepro.report.editions.edition), where the articles are found: see _expected.
-READ_BY_EDITIONS = {"src/attnrepro/plan.py", "src/attnrepro/report/catalog.py", "src/attnrepro/config.py",
-                    "src/attnrepro/evidence/sweep_plan.py"}
+READ_BY_EDITIONS = {"src/attnrepro/dag/plan.py", "src/attnrepro/report/products/catalog.py",
+                    "src/attnrepro/dag/config.py",
+                    "src/attnrepro/dag/sweep_plan.py"}
 EXPECTED = {
-    "src/attnrepro/plan.py": {"index"},
-    "src/attnrepro/report/catalog.py": {"index"},
-    "src/attnrepro/config.py": set(),
+    "src/attnrepro/dag/plan.py": {"index"},
+    "src/attnrepro/report/products/catalog.py": {"index"},
+    "src/attnrepro/dag/config.py": set(),
     "src/attnrepro/cli.py": set(),
-    "src/attnrepro/archive.py": {"archive"},
-    "src/attnrepro/crate.py": {"archive"},  # the archive's RO-Crate, and the jobs it describes
-    "src/attnrepro/crate_jobs.py": {"archive"},
+    "src/attnrepro/archive/pack.py": {"archive"},
+    "src/attnrepro/archive/crate.py": {"archive"},  # the archive's RO-Crate, and the jobs it describes
+    "src/attnrepro/archive/crate_jobs.py": {"archive"},
     "Snakefile": {"archive"},  # the workflow's own files are in the archive
     "workflow/rules/report.smk": {"archive"},
     "src/attnrepro/evidence/sweep.py": set(),  # the numerics sweep is off
-    "src/attnrepro/evidence/sweep_plan.py": set(),
-    "src/attnrepro/evidence/numerics_evaluate.py": set(),
-    "src/attnrepro/evidence/numerics_render.py": set(),
-    "src/attnrepro/evidence/seeds_evaluate.py": {"seeds", "ledger"},  # the seed distribution is on
-    "src/attnrepro/evidence/seeds_render.py": {"seeds"},
+    "src/attnrepro/dag/sweep_plan.py": set(),
+    "src/attnrepro/report/evidence/numerics_evaluate.py": set(),
+    "src/attnrepro/report/evidence/numerics_render.py": set(),
+    "src/attnrepro/report/evidence/seeds_evaluate.py": {"seeds", "ledger"},  # the seed distribution is on
+    "src/attnrepro/report/evidence/seeds_render.py": {"seeds"},
 }
 
 
@@ -71,7 +72,8 @@ def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_ru
     assert found == _expected(rules)
     cases = {rule for rule in rules if rule.endswith("_case")}
     for rule in cases:  # every experiment job declares its entry and what it imports, and no more
-        assert "src/attnrepro/job.py" in rules[rule] and "src/attnrepro/io.py" in rules[rule], rule
+        assert "src/attnrepro/experiments/job.py" in rules[rule], rule
+        assert "src/attnrepro/run/io.py" in rules[rule], rule
         # read by canonical.check (attnrepro.numerics.fingerprint)
         assert fingerprint.GOLDEN in rules[rule], rule
     assert _declaring(rules, "src/attnrepro/experiments/scale_table.py") == {"scale_table_case"}
@@ -85,9 +87,11 @@ def test_the_ledger_declares_the_evidence_it_reads_only_when_switched_on(tmp_pat
     rules = _filegraph(root, "all", configfile="config/small.yaml off.yaml")
     assert "seeds" not in rules
     # the ledger names the command that builds each product (the records, citations), no more
-    assert {f for f in rules["ledger"] if f.startswith("src/attnrepro/evidence/")} == {
-        "src/attnrepro/evidence/__init__.py", "src/attnrepro/evidence/citations.py"}
-    products = {f"src/attnrepro/evidence/{m}_{part}.py" for m in ("numerics", "seeds")
+    evidence = ("src/attnrepro/evidence/", "src/attnrepro/report/evidence/")
+    assert {f for f in rules["ledger"] if f.startswith(evidence)} == {
+        "src/attnrepro/evidence/__init__.py", "src/attnrepro/evidence/articles.py",
+        "src/attnrepro/report/evidence/__init__.py", "src/attnrepro/report/evidence/citations.py"}
+    products = {f"src/attnrepro/report/evidence/{m}_{part}.py" for m in ("numerics", "seeds")
                 for part in ("evaluate", "render")}
     assert {rule for rule, inputs in rules.items() if inputs & products} == set()
 
@@ -111,8 +115,9 @@ def test_a_data_file_that_a_module_reads_is_a_code_input_of_every_job_importing_
 
 def test_editing_the_plan_the_catalog_or_the_archive_reruns_only_the_jobs_that_run_them(small_run, tmp_path):
     """For real: a finished small run, one file edited, `snakemake -n`."""
-    for path, rerun in (("src/attnrepro/plan.py", {"index"}), ("src/attnrepro/report/catalog.py", {"index"}),
-                        ("src/attnrepro/archive.py", set())):  # archive: not part of `all`
+    for path, rerun in (("src/attnrepro/dag/plan.py", {"index"}),
+                        ("src/attnrepro/report/products/catalog.py", {"index"}),
+                        ("src/attnrepro/archive/pack.py", set())):  # archive: not part of `all`
         root = tmp_path / path.replace("/", "_")
         copy_run(small_run, root)
         edited = root / path
@@ -131,7 +136,7 @@ def test_the_report_layer_imports_nothing_from_the_model():
     modules = [
         ".".join(p.relative_to(REPO / "src").with_suffix("").parts).removesuffix(".__init__")
         for folder in ("report", "evidence")
-        for p in sorted((REPO / "src/attnrepro" / folder).glob("*.py"))
+        for p in sorted((REPO / "src/attnrepro" / folder).rglob("*.py"))
     ]
     assert "attnrepro.report.products.tables_decoder" in modules
     assert "attnrepro.report.evidence.seeds_render" in modules

@@ -56,7 +56,7 @@ def test_jobs_join_snakemakes_records_and_the_provenance_and_say_where_they_disa
     table = "results/tables/t.md"  # a report job: no provenance
     (tmp_path / table).parent.mkdir(parents=True)
     (tmp_path / table).write_text("t")
-    _record(tmp_path, table, "table_t", T0 + 30, T0 + 31, inputs=[a, "src/attnrepro/io.py"], job_hash=9)
+    _record(tmp_path, table, "table_t", T0 + 30, T0 + 31, inputs=[a, "src/attnrepro/run/io.py"], job_hash=9)
     _record(tmp_path, "results/tables/t.csv", "table_t", T0 + 30, T0 + 31, job_hash=9)  # not archived
 
     jobs = {j.outputs[0]: j for j in crate_jobs.jobs([a, a_extra, late, by_hand, table, "x.log"], tmp_path)}
@@ -71,7 +71,7 @@ def test_jobs_join_snakemakes_records_and_the_provenance_and_say_where_they_disa
         f"{crate_jobs.iso(T0 + 1)} to {crate_jobs.iso(T0 + 70)} (this action's times are the provenance's)."]
     assert jobs[by_hand].rule is None and "Snakemake has no record of these files" in jobs[by_hand].notes[0]
     t = jobs[table]
-    assert t.provenance is None and t.inputs == [a, "src/attnrepro/io.py"]
+    assert t.provenance is None and t.inputs == [a, "src/attnrepro/run/io.py"]
     assert (t.start, t.end) == (crate_jobs.iso(T0 + 30), crate_jobs.iso(T0 + 31))
     assert t.notes == ["Outputs of this job that the archive does not hold: results/tables/t.csv."]
 

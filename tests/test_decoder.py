@@ -81,7 +81,7 @@ def _run_in_readme_numerics(experiment, case):
     canonical.apply(canonical.SETTING, env)
     code = (
         "import json, sys\n"
-        "from attnrepro import config, plan\n"
+        "from attnrepro.dag import config, plan\n"
         "from attnrepro.experiments import " + experiment + " as m\n"
         "c = config.load('config/config.yaml')\n"
         f"r = m.run(plan.cases({experiment!r}, c)[{case!r}])['main'].iloc[0]\n"

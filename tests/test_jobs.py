@@ -92,13 +92,13 @@ def test_the_watchdog_ends_an_orphaned_job(tmp_path):
     """The job's own process dies within a poll of its run's end, removing its temporaries."""
     script = (
         "import sys, time\n"
-        "from attnrepro import io, jobs\n"
-        "assert jobs.start(poll=0.1) is not None\n"
+        "from attnrepro.run import io, ownership\n"
+        "assert ownership.start(poll=0.1) is not None\n"
         "tmp = io.temporary_beside(sys.argv[1])\n"
         "print(tmp, flush=True)\n"
         "time.sleep(30)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(io.__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(io.__file__).parents[2])}
     (tmp_path / "job.py").write_text(script)
     command = (f"exec -a snakemake bash -c '{sys.executable} {tmp_path / 'job.py'} "
                f"{tmp_path / 'x.parquet'}; true'")

@@ -24,10 +24,12 @@ def test_the_layer_contracts_are_kept():
 
 
 def test_an_upward_import_breaks_the_contract(tmp_path):
-    shutil.copytree(REPO / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    shutil.copytree(REPO / "src", tmp_path / "src", ignore=ignore)
     shutil.copy(REPO / ".importlinter", tmp_path)
     masks = tmp_path / "src" / "attnrepro" / "core" / "masks.py"
-    masks.write_text(masks.read_text() + "\nfrom attnrepro.report.products import render  # noqa: E402, F401\n")
+    upward = "\nfrom attnrepro.report.products import render  # noqa: E402, F401\n"
+    masks.write_text(masks.read_text() + upward)
     proc = lint_imports(tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "attnrepro.core.masks -> attnrepro.report.products.render" in proc.stdout

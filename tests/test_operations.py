@@ -122,7 +122,7 @@ def test_editing_the_decoder_reruns_exactly_its_importers(run_copy):
 def test_editing_a_plotting_module_reruns_only_its_figures(run_copy):
     from attnrepro.report.products import catalog
 
-    _touch_source(run_copy, "src/attnrepro/report/figures_checks.py")
+    _touch_source(run_copy, "src/attnrepro/report/products/figures_checks.py")
     jobs = planned_jobs(snakemake(run_copy, "-n"))
     expected = {f"figure_{p.name}" for p in catalog.PRODUCTS.values() if p.module.endswith(".figures_checks")}
     assert expected and set(jobs) - {"all"} == expected

@@ -30,7 +30,7 @@ def test_sources_follow_imports_and_nothing_else():
     files = code_inputs.source_files("attnrepro.experiments.job", "attnrepro.experiments.attention_vs_sdpa")
     assert "src/attnrepro/core/attention.py" in files
     assert "src/attnrepro/experiments/_torch.py" in files
-    assert "src/attnrepro/io.py" in files and "src/attnrepro/__init__.py" in files
+    assert "src/attnrepro/run/io.py" in files and "src/attnrepro/__init__.py" in files
     assert "src/attnrepro/core/positional.py" not in files  # not imported by this experiment
     assert not any("/report/" in f for f in files)
 

@@ -11,7 +11,7 @@ from attnrepro.report.products import catalog, formats, render
 from conftest import REPO
 from report_helpers import assert_csv_at_full_precision, build, labelled, loader, markdown, row
 
-MODULES = {f"attnrepro.report.{m}"
+MODULES = {f"attnrepro.report.products.{m}"
            for m in ("tables_checks", "figures_checks")}
 PRODUCTS = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULES)
 FIGURES = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODULES and p.kind == "figure")

@@ -34,13 +34,13 @@ except attnrepro_config.ConfigError as error:
 
 # Every job's shell inherits the identity of this Snakemake process (ATTNREPRO_RUN): from the
 # moment it is spawned, a job knows its run, and writes nothing once that run has ended
-# (src/attnrepro/jobs.py). Only the main process: a job step (the Snakemake that a cluster job
+# (src/attnrepro/run/ownership.py). Only the main process: a job step (the Snakemake that a cluster job
 # runs on its node, --mode remote, reading this file again) keeps the identity handed down by
 # the run that submitted it (sbatch exports the environment), and publishes no heartbeat.
 RUN = attnrepro_ownership.hand_down() if workflow.is_main_process else None
 
 
-# The run's heartbeat (src/attnrepro/heartbeat.py): .snakemake/attnrepro/heartbeat.json, rewritten
+# The run's heartbeat (src/attnrepro/run/heartbeat.py): .snakemake/attnrepro/heartbeat.json, rewritten
 # every 5 s by a thread of this process, which every job checks on any node (stale after 30 s).
 # Written from the time the jobs are about to run (onstart: never in a dry run, nor in a job
 # step, which runs with --no-hooks), never by the Snakemake that only reads the workflow
@@ -303,7 +303,7 @@ def case_pattern(experiment_id):
 
 def timing_threads():
     """Threads of a timing job: every core of the run, so that no other job runs beside it; the
-    job's BLAS then runs min(these, the CPUs it may use) threads (src/attnrepro/threads.py:
+    job's BLAS then runs min(these, the CPUs it may use) threads (src/attnrepro/numerics/threads.py:
     `--cores 16` on 2 CPUs runs 2, and its provenance says so). A cluster run without --cores
     (workflow/profiles/slurm) has no core count: there the job asks for a whole node
     (whole_node) and, evaluated again inside it with `--cores all`, takes all of it."""

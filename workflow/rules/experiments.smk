@@ -1,4 +1,4 @@
-# Two rules per experiment of src/attnrepro/plan.py: `<id>` is the target that builds
+# Two rules per experiment of src/attnrepro/dag/plan.py: `<id>` is the target that builds
 # all of its cases (`snakemake scale_table`), `<id>_case` runs one case. Each job runs
 # `python -m attnrepro.experiments.job <experiment>` (everything it needs on its command line: it reads no
 # plan and no config) and writes one Parquet file per table under

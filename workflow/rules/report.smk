@@ -127,7 +127,7 @@ rule index:
 
 
 # The archive: every output, the workflow that made them and an RO-Crate describing the run
-# (src/attnrepro/crate.py), whose jobs come from each output's provenance and Snakemake's records.
+# (src/attnrepro/archive/crate.py), whose jobs come from each output's provenance and Snakemake's records.
 rule archive:
     input:
         files=archive_files,

@@ -109,7 +109,7 @@ def recorded(setting, tables, meta):
 # one product through the kernel first: a kernel the CPU cannot execute (SkylakeX's AVX-512 on an
 # AVX2 CPU, which OpenBLAS accepts by name) dies here, with SIGILL, and the setting is refused
 _PROBE = ("import json; import numpy as np; a = np.ones((256, 256)); a @ a; "
-          "from attnrepro import canonical; from attnrepro.evidence import sweep; "
+          "from attnrepro.numerics import canonical; from attnrepro.evidence import sweep; "
           "print(json.dumps({**canonical.effective(), 'numpy_version': sweep._version('numpy'), "
           "'torch_version': sweep._version('torch')}))")
 

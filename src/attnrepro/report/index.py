@@ -128,7 +128,7 @@ def lines(config, unbuilt=None):
            "- `ledger.csv`, `LEDGER.md`: every published number beside the reproduced one, "
            "with verdicts.",
            "- `speed.csv`: this machine's speed against each article's machine, from the raw times "
-           "(src/attnrepro/report/speed.py).", "",
+           "(src/attnrepro/report/ledger/speed.py).", "",
            *_article_lines(config, unbuilt or {}), "## Tables and figures", ""]
     for product in catalog.enabled(config):
         out += _product_lines(product, config)

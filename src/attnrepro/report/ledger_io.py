@@ -25,7 +25,7 @@ def speed_lines(factors, rule):
     """The section of LEDGER.md on this machine's speed factor per article (report.speed)."""
     if not factors:
         return ["Machine speed: no raw time of this run to compare with the articles' (no speed factor)."]
-    lines = ["**Machine speed** (raw times; src/attnrepro/report/speed.py): " + "; ".join(
+    lines = ["**Machine speed** (raw times; src/attnrepro/report/ledger/speed.py): " + "; ".join(
         f.sentence() for f in factors.values()) + "."]
     if rule is not None:
         lines.append(f"A raw time is judged by whether its ratio lies within {rule.band:g}x of its article's "
@@ -102,7 +102,8 @@ def numerics_line(table):
     off = int((table["numerics"] != "canonical").sum())
     if not off:
         return (f"Numerics: all {len(table)} claims computed with the canonical numerics "
-                "(`numerics.pin`, src/attnrepro/canonical.py): the same bits on every x86-64 host with AVX2.")
+                "(`numerics.pin`, src/attnrepro/numerics/canonical.py): "
+                "the same bits on every x86-64 host with AVX2.")
     return (f"Numerics: **{off} of {len(table)} claims computed with non-canonical numerics** (column "
             "numerics names the files and why): another host may give other last digits.")
 
