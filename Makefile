@@ -17,7 +17,7 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-# The slurm profile's environment (README.md, "On a SLURM cluster"): .venv's packages plus
+# The slurm profile's environment (docs/cluster.md): .venv's packages plus
 # requirements-slurm.lock, in a venv of its own. Never in .venv: with the SLURM plugin
 # installed, every `snakemake` call first asks for a SLURM controller (~9 s where none answers).
 # It sees .venv's packages through a .pth file (site.addsitedir, which also reads .venv's own
@@ -53,7 +53,7 @@ $(CRATE_VENV)/.installed: requirements-runcrate.lock
 	$(CRATE_VENV)/bin/pip install --quiet -r requirements-runcrate.lock
 	touch $@
 
-# The articles' stated environment (README.md, "Evidence"): the lock with requirements-article.lock's
+# The articles' stated environment (docs/evidence.md): the lock with requirements-article.lock's
 # numpy and torch instead (NumPy 2.3.5, torch 2.12.0), in a venv of its own: the numerics sweep's
 # side environment `article` (config numerics.environments; the rule numerics_environment_article
 # runs this).
@@ -68,7 +68,7 @@ $(ARTICLE_VENV)/.installed: requirements.lock requirements-article.lock pyprojec
 	$(ARTICLE_VENV)/bin/pip install --quiet -r $(ARTICLE_VENV)/requirements-lock-rest.txt -r requirements-article.lock
 	touch $@  # the jobs import attnrepro from src/ (PYTHONPATH): no install of the package here
 
-# Mutation testing of the guard modules (CONTRIBUTING.md, "Mutation testing"): mutmut in a venv
+# Mutation testing of the guard modules (CONTRIBUTING.md, "Mutation testing of the guards"): mutmut in a venv
 # of its own (requirements-mutation.lock on top of the lock, without the crate validator: it pins
 # rich below 14, where mutmut's interface, textual, needs 14.2 or later).
 MUTATION_VENV ?= .venv-mutation

@@ -1,8 +1,9 @@
 """Every example command of the documentation runs.
 
 The commands are collected from the files, not copied here: code spans and code blocks of
-README.md and CONTRIBUTING.md whose first word is a program (``python``, ``snakemake``, ``make``,
-...), and the lines of the docstrings under src/attnrepro that start with ``python``. A new
+README.md, CONTRIBUTING.md and every docs/*.md whose first word is a program (``python``,
+``snakemake``, ``make``, ...), and the lines of the docstrings under src/attnrepro that start with
+``python``. A new
 example therefore runs by default; the few that cannot run here are in SKIPPED, with the reason.
 
 How an example runs, in a scratch copy of the workflow (relative outputs land there):
@@ -36,12 +37,15 @@ import pytest
 
 from conftest import REPO, copy_repo
 
-DOCS = ("README.md", "CONTRIBUTING.md")
+# the documentation whose commands run: the front door, the contributors' guide, every topic of docs/
+DOCS = ("README.md", "CONTRIBUTING.md",
+        *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md")))
 PROGRAM = re.compile(r"(python3?|snakemake|make|pytest|sha256sum|source|bash|\.?[\w.-]*/bin/[\w.-]+)$")
 
 # (pattern searched in the command, why it does not run here)
 SKIPPED = [
     (r"^make (reproduce|test)\b", "runs the whole pipeline or the whole test suite"),
+    (r"^make lint\b", "lints the whole tree (ruff, snakemake --lint, snakefmt, import-linter); CI runs it"),
     (r"^make (slurm|crate)-env\b", "installs a venv from PyPI (network)"),
     (r"^make mutation\b|\.venv-mutation/bin/", "mutation testing: a venv of its own and about an hour"),
     (r"tests/crate_validation\.py\b", "needs an extracted archive of a finished run"),
@@ -60,7 +64,7 @@ SKIPPED = [
      "runs an article's listings (001's: 23 trainings, minutes); tests/test_listings.py runs the job on a "
      "synthetic article"),
     (r"attnrepro\.evidence\.listings_session\b", "a synopsis: the listings job writes its LISTINGS.json"),
-    (r"^python -m attnrepro(\.report)?\.job\b",
+    (r"^python -m attnrepro\.(experiments|report)\.job\b",
      ("a rules' job entry: a synopsis whose words (EXPERIMENT, PIN, JSON) the rule fills in; "
       "every Snakemake run of the tests runs it")),
 ]
@@ -109,7 +113,7 @@ def _from_markdown(path):
             found.append((n, line))
     for match in re.finditer(r"`([^`]+)`", prose):  # code spans (one may wrap a line)
         found.append((prose.count("\n", 0, match.start()) + 1, match.group(1)))
-    return [(f"{path.name}:{n}", cmd) for n, text in found if (cmd := _command(text))]
+    return [(f"{path.relative_to(REPO).as_posix()}:{n}", cmd) for n, text in found if (cmd := _command(text))]
 
 
 def _from_docstrings(path):
@@ -301,6 +305,7 @@ def test_examples_are_collected():
     wheres = [w for _, where in EXAMPLES for w in where]
     assert any(w.startswith("src/attnrepro/cli.py:") for w in wheres), wheres
     assert {w.split(":")[0] for w in wheres} >= {"README.md", "CONTRIBUTING.md"}
+    assert any(w.startswith("docs/") for w in wheres), wheres  # the topics of docs/ are read too
     assert any(c.startswith("python -m attnrepro run train") for c in commands), commands
     assert any(c.startswith("snakemake --cores 16 --configfile") for c in commands)  # an indented block
     assert "make test" in commands  # a fenced block, comment stripped
