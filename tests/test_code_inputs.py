@@ -166,3 +166,128 @@ def test_a_results_path_says_what_it_holds_without_the_plan():
     assert any(".0001" in p for p in paths) and any("/numerics/" in p for p in paths)
     assert {p: layout.parse_output(p) for p in paths} == {p: plan.parse_output(p) for p in paths}
     assert all(t.isidentifier() for e in plan.EXPERIMENTS.values() for t in e.tables)
+
+
+# --- the declared list of DAG-only modules (attnrepro.dag.code_inputs.DAG_ONLY) ------------------
+
+# The command line for people (`python -m attnrepro.report`, which three rules run) resolves a
+# config, its plan and its catalog for people's commands; the rules that run it do not.
+PEOPLE_READ = {"attnrepro.report.__main__": {"attnrepro.dag.config", "attnrepro.dag.plan",
+                                             "attnrepro.report.products.catalog"}}
+
+
+def _smk_imports():
+    """The modules of this package that workflow/rules/*.smk import (what Snakemake reads)."""
+    names = set()
+    for smk in sorted((REPO / "workflow/rules").glob("*.smk")):
+        for base, what in re.findall(r"^from (attnrepro[\w.]*) import ([^#\n]+)", smk.read_text(), re.M):
+            for alias in what.split(","):
+                name = f"{base}.{alias.split(' as ')[0].strip()}"
+                names.add(name if (REPO / "src" / (name.replace(".", "/") + ".py")).is_file()
+                          or (REPO / "src" / name.replace(".", "/")).is_dir() else base)
+    return names
+
+
+def _job_entries():
+    """The modules the rules' jobs start (`python -m MODULE` in their shell commands)."""
+    found = set()
+    for smk in (REPO / "workflow/rules").glob("*.smk"):
+        found.update(re.findall(r"-m (attnrepro[\w.]*)", smk.read_text()))
+    return {m if (REPO / "src" / (m.replace(".", "/") + ".py")).is_file() else f"{m}.__main__" for m in found}
+
+
+def _module_file(name):
+    base = name.replace(".", "/")
+    return f"src/{base}.py" if (REPO / "src" / f"{base}.py").is_file() else f"src/{base}/__init__.py"
+
+
+def _closure(monkeypatch, dag_only, *modules):
+    monkeypatch.setattr(code_inputs, "DAG_ONLY", dag_only)
+    code_inputs.source_files.cache_clear()
+    try:
+        return set(code_inputs.source_files(*modules))
+    finally:
+        code_inputs.source_files.cache_clear()
+
+
+def test_the_dag_only_list_is_the_modules_snakemake_reads_that_jobs_do_not_need(monkeypatch):
+    declared, read, entries = dict(code_inputs.DAG_ONLY), _smk_imports(), _job_entries()
+    assert {"attnrepro.report.job", "attnrepro.experiments.job", "attnrepro.report.__main__",
+            "attnrepro.evidence.sweep", "attnrepro.evidence.listings_run"} == entries
+    for name, reason in declared.items():  # each a real module that Snakemake reads, with its reason
+        assert (REPO / _module_file(name)).is_file(), name
+        assert name in read, f"{name}: no workflow/rules/*.smk imports it"
+        assert isinstance(reason, str) and reason.strip(), name
+    # every module Snakemake reads and the list leaves out is code that a job runs
+    job_code = _closure(monkeypatch, declared, *entries)
+    assert {m for m in read - set(declared) if _module_file(m) not in job_code} == set()
+    # and no listed module is code that a job's entry runs (unlisted, it would be found there),
+    # but for what the command line for people reads for its own commands
+    for name in declared:
+        unlisted = {k: v for k, v in declared.items() if k != name}
+        needing = {e for e in entries if _module_file(name) in _closure(monkeypatch, unlisted, e)
+                   and name not in PEOPLE_READ.get(e, ())}
+        assert needing == set(), f"{name} is imported by the jobs of {needing}: it is not DAG-only"
+
+
+# --- the rules' inputs do not depend on how a module is imported --------------------------------
+
+FORMER_STRING_IMPORTS = ("src/attnrepro/cli.py", "src/attnrepro/dag/config.py",
+                         "src/attnrepro/report/cli.py", "src/attnrepro/report/products/style.py")
+
+
+def _rule_inputs(root):
+    """{rule: its declared input files} of every rule of the workflow in ``root`` (tests/rule_inputs.py),
+    for the default, small and evidence configs."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    found = {}
+    for configfiles in ((), ("config/small.yaml",), ("config/evidence.yaml",)):
+        proc = subprocess.run([sys.executable, str(REPO / "tests/rule_inputs.py"), *configfiles], cwd=root,
+                              capture_output=True, text=True, env=env, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        found[configfiles] = json.loads(proc.stdout)
+    assert all(len(rules) > 50 for rules in found.values())
+    return found
+
+
+def _hidden(text, src):
+    """``text`` with each indented plain import of a module of this package (``from attnrepro.x
+    import m [as n], ...``) turned into an import by name (importlib.import_module)."""
+    def by_name(match):
+        indent, base, names = match.groups()
+        lines = []
+        for alias in names.split(","):
+            module, _, local = (part.strip() for part in alias.partition(" as "))
+            if not (src / (f"{base}.{module}".replace(".", "/") + ".py")).is_file():
+                return match.group(0)  # a name, not a module
+            call = f'__import__("importlib").import_module("{base}.{module}")'
+            lines.append(f"{indent}{local or module} = {call}")
+        return "\n".join(lines)
+
+    return re.sub(r"^( +)from (attnrepro[\w.]*) import ([\w ,]+)$", by_name, text, flags=re.M)
+
+
+def test_how_a_module_is_imported_changes_no_rules_inputs(tmp_path):
+    """In a scratch copy: every former import by name (of a DAG-only module, or in the command line
+    for people) made one again, and every DAG-only module imported plainly by every job's entry,
+    leave every rule's declared inputs as they are."""
+    root = copy_repo(tmp_path / "repo")
+    before = _rule_inputs(root)
+    hidden = 0
+    for path in FORMER_STRING_IMPORTS:
+        file = root / path
+        text = _hidden(file.read_text(), root / "src")
+        hidden += text.count("import_module(")
+        file.write_text(text)
+    assert hidden >= 8, hidden  # cli verify; config preflight (and plan); report.cli 3; style 2
+    plain = "".join(f"    import {name}  # noqa: F401\n" for name in code_inputs.DAG_ONLY)
+    for entry in _job_entries():
+        file = root / _module_file(entry)
+        file.write_text(file.read_text() + "\n\nif False:  # a test: plain imports of every DAG-only module\n"
+                        + plain)
+    assert _rule_inputs(root) == before

@@ -27,7 +27,6 @@ stale input, or an ended run, stops it with status 1 and a message naming the fi
 """
 
 import argparse
-import importlib
 import json
 import logging
 import re
@@ -221,8 +220,10 @@ def list_experiments(args):
 
 def main(argv=None):
     args = _parser().parse_args(argv)
-    if args.command == "verify":  # by name: the experiment jobs' code inputs leave it out
-        return importlib.import_module("attnrepro.archive.verify").main(args.args)
+    if args.command == "verify":  # imported here: the other commands pin the numerics before NumPy
+        from attnrepro.archive import verify
+
+        return verify.main(args.args)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     from attnrepro.dag.config import ConfigError

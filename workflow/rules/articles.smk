@@ -22,7 +22,7 @@ for article in articles.ARTICLES:
             speed=SPEED_CSV,
             published="config/published.yaml",
             config="results/config.resolved.yaml",
-            code=report_sources("attnrepro.report.editions.edition"),
+            code=report_sources("edition"),
         output:
             report(
                 articles.edition_path(article),
@@ -49,7 +49,7 @@ rule ledger_overview:
     input:
         ledger="results/ledger.csv",
         published="config/published.yaml",
-        code=report_sources("attnrepro.report.ledger.overview_figure"),
+        code=report_sources("ledger-overview"),
     output:
         report(
             articles.OVERVIEW,
@@ -73,7 +73,7 @@ rule ledger_overview:
 rule machine_speed:
     input:
         speed=SPEED_CSV,
-        code=report_sources("attnrepro.report.ledger.speed_figure"),
+        code=report_sources("machine-speed"),
     output:
         report(
             articles.SPEED,

@@ -26,6 +26,7 @@ from attnrepro.run import heartbeat as attnrepro_heartbeat  # noqa: E402
 from attnrepro.run import ownership as attnrepro_ownership  # noqa: E402
 from attnrepro.report.products import catalog  # noqa: E402
 from attnrepro.report import job as report_job  # noqa: E402
+from attnrepro.report import cli as report_cli  # noqa: E402
 
 try:  # the config files Snakemake loaded are read again: a key given twice is refused
     attnrepro_config.validate(config, files=workflow.configfiles)
@@ -85,10 +86,11 @@ def all_outputs():
     return plan.all_outputs(config)
 
 
-# Code inputs: the files under src/ that a job imports, from its entry module (which imports
-# neither the plan, the catalog nor the config: Snakemake reads those to build the DAG) and the
-# modules it runs by name, and the repository files those modules read (their READS, such as
-# tests/golden/numerics.json). Editing a module reruns exactly the jobs that run it.
+# Code inputs: the files under src/ that a job imports, from its entry module and the modules its
+# command runs (dispatched by name), and the repository files those modules read (their READS,
+# such as tests/golden/numerics.json). The modules that Snakemake alone reads to build the DAG
+# (the plan, the catalog, the config: code_inputs.DAG_ONLY) are followed only where a rule names
+# them. Editing a module reruns exactly the jobs that run it.
 def sources(*modules):
     """The files under src/ that an experiment job (attnrepro.experiments.job) running ``modules`` imports."""
     return code_inputs.source_files("attnrepro.experiments.job", *modules)
@@ -102,10 +104,11 @@ def report_code(command, *modules):
     )
 
 
-def report_sources(*modules):
-    """The files under src/ that `python -m attnrepro.report` running ``modules`` imports
-    (the command line for people; a rule runs attnrepro.report.job instead)."""
-    return code_inputs.source_files("attnrepro.report.cli", *modules)
+def report_sources(command):
+    """The files under src/ that `python -m attnrepro.report` (attnrepro.report.cli) of
+    ``command`` imports (the command line for people; most rules run attnrepro.report.job).
+    """
+    return code_inputs.source_files("attnrepro.report.cli", *report_cli.RUNS[command])
 
 
 def figure_sections(product):

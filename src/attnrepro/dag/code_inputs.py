@@ -4,6 +4,13 @@ Snakemake declares these files as a rule's inputs, so that editing a module unde
 ``src/attnrepro`` reruns exactly the jobs whose code imports it. A module that reads a data file
 of the repository names it in a module-level ``READS = ("path", ...)`` (repository-relative
 string literals): the file is then an input of every rule whose job imports that module.
+
+The modules that Snakemake alone reads to build the DAG (:data:`DAG_ONLY`) are not followed: a job
+that imports one (a command line for people resolving a config, the index reading the plan) does
+not make it a code input of every rule of its entry. A rule whose job truly runs one names it
+among its modules (``report_code("index")`` names the plan and the catalog: attnrepro.report.job's
+RUNS), and only then is it followed. How a module is imported (a plain import, at the top of a
+file or in a function) never changes a rule's inputs.
 """
 
 import ast
@@ -13,6 +20,17 @@ from attnrepro import paths
 
 PACKAGE = "attnrepro"
 SRC = paths.SRC
+# The modules that Snakemake reads to build the DAG (workflow/rules/*.smk import them) and that no
+# job needs: the closure of a rule's modules does not descend into them unless the rule names one.
+DAG_ONLY = {
+    "attnrepro.dag.config": "validates and resolves the config; a job gets its values on its command line",
+    "attnrepro.dag.plan": "the experiments, cases and paths the rules are made of (the index names it)",
+    "attnrepro.dag.preflight": "refuses a config whose jobs would not fit; never changes a result",
+    "attnrepro.dag.code_inputs": "this module: the rules' code inputs",
+    "attnrepro.dag.sweep_plan": "the numerics sweep's cases and paths, for its rules",
+    "attnrepro.resources.runtime": "each job's runtime resource, for the scheduler",
+    "attnrepro.report.products.catalog": "the tables and figures, one rule each (the index names it)",
+}
 
 
 @functools.lru_cache(maxsize=None)
@@ -56,13 +74,14 @@ def _statements(nodes):
 
 @functools.lru_cache(maxsize=None)
 def _imported_names(path, name):
-    """Dotted names of the modules that the file ``path`` (module ``name``) imports."""
+    """The imports of the file ``path`` (module ``name``): one tuple of dotted names per import
+    statement, the package or module first, then what it names (which may be modules)."""
     tree = _tree(path)
     is_package = path.name == "__init__.py"
-    names = []
+    imports = []
     for node in _statements(tree.body):
         if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
+            imports += [(alias.name,) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 parts = name.split(".")
@@ -71,9 +90,24 @@ def _imported_names(path, name):
                 module = f"{base}.{node.module}" if node.module else base
             else:
                 module = node.module
-            names.append(module)
-            names += [f"{module}.{alias.name}" for alias in node.names]
-    return tuple(n for n in names if n == PACKAGE or n.startswith(PACKAGE + "."))
+            imports.append((module, *(f"{module}.{alias.name}" for alias in node.names)))
+    return tuple(i for i in imports if i[0] == PACKAGE or i[0].startswith(PACKAGE + "."))
+
+
+def _followed(imports, roots, src):
+    """The names of ``imports`` (see _imported_names) that the closure follows: not those of
+    DAG_ONLY outside ``roots``, nor the package of a ``from package import module`` whose every
+    named module is one of them (the import runs only for them)."""
+    def kept_out(n):
+        return n in DAG_ONLY and n not in roots
+
+    names = []
+    for first, *named in imports:
+        modules = [n for n in named if _module_path(n, src) is not None]
+        if modules and all(kept_out(n) for n in modules) and len(modules) == len(named):
+            continue
+        names += [n for n in (first, *named) if not kept_out(n)]
+    return names
 
 
 @functools.lru_cache(maxsize=None)
@@ -96,7 +130,8 @@ def data_files(path):
 @functools.lru_cache(maxsize=None)
 def source_files(*modules, src=SRC):
     """Every file of this package that importing ``modules`` executes, and the data files those
-    modules read (their ``READS``).
+    modules read (their ``READS``); the imports of DAG_ONLY modules not among ``modules`` are not
+    followed.
 
     Sorted, as strings relative to the folder that holds ``src/`` (the repository).
     """
@@ -108,7 +143,7 @@ def source_files(*modules, src=SRC):
             continue
         seen[name] = path
         todo += [init_name for init_name in _init_names(name)]
-        todo += list(_imported_names(path, name))
+        todo += _followed(_imported_names(path, name), modules, src)
     files = set(seen.values())
     for name in list(seen):
         files.update(_package_inits(name, src))

@@ -7,7 +7,6 @@ an integer is a Python int (1.0 is not a count), and no output file name (nor it
 longer than the file system allows.
 """
 
-import importlib
 import math
 import re
 import unicodedata
@@ -349,11 +348,10 @@ def _evidence_errors(config):
 def _memory_errors(config, scope):
     """Every job of the experiments in ``scope`` fits in memory: its estimated peak against
     memory.limit_gib (default: 80% of this machine's memory), see attnrepro.dag.preflight."""
-    from attnrepro.dag import plan
+    from attnrepro.dag import plan, preflight
 
-    # by name, like `verify` in cli.main: the pre-flight refuses configs and never changes a
-    # result, so deps leaves it out of the jobs' code inputs (editing it reruns no job)
-    preflight = importlib.import_module("attnrepro.dag.preflight")
+    # the pre-flight refuses configs and never changes a result: a DAG-only module
+    # (attnrepro.dag.code_inputs.DAG_ONLY), no job's code input (editing it reruns no job)
     return preflight.errors({k: v for k, v in config.items() if k in scope or k not in plan.EXPERIMENTS})
 
 

@@ -10,9 +10,10 @@ Snakemake builds the DAG: the experiment (module ``attnrepro.experiments.<EXPERI
 article and section (recorded in the provenance), the case's parameters, every output and input
 path, the parameters the plan expects of the inputs. It imports neither the plan nor the config,
 so that a rule declares as code inputs exactly what it runs: this module's imports and the
-experiment module's (``deps.source_files("attnrepro.experiments.job", module)``, workflow/rules/common.smk);
-editing a module reruns only the jobs that run it. A sweep job also runs
-:mod:`attnrepro.evidence.sweep`, imported by name, which its rule declares.
+experiment module's (``code_inputs.source_files("attnrepro.experiments.job", module)``,
+workflow/rules/common.smk); editing a module reruns only the jobs that run it. A sweep job also
+runs :mod:`attnrepro.evidence.sweep`, imported by name (a layer above this one), which its rule
+declares.
 ``python -m attnrepro run`` (:mod:`attnrepro.cli`) is the command line for people: it resolves the
 config, the case and the paths, and calls :func:`prepare` and :func:`execute` as :func:`main` does.
 
@@ -38,7 +39,9 @@ from attnrepro.run import ownership
 
 log = logging.getLogger("attnrepro")
 EXPERIMENTS = "attnrepro.experiments"  # the package of the experiment modules (plan.Experiment.module)
-SWEEP = "attnrepro.evidence.sweep"  # what a sweep job runs besides its experiment
+# what a sweep job (--numerics SETTING) runs besides its experiment: dispatched by that option, by
+# name (evidence is a layer above experiments); the sweep's rules name it as a code input
+SWEEP = "attnrepro.evidence.sweep"
 
 
 def pairs(items, option):

@@ -17,7 +17,8 @@ evidence (``--seed-evidence``, ``--numerics-evidence``) computed with other para
 inputs (:mod:`attnrepro.report.ledger.consistency`). Then the command runs as its rule's job does, through
 the same function
 (:func:`attnrepro.report.job.run`; the rules run ``python -m attnrepro.report.job``, which reads
-neither the catalog nor the plan): it writes nothing once the Snakemake run that started it has
+neither the catalog nor the plan: DAG-only modules, attnrepro.dag.code_inputs.DAG_ONLY): it
+writes nothing once the Snakemake run that started it has
 ended, removes the temporaries of its outputs that a killed earlier attempt left, verifies every
 result it reads and, given ``--expected-params JSON`` ({experiment: {case: params}}), compares
 each input's provenance parameters with them; a corrupt or stale input stops it with status 1 and
@@ -81,12 +82,32 @@ def _parser():
     return parser
 
 
-# The catalog and the golden files serve people's commands only, and are imported by name: a rule
-# that runs this module (its code inputs: deps.source_files of it) then does not declare them.
+# Dispatch by command: the modules each command of this module's own runs, imported by name. The
+# rules that run `python -m attnrepro.report` (workflow/rules/articles.smk) name their command's
+# (report_sources), so that editing one reruns only the jobs of its command; gate and golden are
+# people's commands, which no rule runs. An edition names the DAG-only modules it reads.
+RUNS = {
+    "gate": ("attnrepro.report.ledger.golden", "attnrepro.report.ledger.verdicts",
+             "attnrepro.report.ledger.agreement"),
+    "golden": ("attnrepro.report.ledger.golden",),
+    "edition": ("attnrepro.report.editions.edition", "attnrepro.dag.config", "attnrepro.dag.plan",
+                "attnrepro.report.products.catalog", "attnrepro.dag.sweep_plan"),
+    "ledger-overview": ("attnrepro.report.ledger.overview_figure",),
+    "machine-speed": ("attnrepro.report.ledger.speed_figure",),
+}
+
+
+def _runs(command):
+    """The modules of ``command`` (RUNS), imported, in RUNS' order."""
+    return [importlib.import_module(name) for name in RUNS[command]]
+
+
+# The catalog is a DAG-only module (attnrepro.dag.code_inputs.DAG_ONLY): the rules that run this
+# module do not declare it.
 def _resolve(args):
     """A table's or figure's builder, article, section and experiments, from the catalog (what its
     rule passes to attnrepro.report.job)."""
-    catalog = importlib.import_module("attnrepro.report.products.catalog")
+    from attnrepro.report.products import catalog
 
     product = catalog.PRODUCTS.get(args.name)
     if product is None or product.kind != args.command:
@@ -97,7 +118,7 @@ def _resolve(args):
 
 def check_gate(args):
     """The fidelity gate of CI (report.golden): the ledger's rules, then the golden files."""
-    golden = importlib.import_module("attnrepro.report.ledger.golden")
+    golden = _runs("gate")[0]
 
     try:
         table = golden.read_ledger(args.ledger)
@@ -124,15 +145,14 @@ def _table_problems(args, table):
     """Each claim's printed cell in the run's tables against the ledger (report.agreement)."""
     if not Path(args.tables).is_dir():
         return [f"no tables folder {args.tables}"]
-    ledger = importlib.import_module("attnrepro.report.ledger.verdicts")
-    agreement = importlib.import_module("attnrepro.report.ledger.agreement")
+    _, ledger, agreement = _runs("gate")
     return agreement.disagreements(ledger.load_claims(args.published), table, args.tables)
 
 
 def write_golden(args):
     """The deliberate update of the golden files from a finished run; status 1, nothing written,
     when its files do not agree on one canonical fingerprint (report.golden.Refused)."""
-    golden = importlib.import_module("attnrepro.report.ledger.golden")
+    (golden,) = _runs("golden")
 
     try:
         out = golden.write(args.out, golden.read_ledger(args.ledger), args.data)
@@ -148,7 +168,7 @@ def write_golden(args):
 
 
 # The annotated editions of the articles and the ledger's overview figure (workflow/rules/articles.smk);
-# their modules are imported by name, as the evidence modules are.
+# their modules are dispatched by command (RUNS).
 def _article_parsers(sub):
     edition = sub.add_parser("edition", help="write an article's annotated edition (HTML)")
     edition.add_argument("article", help="the article id: 000, 001 or 003")
@@ -168,7 +188,7 @@ def _article_parsers(sub):
 
 
 def write_edition(args):
-    editions = importlib.import_module("attnrepro.report.editions.edition")
+    editions = _runs("edition")[0]
     try:
         editions.write(args.article, args.text, args.ledger, args.published, args.config, args.out,
                        args.speed)
@@ -179,7 +199,7 @@ def write_edition(args):
 
 
 def draw_ledger_overview(args):
-    figures = importlib.import_module("attnrepro.report.ledger.overview_figure")
+    (figures,) = _runs("ledger-overview")
     figures.write(args.ledger, args.published, args.svg)
     return 0
 
@@ -188,8 +208,8 @@ def planned_params(inputs, configfile=None):
     """The JSON of ``--expected-params`` that a rule would pass for ``inputs``: what the config
     (``configfile`` over config/config.yaml) plans for them; inputs it does not plan are named in
     the log (they are not checked)."""
-    cfg = importlib.import_module("attnrepro.dag.config")
-    plan = importlib.import_module("attnrepro.dag.plan")
+    from attnrepro.dag import config as cfg
+    from attnrepro.dag import plan
 
     expected = plan.expected_params(inputs, cfg.resolve(configfile))
     unplanned = [p for p in inputs
@@ -204,7 +224,7 @@ def planned_params(inputs, configfile=None):
 
 
 def draw_machine_speed(args):
-    figures = importlib.import_module("attnrepro.report.ledger.speed_figure")
+    (figures,) = _runs("machine-speed")
     figures.write(args.speed, args.svg)
     return 0
 

@@ -16,10 +16,10 @@
 Everything it needs comes from its command line, which the rule fills while Snakemake builds the
 DAG: the builder (``"<module>:<function>"`` under ``attnrepro.report``, the catalog's), the
 article and section of its title (``--sections``: those a figure's title names), the parameters
-the plan expects of its inputs. It imports neither the plan nor the catalog, and each command
-imports what it runs by name (:data:`RUNS`): a rule declares as code inputs this module's imports
-and its command's modules (``report_code`` in workflow/rules/common.smk), so that editing a
-module reruns only the jobs that run it. ``python -m attnrepro.report`` (:mod:`attnrepro.report.cli`)
+the plan expects of its inputs. Each command is dispatched by its name to the modules it runs
+(:data:`RUNS`, imported by name): a rule declares as code inputs this module's imports and its
+command's modules (``report_code`` in workflow/rules/common.smk), so that editing a module reruns
+only the jobs that run it. ``python -m attnrepro.report`` (:mod:`attnrepro.report.cli`)
 is the command line for people: it resolves a product's builder and titles from the catalog and
 calls :func:`run`.
 
@@ -45,16 +45,21 @@ from attnrepro.run import ownership
 log = logging.getLogger("attnrepro.report")
 PACKAGE = "attnrepro.report.products"  # builders are "<module>:<function>" under it
 RESULTS = ("attnrepro.report.products.results", "attnrepro.report.products.render")
-# the modules each command imports by name (its rule declares them as code inputs; a table or
-# figure also runs its builder's module, the ledger the evaluate modules of the evidence it reads)
+STYLE = "attnrepro.report.products.style"  # what --sections sets (figure, seeds, listings)
+SPEED = "attnrepro.report.ledger.speed"  # what --speed reads (a timing table: its rule names it)
+# Dispatch by command: the modules each command runs, imported by name (its rule declares them as
+# code inputs; a table or figure also runs its builder's module, the ledger the evaluate modules of
+# the evidence it reads). The index names the plan and the catalog, which it reads: they are
+# DAG-only modules (attnrepro.dag.code_inputs.DAG_ONLY), followed only where a rule names them.
 RUNS = {
     "table": RESULTS,
-    "figure": (*RESULTS, "attnrepro.report.products.style"),
-    "ledger": ("attnrepro.report.products.results", "attnrepro.report.ledger_io"),
+    "figure": (*RESULTS, STYLE),
+    "ledger": ("attnrepro.report.products.results", "attnrepro.report.ledger_io",
+               "attnrepro.report.ledger.comparable"),
     "numerics": ("attnrepro.report.evidence.numerics_render",),
     "seeds": ("attnrepro.report.products.style", "attnrepro.report.evidence.seeds_render"),
     "listings": ("attnrepro.report.products.style", "attnrepro.report.evidence.listings_render"),
-    "index": ("attnrepro.report.index",),
+    "index": ("attnrepro.report.index", "attnrepro.dag.plan", "attnrepro.report.products.catalog"),
     "archive": ("attnrepro.archive.pack",),
 }
 OUTPUT_OPTIONS = ("md", "csv", "svg", "out", "speed", "listings_csv")
@@ -170,6 +175,11 @@ def _module(name):
     return importlib.import_module(name)
 
 
+def _runs(command):
+    """The modules of ``command`` (RUNS: its rule names them), imported, in RUNS' order."""
+    return [_module(name) for name in RUNS[command]]
+
+
 def _builder(spec):
     """The function of a builder ``"<module>:<function>"`` under attnrepro.report."""
     module, sep, function = spec.partition(":")
@@ -178,61 +188,55 @@ def _builder(spec):
     return getattr(_module(f"{PACKAGE}.{module}"), function)
 
 
-def _numerics(args):
-    """'canonical', or which input files ran other numerics (said under the table, in the SVG)."""
-    return _module("attnrepro.report.products.results").numerics_status(args.inputs)
-
-
-def _trail(args):
+def _trail(args, render):
     """The line that names the product's builder, experiments and commit (render.trail)."""
-    render = _module("attnrepro.report.products.render")
     return render.trail(f"{PACKAGE}.{args.builder}", args.experiments, render.commit())
 
 
 def build_table(args):
-    render = _module("attnrepro.report.products.render")
-    table = _builder(args.builder)(_module("attnrepro.report.products.results").Loader(args.inputs))
-    if (status := _numerics(args)) != "canonical":
+    results, render = _runs("table")
+    table = _builder(args.builder)(results.Loader(args.inputs))
+    if (status := results.numerics_status(args.inputs)) != "canonical":
         table.note = f"{table.note} Numerics: {status}.".strip()
     if args.speed_csv:  # a table of machine-bound times: the speed factor the ledger measured
-        speed = _module("attnrepro.report.ledger.speed")
+        speed = _module(SPEED)
         table.note = f"{table.note} {speed.note(args.speed_csv, args.article)}".strip()
     render.write_table(table, args.md, args.csv, title=args.section, article=args.article,
-                       source=_trail(args))
+                       source=_trail(args, render))
 
 
 def draw_figure(args):
-    render = _module("attnrepro.report.products.render")
-    fig = _builder(args.builder)(_module("attnrepro.report.products.results").Loader(args.inputs))
-    status = _numerics(args)
+    results, render, _ = _runs("figure")
+    fig = _builder(args.builder)(results.Loader(args.inputs))
+    status = results.numerics_status(args.inputs)
     render.write_figure(fig, args.svg, note=None if status == "canonical" else f"Numerics: {status}",
-                        source=_trail(args))
+                        source=_trail(args, render))
 
 
 def write_ledger(args):
-    load = _module("attnrepro.report.products.results").Loader(args.inputs)
-    comparable = _module("attnrepro.report.ledger.comparable")
+    results, ledger_io, comparable = _runs("ledger")
+    load = results.Loader(args.inputs)
     article = comparable.Article.from_json(args.article) if args.article else None
-    return _module("attnrepro.report.ledger_io").write(
+    return ledger_io.write(
         args.published, load, args.csv, args.md, gate=args.gate,
         numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence, speed_csv=args.speed,
         article=article, listings_csv=args.listings_evidence)
 
 
 def write_numerics(args):
-    render = _module("attnrepro.report.evidence.numerics_render")
+    (render,) = _runs("numerics")
     return render.write(args.published, args.inputs, args.csv, args.md, args.svg, args.settings,
                         args.article_code)
 
 
 def write_seeds(args):
-    render = _module("attnrepro.report.evidence.seeds_render")
+    _, render = _runs("seeds")
     k = render.ARTICLE_SEEDS if args.over is None else args.over
     return render.write(args.published, args.inputs, args.csv, args.md, args.svg, k)
 
 
 def write_listings(args):
-    render = _module("attnrepro.report.evidence.listings_render")
+    _, render = _runs("listings")
     return render.write(args.published, args.runs, args.csv, args.listings_csv, args.md, args.svg)
 
 
@@ -241,12 +245,13 @@ def write_index(args):
 
     from attnrepro.run import io
 
+    index = _runs("index")[0]
     config = yaml.safe_load(Path(args.config).read_text()) or {}
-    io.write_text(args.out, _module("attnrepro.report.index").lines(config, json.loads(args.unbuilt)))
+    io.write_text(args.out, index.lines(config, json.loads(args.unbuilt)))
 
 
 def write_archive(args):
-    archive = _module("attnrepro.archive.pack")
+    (archive,) = _runs("archive")
     # the logs and per-job benchmarks are written by Snakemake itself, beside the declared outputs
     records = [str(p) for folder in ("results/logs", "results/benchmarks") for p in Path(folder).rglob("*.*")]
     lock = Path("requirements.lock")  # what `python -m attnrepro verify` compares with its own
@@ -291,7 +296,7 @@ def run(args):
             log.info("removed %s, left by a killed earlier attempt of this job", leftover)
         io.check_inputs(getattr(args, "inputs", []), json.loads(args.expected_params or "{}"))
         if getattr(args, "sections", None):
-            _module("attnrepro.report.products.style").use_sections(json.loads(args.sections))
+            _module(STYLE).use_sections(json.loads(args.sections))
         return COMMANDS[args.command](args) or 0
     except (io.ResultError, ownership.RunEnded) as error:
         print(f"attnrepro.report: {error}", file=sys.stderr)

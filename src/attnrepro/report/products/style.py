@@ -4,8 +4,6 @@ Figures are built with :class:`matplotlib.figure.Figure` (no pyplot state), so t
 report job can draw any number of them and each one is released with its object.
 """
 
-import importlib
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -18,12 +16,12 @@ COLORS = {"without": "#c0392b", "with": "#2471a3", "other": "#7f8c8d"}
 
 # The article and section of each experiment (section_title) and product (product_title) that a
 # figure's title names. A report job is given those of its figure (--sections: its rule reads them
-# from the plan and the catalog while Snakemake builds the DAG), so that it imports neither, and an
+# from the plan and the catalog while Snakemake builds the DAG), so that it reads neither, and an
 # edit of the plan reruns only the figures whose titles it changes; elsewhere (tests, notebooks)
-# they are read from the plan and the catalog, imported by name.
+# they are read from the plan and the catalog (DAG-only modules, attnrepro.dag.code_inputs.DAG_ONLY:
+# importing them here makes them no figure's code input).
 _GIVEN = {}
-_REGISTRIES = {"experiments": ("attnrepro.dag.plan", "EXPERIMENTS"),
-               "products": ("attnrepro.report.products.catalog", "PRODUCTS")}
+_REGISTRIES = ("experiments", "products")
 
 
 def use_sections(sections):
@@ -40,8 +38,10 @@ def _section(kind, key):
             raise KeyError(f"the job was given no section of {kind.removesuffix('s')} {key!r} (--sections)")
         article, section = _GIVEN[kind][key]
         return article, section
-    module, registry = _REGISTRIES[kind]
-    entry = getattr(importlib.import_module(module), registry)[key]
+    from attnrepro.dag import plan
+    from attnrepro.report.products import catalog
+
+    entry = (plan.EXPERIMENTS if kind == "experiments" else catalog.PRODUCTS)[key]
     return entry.article, entry.section
 
 

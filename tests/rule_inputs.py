@@ -1,0 +1,35 @@
+"""Print {rule: its declared input files} of the workflow in the current folder, as JSON.
+
+    python tests/rule_inputs.py [CONFIGFILE ...]
+
+Every rule of the workflow, read as Snakemake reads it (no DAG is built, nothing runs): each
+rule's inputs that are file names, sorted (an input function, such as the sweep's data behind
+its checkpoint, is left out). The code inputs of every rule are among them
+(workflow/rules/common.smk), so two copies of the workflow whose code differs only in how a
+module is imported print the same JSON when their rules' inputs are the same
+(tests/test_code_inputs.py).
+"""
+
+import json
+import sys
+from pathlib import Path
+
+
+def rule_inputs(configfiles=()):
+    """{rule: sorted input files} of the workflow in the current folder."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+    with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
+        workflow = api.workflow(
+            resource_settings=ResourceSettings(cores=2),
+            config_settings=ConfigSettings(configfiles=[Path(f).absolute() for f in configfiles]),
+            snakefile=Path("Snakefile").absolute(),
+            workdir=Path.cwd(),
+        )._workflow
+        return {rule.name: sorted({f for f in rule.input if isinstance(f, str)}) for rule in workflow.rules}
+
+
+if __name__ == "__main__":
+    json.dump(rule_inputs(sys.argv[1:]), sys.stdout, indent=1, sort_keys=True)
+    print()
