@@ -25,6 +25,7 @@ import yaml
 
 from attnrepro.dag import config as cfg
 from attnrepro.report.editions import edition as editions
+from attnrepro import paths
 from attnrepro.evidence import articles
 from attnrepro.report.ledger import overview_figure, verdicts
 
@@ -230,7 +231,7 @@ def test_the_overview_draws_every_numeric_claim_with_its_band(claims):
 @pytest.fixture(scope="module")
 def run(small_run):
     """The small run, with its editions (built by `snakemake`, the articles linked beside it)."""
-    if not all((small_run / articles.edition_path(a)).is_file() for a in articles.ARTICLES):
+    if not all((small_run / paths.edition_path(a)).is_file() for a in articles.ARTICLES):
         link_articles(small_run)
         proc = snakemake(small_run, "articles")
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -244,14 +245,14 @@ def _ledger(root):
 def test_each_edition_of_the_run_highlights_its_claims_by_verdict(run):
     table = _ledger(run)
     for article in articles.ARTICLES:
-        page = Highlights((run / articles.edition_path(article)).read_text(encoding="utf-8"))
+        page = Highlights((run / paths.edition_path(article)).read_text(encoding="utf-8"))
         mine = table[table["article"] == article]
         assert sorted(h["id"] for h in page.found) == sorted(mine["id"])
         assert collections.Counter(h["verdict"] for h in page.found) == collections.Counter(mine["verdict"])
         computed = mine[mine["class"] != "echo"]  # the bar counts computed claims, the echoes apart
         assert page.counts == {v: int((computed["verdict"] == v).sum()) for v in verdicts.VERDICTS}
         assert page.echoes == int((mine["class"] == "echo").sum())
-    svg = (run / articles.OVERVIEW).read_text()
+    svg = (run / paths.OVERVIEW).read_text()
     assert svg.lstrip().startswith("<?xml") and "reproduced = published" in svg
 
 
@@ -261,18 +262,18 @@ def test_ledger_md_and_the_index_link_to_the_editions(run):
     links = dict(re.findall(r"\[([^\]]+)\]\((articles/\d{3}\.html#[^)]+)\)", text))
     assert links == {i: articles.edition_link(a, i) for i, a in zip(table["id"], table["article"])}
     for article in articles.ARTICLES:
-        page = (run / articles.edition_path(article)).read_text(encoding="utf-8")
+        page = (run / paths.edition_path(article)).read_text(encoding="utf-8")
         ids = set(re.findall(r'<span class="claim[^"]*" id="([^"]+)"', page))
         assert {i for i, href in links.items() if href.startswith(f"articles/{article}.html#")} == ids
     index = (run / "results/README.md").read_text()
-    for path in [*map(articles.edition_path, articles.ARTICLES), articles.OVERVIEW]:
+    for path in [*map(paths.edition_path, articles.ARTICLES), paths.OVERVIEW]:
         assert f"`{path.removeprefix('results/')}`" in index, path
 
 
 def test_editing_a_published_value_changes_the_verdict_in_the_edition(run, tmp_path):
     root = tmp_path / "copy"
     copy_run(run, root)  # only what the edit feeds reruns
-    edition = root / articles.edition_path("000")
+    edition = root / paths.edition_path("000")
 
     def verdict():
         (found,) = [h for h in Highlights(edition.read_text(encoding="utf-8")).found if h["id"] == EDITED]
@@ -285,7 +286,7 @@ def test_editing_a_published_value_changes_the_verdict_in_the_edition(run, tmp_p
     assert "published: '0.367'" in lines[at]
     lines[at] = lines[at].replace("published: '0.367'", "published: '0.368'")
     published.write_text("\n".join(lines), encoding="utf-8")
-    proc = snakemake(root, articles.edition_path("000"))
+    proc = snakemake(root, paths.edition_path("000"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     after = verdict()
     assert after["verdict"] == "differs"
@@ -332,7 +333,7 @@ def browsed(run, tmp_path_factory):
     folder = tmp_path_factory.mktemp("editions")
     out = {}
     for article in articles.ARTICLES:
-        page = (run / articles.edition_path(article)).read_text(encoding="utf-8")
+        page = (run / paths.edition_path(article)).read_text(encoding="utf-8")
         head, tag, rest = page.partition("<head>")
         body, end, tail = (head + tag + PROBE + rest).rpartition("</body>")
         instrumented = folder / f"{article}.html"
@@ -372,11 +373,11 @@ def test_focusing_a_number_shows_its_reproduced_value(run, browsed):
 
 def test_an_edition_is_self_contained(run):
     for article in articles.ARTICLES:
-        page = (run / articles.edition_path(article)).read_text(encoding="utf-8")
+        page = (run / paths.edition_path(article)).read_text(encoding="utf-8")
         assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", page), article
         assert not re.search(r"https?://|@import|url\(", page), article
         assert json.dumps(page)  # one file, text
-        assert Path(run / articles.edition_path(article)).stat().st_size > 50_000
+        assert Path(run / paths.edition_path(article)).stat().st_size > 50_000
 
 
 def test_every_link_of_an_edition_reaches_a_file_of_the_run(run):
@@ -384,12 +385,12 @@ def test_every_link_of_an_edition_reaches_a_file_of_the_run(run):
     name files that the run wrote: a path built wrong would be a dead link."""
     checked = 0
     for article in articles.ARTICLES:
-        page = (run / articles.edition_path(article)).read_text(encoding="utf-8")
+        page = (run / paths.edition_path(article)).read_text(encoding="utf-8")
         for href in set(re.findall(r'<a href="(\.\./[^"#]+)"', page)):
             target = run / "results/articles" / html.unescape(href)
             assert target.exists(), f"{article}: dead link {href}"
             checked += 1
-    pages = [(run / articles.edition_path(a)).read_text() for a in articles.ARTICLES]
+    pages = [(run / paths.edition_path(a)).read_text() for a in articles.ARTICLES]
     kinds = {h.split("/")[1] for page in pages for h in re.findall(r'<a href="(\.\./[^"#]+)"', page)}
     assert {"tables", "figures", "data"} <= kinds and checked > 50, (kinds, checked)
 

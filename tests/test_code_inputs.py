@@ -146,8 +146,8 @@ def test_the_report_layer_imports_nothing_from_the_model():
 
 
 def test_a_results_path_says_what_it_holds_without_the_plan():
-    """attnrepro.paths (what the jobs use) agrees with plan.parse_output on every file of the
-    shipped configs, the numerics sweep's included."""
+    """attnrepro.paths.parse_output (what the jobs and the plan use) inverts every output path the
+    plan builds for the shipped configs: the run's, the seed distribution's and the numerics sweep's."""
     import yaml
 
     from attnrepro.dag import sweep_plan
@@ -157,14 +157,26 @@ def test_a_results_path_says_what_it_holds_without_the_plan():
     evidence = {**default, **{k: {**default[k], **v} for k, v in
                               yaml.safe_load((REPO / "config/evidence.yaml").read_text()).items()}}
     configs += [default, evidence]
-    paths = set()
+    built = {}  # path: (experiment, table, case) it was built from
     for config in configs:
-        paths.update(plan.all_outputs(config))
-        paths.update(plan.output_path("train", case, table) for case in plan.seed_distribution_cases(config)
-                     for table in plan.EXPERIMENTS["train"].tables)
-        paths.update(sweep_plan.outputs(config, ["default", "haswell-noavx512"]))
+        for exp_id in plan.enabled(config):
+            for case in plan.cases(exp_id, config):
+                for table in plan.EXPERIMENTS[exp_id].tables:
+                    built[plan.output_path(exp_id, case, table)] = (exp_id, table, case)
+        for case in plan.seed_distribution_cases(config):
+            for table in plan.EXPERIMENTS["train"].tables:
+                built[plan.output_path("train", case, table)] = ("train", table, case)
+                built[plan.seed_output_path(case, table)] = ("train", table, case)
+        for setting in ["default", "haswell-noavx512"]:
+            for exp_id, cases in sweep_plan.sweep_cases(config).items():
+                for case in cases:
+                    for table in plan.EXPERIMENTS[exp_id].tables:
+                        built[sweep_plan.output_path(setting, exp_id, case, table)] = (exp_id, table, case)
+        assert set(plan.all_outputs(config)) <= set(built)
+        assert set(sweep_plan.outputs(config, ["default", "haswell-noavx512"])) <= set(built)
+    paths = set(built)
     assert any(".0001" in p for p in paths) and any("/numerics/" in p for p in paths)
-    assert {p: layout.parse_output(p) for p in paths} == {p: plan.parse_output(p) for p in paths}
+    assert {p: layout.parse_output(p) for p in paths} == built
     assert all(t.isidentifier() for e in plan.EXPERIMENTS.values() for t in e.tables)
 
 

@@ -84,7 +84,7 @@ def _upstream(experiment):
     from attnrepro.dag import plan
 
     paths = plan.input_paths(experiment, cfg.load(REPO / "config/config.yaml")).values()
-    return {plan.parse_output(p)[0] for p in paths}
+    return {plan.output_case(p)[0] for p in paths}
 
 
 def _sections():

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from attnrepro.numerics import canonical
-from attnrepro import evidence
+from attnrepro import evidence, paths
 from attnrepro.run import io
 from attnrepro.dag import plan
 from attnrepro.dag import config as cfg
@@ -205,14 +205,14 @@ def test_the_numerics_target_runs_end_to_end_on_a_tiny_sweep(probed, tmp_path):
     settings = [default["setting"], other["setting"]]
 
     # the probe: both settings tried and kept, each with the kernel it really runs
-    probe = json.loads((root / evidence.SETTINGS_FILE).read_text())
+    probe = json.loads((root / paths.SETTINGS_FILE).read_text())
     rows = {r["setting"]: r for r in probe["settings"]}
-    assert list(rows) == settings and sweep.kept(root / evidence.SETTINGS_FILE) == settings
+    assert list(rows) == settings and sweep.kept(root / paths.SETTINGS_FILE) == settings
     for expected in (default, other):
         assert rows[expected["setting"]]["openblas_kernel"] == expected["openblas_kernel"]
 
     # the sweep: exactly the one case's tables under each setting, each recording what ran
-    written = sorted(str(p.relative_to(root)) for p in (root / evidence.SWEEP_ROOT).rglob("*.parquet"))
+    written = sorted(str(p.relative_to(root)) for p in (root / paths.SWEEP_ROOT).rglob("*.parquet"))
     tiny = {"numerics": {"cases": {"multihead_shapes": ["default"]}}}
     assert written == sorted(sweep_plan.outputs(tiny, settings))
     assert len(written) == 2 * len(plan.EXPERIMENTS["multihead_shapes"].tables)

@@ -9,7 +9,7 @@ import pytest
 from attnrepro import evidence as evidence_products
 from attnrepro.run import io
 from attnrepro.dag import plan
-from attnrepro.dag.plan import parse_output as parse
+from attnrepro.dag.plan import output_of as parse
 from attnrepro.report.products import catalog, render
 from attnrepro.report import index
 from attnrepro.report.products.results import Loader

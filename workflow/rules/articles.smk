@@ -1,6 +1,6 @@
 # The three articles, re-rendered with this run's numbers: one rule per article writes
 # its annotated edition, results/articles/<article>.html, from the article's text
-# (../shared/seeds/<file>, src/attnrepro/report/articles.py), the locations in
+# (../shared/seeds/<file>, src/attnrepro/evidence/articles.py), the locations in
 # config/published.yaml and results/ledger.csv; `ledger_overview` draws every numeric claim,
 # published against reproduced, in results/figures/ledger_overview.svg. Target: `articles`.
 #
@@ -8,8 +8,29 @@
 # workflow elsewhere (a test's temporary folder, `attnrepro verify`'s rerun) has none, and an
 # article whose text is not the one config/published.yaml hashes would have its claims marked on
 # other words; so the default target leaves those editions out, with a warning naming the file
-# (and the hashes), and builds the figures (article_outputs, common.smk). Asked for by name, such
-# an edition's job refuses, saying the same.
+# (and the hashes), and builds the figures (article_outputs). Asked for by name, such an edition's
+# job refuses, saying the same. The index (report.smk) names the editions not built (UNBUILT).
+from snakemake.logging import logger  # noqa: E402
+
+from attnrepro.evidence import articles  # noqa: E402
+
+ARTICLES_CATEGORY = "Articles, annotated"
+
+
+ARTICLES_FOLDER = articles.folder_of(config)
+# {article: why its edition is not built}: its text is missing, or is not the text whose SHA-256
+# config/published.yaml records (the locations of the claims would mark other words)
+UNBUILT = articles.problems(ARTICLES_FOLDER)
+for why in UNBUILT.values():
+    logger.warning(f"annotated edition not built: {why}")
+
+
+def article_outputs():
+    """The editions of the articles found with their recorded text, and the ledger's overview and
+    speed figures, for `all`."""
+    editions = [paths.edition_path(a) for a in articles.ARTICLES if a not in UNBUILT]
+    return editions + [paths.OVERVIEW, paths.SPEED]
+
 
 for article in articles.ARTICLES:
 
@@ -18,20 +39,20 @@ for article in articles.ARTICLES:
             f"edition_{article}"
         input:
             text=articles.article_path(article, ARTICLES_FOLDER),
-            ledger="results/ledger.csv",
-            speed=SPEED_CSV,
+            ledger=paths.LEDGER_CSV,
+            speed=paths.SPEED_CSV,
             published="config/published.yaml",
-            config="results/config.resolved.yaml",
+            config=paths.CONFIG_RESOLVED,
             code=report_sources("edition"),
         output:
             report(
-                articles.edition_path(article),
+                paths.edition_path(article),
                 caption=f"../report/edition_{article}.rst",
                 category=ARTICLES_CATEGORY,
                 labels={"name": f"edition_{article}", "format": "html"},
             ),
         log:
-            f"results/logs/report/edition_{article}.log",
+            paths.report_log(f"edition_{article}"),
         localrule: True
         conda:
             CONDA_ENV
@@ -45,20 +66,22 @@ for article in articles.ARTICLES:
             " --config {input.config} --speed {input.speed} --out {output} 2> {log}"
 
 
-rule ledger_overview:
+rule:
+    name:
+        "ledger_overview"
     input:
-        ledger="results/ledger.csv",
+        ledger=paths.LEDGER_CSV,
         published="config/published.yaml",
         code=report_sources("ledger-overview"),
     output:
         report(
-            articles.OVERVIEW,
+            paths.OVERVIEW,
             caption="../report/ledger_overview.rst",
             category=ARTICLES_CATEGORY,
             labels={"name": "ledger_overview", "format": "svg"},
         ),
     log:
-        "results/logs/report/ledger_overview.log",
+        paths.report_log("ledger_overview"),
     localrule: True
     conda:
         CONDA_ENV
@@ -70,19 +93,21 @@ rule ledger_overview:
         " --published {input.published} --svg {output} 2> {log}"
 
 
-rule machine_speed:
+rule:
+    name:
+        "machine_speed"
     input:
-        speed=SPEED_CSV,
+        speed=paths.SPEED_CSV,
         code=report_sources("machine-speed"),
     output:
         report(
-            articles.SPEED,
+            paths.SPEED,
             caption="../report/machine_speed.rst",
             category="Ledger",
             labels={"name": "machine_speed", "format": "svg"},
         ),
     log:
-        "results/logs/report/machine_speed.log",
+        paths.report_log("machine_speed"),
     localrule: True
     conda:
         CONDA_ENV
@@ -94,9 +119,11 @@ rule machine_speed:
         " --svg {output} 2> {log}"
 
 
-rule articles:
+rule:
+    name:
+        "articles"
     input:
-        [articles.edition_path(a) for a in articles.ARTICLES],
-        articles.OVERVIEW,
-        articles.SPEED,
+        [paths.edition_path(a) for a in articles.ARTICLES],
+        paths.OVERVIEW,
+        paths.SPEED,
     localrule: True

@@ -1,6 +1,10 @@
-# Helpers for the .smk files: the validated config, the run plan, source-file inputs.
+# What every theme needs: the validated config, the run plan, the result paths (attnrepro.paths:
+# every path under results/ is built there), the run's identity and memory, the code inputs of a
+# job and the helpers of the experiment jobs (experiments.smk, evidence.smk). Each theme's own
+# helpers live in its own file (experiments, evidence, report, articles), which names its rules
+# with `name:` (`snakemake --lint` flags a named `rule` beside a `def`); none reads another's
+# helpers while the files are read, so their include order in the Snakefile does not matter.
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -19,12 +23,12 @@ envvars:
     "PYTHONPATH",
 
 
+from attnrepro import paths  # noqa: E402
 from attnrepro.dag import config as attnrepro_config  # noqa: E402
 from attnrepro.dag import code_inputs, plan, preflight  # noqa: E402
 from attnrepro.resources import runtime  # noqa: E402
 from attnrepro.run import heartbeat as attnrepro_heartbeat  # noqa: E402
 from attnrepro.run import ownership as attnrepro_ownership  # noqa: E402
-from attnrepro.report.products import catalog  # noqa: E402
 from attnrepro.report import job as report_job  # noqa: E402
 from attnrepro.report import cli as report_cli  # noqa: E402
 
@@ -76,9 +80,6 @@ if (
 
 CONDA_ENV = "../../envs/attnrepro.yaml"
 NUMERICS = config.get("numerics") or {}
-# the ledger's speed factor per article (attnrepro.report.ledger.speed): LEDGER.md, the editions, the
-# machine_speed figure and the notes of the tables of machine-bound times read it
-SPEED_CSV = "results/speed.csv"
 
 
 def all_outputs():
@@ -109,119 +110,6 @@ def report_sources(command):
     ``command`` imports (the command line for people; most rules run attnrepro.report.job).
     """
     return code_inputs.source_files("attnrepro.report.cli", *report_cli.RUNS[command])
-
-
-def figure_sections(product):
-    """`--sections JSON` of a figure's job: the article and section of its experiments
-    and its own, which its title names (report.style); "" for a table."""
-    import shlex
-
-    if product.kind != "figure":
-        return ""
-    experiments = {
-        e: [plan.EXPERIMENTS[e].article, plan.EXPERIMENTS[e].section]
-        for e in product.experiments
-    }
-    sections = {
-        "experiments": experiments,
-        "products": {product.name: [product.article, product.section]},
-    }
-    return f"--sections {shlex.quote(json.dumps(sections, sort_keys=True))}"
-
-
-def report_outputs():
-    """Every table, figure and ledger file of the run, and the index of results/."""
-    return catalog.all_outputs(config) + [
-        "results/ledger.csv",
-        "results/LEDGER.md",
-        SPEED_CSV,
-        "results/README.md",
-    ]
-
-
-def article_comparison():
-    """The ledger's `--article` JSON (attnrepro.report.ledger.comparable.Article): the parameters the
-    article's config (config/config.yaml) plans for the run's cases, the run's list values
-    (plan.selectors), and each experiment section whose keys differ from the article's.
-    """
-    article = attnrepro_config.load(attnrepro_config.DEFAULT)
-    sections = {}
-    for name in plan.EXPERIMENTS:
-        mine, theirs = config.get(name) or {}, article.get(name) or {}
-        keys = sorted(
-            k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k)
-        )
-        if keys:
-            sections[name] = keys
-    upstream = {
-        name: [
-            list(case)
-            for case in dict.fromkeys(
-                plan.output_case(p) for p in plan.input_paths(name, config).values()
-            )
-        ]
-        for name in plan.enabled(config)
-    }
-    comparison = {
-        "params": plan.expected_params(all_outputs(), article),
-        "grid": plan.selectors(config),
-        "sections": sections,
-        "upstream": {name: cases for name, cases in upstream.items() if cases},
-    }
-    return json.dumps(comparison, sort_keys=True, separators=(",", ":"))
-
-
-def yaml_text(cfg):
-    """The resolved config as YAML (a param: changing any value rewrites it)."""
-    import yaml
-
-    return yaml.safe_dump(cfg, sort_keys=True)
-
-
-def git_sha():
-    """The checkout's commit (short), with -dirty when tracked files differ from it."""
-    import subprocess
-
-    def git(*args):
-        return subprocess.run(
-            ["git", "-C", workflow.basedir, *args], capture_output=True, text=True
-        ).stdout.strip()
-
-    sha = git("rev-parse", "--short=12", "HEAD") or "unversioned"
-    return sha + (
-        "-dirty" if git("status", "--porcelain", "--untracked-files=no") else ""
-    )
-
-
-GIT_SHA = git_sha()
-
-
-def workflow_files():
-    """The workflow's own files that the archive holds: the Snakefile, the rule files, the
-    config schema and the conda environment."""
-    base = Path(workflow.basedir)
-    rules = sorted(
-        p.relative_to(base).as_posix() for p in (base / "workflow/rules").glob("*.smk")
-    )
-    return [
-        "Snakefile",
-        *rules,
-        "workflow/schemas/config.schema.yaml",
-        CONDA_ENV.removeprefix("../../"),
-    ]
-
-
-def rule_files(wildcards):
-    """A params function: the JSON {rule: the file that defines it} of every rule, for the
-    archive's RO-Crate."""
-    base = Path(workflow.basedir)
-    return json.dumps(
-        {
-            r.name: Path(r.snakefile).resolve().relative_to(base.resolve()).as_posix()
-            for r in workflow.rules
-        },
-        sort_keys=True,
-    )
 
 
 def case_params(experiment_id, all_cases=None):
@@ -258,9 +146,7 @@ def job_runtime(experiment_id):
     factor = config.get("runtime_factor", 1.0)
 
     def minutes(wildcards):
-        return runtime.job_runtime_min(
-            experiment_id, estimated[wildcards.case], factor
-        )
+        return runtime.job_runtime_min(experiment_id, estimated[wildcards.case], factor)
 
     return minutes
 
@@ -270,38 +156,13 @@ def extra_tables(wildcards, output):
     return " ".join(f"--table {k}={v}" for k, v in output.items() if k != "main")
 
 
-def upstream_inputs(experiment_id):
-    """A params function: `--input NAME=FILE` for each upstream results file, and
-    `--expected-params` (what the config plans for them: a stale file stops the job)."""
-    import shlex
-
-    paths = plan.input_paths(experiment_id, config)
-    expected = (
-        f" --expected-params {shlex.quote(expected_params(paths.values()))}"
-        if paths
-        else ""
-    )
-
-    def inputs(wildcards, input):
-        return " ".join(f"--input {n}={input[n]}" for n in paths) + expected
-
-    return inputs
-
-
-def expected_params(paths):
-    """The JSON of `--expected-params` for a job reading ``paths``: {experiment: {case: params}}
+def expected_params(files):
+    """The JSON of `--expected-params` for a job reading ``files``: {experiment: {case: params}}
     that this config plans for the jobs writing them (only those: attnrepro.dag.plan.expected_params).
     """
     return json.dumps(
-        plan.expected_params(paths, config), sort_keys=True, separators=(",", ":")
+        plan.expected_params(files, config), sort_keys=True, separators=(",", ":")
     )
-
-
-def case_pattern(experiment_id):
-    """A wildcard constraint matching exactly the run's cases of the experiment (the seed
-    distribution's other trainings have a rule of their own, evidence.smk)."""
-    names = plan.cases(experiment_id, config)
-    return "|".join(sorted(names)) or "__none__"
 
 
 def timing_threads():
@@ -323,30 +184,3 @@ def alternatives(names):
     import re
 
     return "|".join(re.escape(n) for n in sorted(names)) or "__none__"
-
-
-# --- the annotated articles (workflow/rules/articles.smk) ----------------------------------
-from snakemake.logging import logger  # noqa: E402
-
-from attnrepro.evidence import articles  # noqa: E402
-
-ARTICLES_CATEGORY = "Articles, annotated"
-
-
-ARTICLES_FOLDER = articles.folder_of(config)
-# {article: why its edition is not built}: its text is missing, or is not the text whose SHA-256
-# config/published.yaml records (the locations of the claims would mark other words)
-UNBUILT = articles.problems(ARTICLES_FOLDER)
-for why in UNBUILT.values():
-    logger.warning(f"annotated edition not built: {why}")
-
-
-def article_outputs():
-    """The editions of the articles found with their recorded text, and the ledger's overview and
-    speed figures, for `all`."""
-    editions = [
-        articles.edition_path(a)
-        for a in articles.ARTICLES
-        if a not in UNBUILT
-    ]
-    return editions + [articles.OVERVIEW, articles.SPEED]

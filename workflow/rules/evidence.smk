@@ -22,8 +22,11 @@
 # config/evidence.yaml; the second also in config/config.yaml) add a product to `snakemake` (all)
 # and its CSV to the ledger's inputs: the ledger cites the sweep and the listings (its column
 # article_code), and judges its stochastic claims by the seeds.
-# Included before report.smk, whose ledger and archive rules read the helpers below.
+# The ledger (report.smk) reads the CSVs of the products the config switches on.
+import math
+
 from attnrepro import evidence  # noqa: E402
+from attnrepro.evidence import articles  # noqa: E402
 from attnrepro.evidence import sweep  # noqa: E402
 from attnrepro.dag import sweep_plan  # noqa: E402
 
@@ -34,23 +37,6 @@ LISTINGS = config.get("listings") or {}
 def evidence_all():
     """The evidence products the config switches on, for the default target."""
     return [path for product in EVIDENCE_ON.values() for path in product.paths.values()]
-
-
-def ledger_evidence():
-    """The ledger's evidence inputs: the CSV of each product the config switches on."""
-    return {name: product.paths["csv"] for name, product in EVIDENCE_ON.items()}
-
-
-def ledger_evidence_code():
-    """The evaluate modules of the evidence the ledger reads (attnrepro.report.evidence.citations)."""
-    return [product.evaluate for product in EVIDENCE_ON.values()]
-
-
-def evidence_options(wildcards, input):
-    """`--numerics-evidence FILE --seed-evidence FILE` for the ledger's evidence inputs."""
-    return " ".join(
-        f"{EVIDENCE_ON[name].ledger_option} {input[name]}" for name in ledger_evidence()
-    )
 
 
 def numerics_data(wildcards):
@@ -74,20 +60,6 @@ def train_sections():
     return f"--sections {shlex.quote(json.dumps(sections, sort_keys=True))}"
 
 
-def archive_files(wildcards):
-    """Every output of the run (the annotated articles included) and, when switched on, the
-    evidence with the data it reads."""
-    files = all_outputs() + report_outputs() + evidence_all() + article_outputs()
-    if "seeds" in EVIDENCE_ON:
-        # every table of those trainings: `attnrepro verify` compares every Parquet file
-        files += plan.seed_training_paths(config, plan.EXPERIMENTS["train"].tables)
-    if "numerics" in EVIDENCE_ON:
-        files += [evidence.SETTINGS_FILE, *numerics_data(wildcards)]
-    if "listings" in EVIDENCE_ON:
-        files += [evidence.LISTINGS_TABLE, *listing_runs()]
-    return sorted(set(files))
-
-
 def listings_code():
     """{"article_code": CSV} when the listings are on: the sweep marks the settings that give
     what the article's own code prints here."""
@@ -103,7 +75,7 @@ def listings_code_module():
 
 def listing_runs():
     """The run of every article's listings (one interpreter per article)."""
-    return [evidence.listing_run(article) for article in articles.ARTICLES]
+    return [paths.listing_run(article) for article in articles.ARTICLES]
 
 
 def environment_built(setting=None):
@@ -128,7 +100,7 @@ for env_name, env in sweep.environments(NUMERICS).items():
         output:
             sweep.installed(env),
         log:
-            f"results/logs/numerics/environment-{env_name}.log",
+            paths.log_path("numerics", f"environment-{env_name}"),
         localrule: True
         conda:
             CONDA_ENV
@@ -143,9 +115,9 @@ checkpoint numerics_settings:
         code=code_inputs.source_files("attnrepro.evidence.sweep"),
         environments=environment_built(),
     output:
-        evidence.SETTINGS_FILE,
+        paths.SETTINGS_FILE,
     log:
-        "results/logs/numerics/settings.log",
+        paths.log_path("numerics", "settings"),
     conda:
         CONDA_ENV
     threads: 1
@@ -173,7 +145,7 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
                 for t in exp.tables
             },
         log:
-            f"results/logs/numerics/{{setting}}/{exp.article}/{exp.id}/{{case}}.log",
+            paths.log_path("numerics", "{setting}", exp.article, exp.id, "{case}"),
         wildcard_constraints:
             case=alternatives(exp_cases),
             setting=alternatives(sweep.candidates(NUMERICS)),
@@ -207,7 +179,7 @@ rule:
     input:
         **listings_code(),
         data=numerics_data,
-        settings=evidence.SETTINGS_FILE,
+        settings=paths.SETTINGS_FILE,
         published="config/published.yaml",
         code=report_code("numerics", *listings_code_module()),
     output:
@@ -292,9 +264,9 @@ rule:
             "attnrepro.evidence.listings_run", "attnrepro.evidence.listings_session"
         ),
     output:
-        evidence.listing_run("{article}"),
+        paths.listing_run("{article}"),
     log:
-        "results/logs/listings/{article}.log",
+        paths.log_path("listings", "{article}"),
     wildcard_constraints:
         article=alternatives(articles.ARTICLES),
     conda:
@@ -324,7 +296,7 @@ rule:
         code=report_code("listings"),
     output:
         csv=evidence.LISTINGS.paths["csv"],
-        listings=evidence.LISTINGS_TABLE,
+        listings=paths.LISTINGS_TABLE,
         md=report(
             evidence.LISTINGS.paths["md"],
             caption=f"../report/{evidence.LISTINGS.captions['md']}.rst",

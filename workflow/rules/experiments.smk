@@ -2,9 +2,34 @@
 # all of its cases (`snakemake scale_table`), `<id>_case` runs one case. Each job runs
 # `python -m attnrepro.experiments.job <experiment>` (everything it needs on its command line: it reads no
 # plan and no config) and writes one Parquet file per table under
-# results/data/<article>/<experiment>/<case>[.<table>].parquet.
+# results/data/<article>/<experiment>/<case>[.<table>].parquet (attnrepro.paths.data_path).
 # Timing experiments claim every core of the run, so that nothing shares the CPU
 # while they measure; their BLAS pool gets the same count, capped at the CPUs the job may use.
+
+
+def upstream_inputs(experiment_id):
+    """A params function: `--input NAME=FILE` for each upstream results file, and
+    `--expected-params` (what the config plans for them: a stale file stops the job)."""
+    import shlex
+
+    upstream = plan.input_paths(experiment_id, config)
+    expected = (
+        f" --expected-params {shlex.quote(expected_params(upstream.values()))}"
+        if upstream
+        else ""
+    )
+
+    def inputs(wildcards, input):
+        return " ".join(f"--input {n}={input[n]}" for n in upstream) + expected
+
+    return inputs
+
+
+def case_pattern(experiment_id):
+    """A wildcard constraint matching exactly the run's cases of the experiment (the seed
+    distribution's other trainings have a rule of their own, evidence.smk)."""
+    names = plan.cases(experiment_id, config)
+    return "|".join(sorted(names)) or "__none__"
 
 
 for exp in plan.EXPERIMENTS.values():
@@ -25,9 +50,9 @@ for exp in plan.EXPERIMENTS.values():
         output:
             **{t: plan.output_path(exp.id, "{case}", t) for t in exp.tables},
         log:
-            f"results/logs/{exp.article}/{exp.id}/{{case}}.log",
+            paths.log_path(exp.article, exp.id, "{case}"),
         benchmark:
-            f"results/benchmarks/{exp.article}/{exp.id}/{{case}}.tsv"
+            paths.benchmark_path(exp.article, exp.id, "{case}")
         wildcard_constraints:
             case=case_pattern(exp.id),
         conda:
@@ -58,15 +83,17 @@ TRAIN = plan.EXPERIMENTS["train"]
 SEED_EXTRA = plan.seed_extra_cases(config)
 
 
-rule seed_training_case:
+rule:
+    name:
+        "seed_training_case"
     input:
         sources(TRAIN.module),
     output:
         **{t: plan.seed_output_path("{case}", t) for t in TRAIN.tables},
     log:
-        "results/logs/seeds/001/train/{case}.log",
+        paths.log_path("seeds", TRAIN.article, TRAIN.id, "{case}"),
     benchmark:
-        "results/benchmarks/seeds/001/train/{case}.tsv"
+        paths.benchmark_path("seeds", TRAIN.article, TRAIN.id, "{case}")
     wildcard_constraints:
         case=alternatives(SEED_EXTRA),
     conda:

@@ -7,6 +7,161 @@
 # ones (an orphaned job of an earlier run) stops it, naming the file (attnrepro.run.io).
 
 
+from attnrepro import evidence  # noqa: E402
+from attnrepro.report.products import catalog  # noqa: E402
+
+# the evidence products the config switches on: their CSVs are the ledger's inputs, and the archive
+# holds them with the data they read (evidence.smk builds them)
+LEDGER_EVIDENCE = evidence.enabled(config)
+
+
+def figure_sections(product):
+    """`--sections JSON` of a figure's job: the article and section of its experiments
+    and its own, which its title names (report.style); "" for a table."""
+    import shlex
+
+    if product.kind != "figure":
+        return ""
+    experiments = {
+        e: [plan.EXPERIMENTS[e].article, plan.EXPERIMENTS[e].section]
+        for e in product.experiments
+    }
+    sections = {
+        "experiments": experiments,
+        "products": {product.name: [product.article, product.section]},
+    }
+    return f"--sections {shlex.quote(json.dumps(sections, sort_keys=True))}"
+
+
+def report_outputs():
+    """Every table, figure and ledger file of the run, and the index of results/."""
+    return catalog.all_outputs(config) + [
+        paths.LEDGER_CSV,
+        paths.LEDGER_MD,
+        paths.SPEED_CSV,
+        paths.INDEX,
+    ]
+
+
+def article_comparison():
+    """The ledger's `--article` JSON (attnrepro.report.ledger.comparable.Article): the parameters the
+    article's config (config/config.yaml) plans for the run's cases, the run's list values
+    (plan.selectors), and each experiment section whose keys differ from the article's.
+    """
+    article = attnrepro_config.load(attnrepro_config.DEFAULT)
+    sections = {}
+    for name in plan.EXPERIMENTS:
+        mine, theirs = config.get(name) or {}, article.get(name) or {}
+        keys = sorted(
+            k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k)
+        )
+        if keys:
+            sections[name] = keys
+    upstream = {
+        name: [
+            list(case)
+            for case in dict.fromkeys(
+                plan.output_case(p) for p in plan.input_paths(name, config).values()
+            )
+        ]
+        for name in plan.enabled(config)
+    }
+    comparison = {
+        "params": plan.expected_params(all_outputs(), article),
+        "grid": plan.selectors(config),
+        "sections": sections,
+        "upstream": {name: cases for name, cases in upstream.items() if cases},
+    }
+    return json.dumps(comparison, sort_keys=True, separators=(",", ":"))
+
+
+def yaml_text(cfg):
+    """The resolved config as YAML (a param: changing any value rewrites it)."""
+    import yaml
+
+    return yaml.safe_dump(cfg, sort_keys=True)
+
+
+def git_sha():
+    """The checkout's commit (short), with -dirty when tracked files differ from it."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(
+            ["git", "-C", workflow.basedir, *args], capture_output=True, text=True
+        ).stdout.strip()
+
+    sha = git("rev-parse", "--short=12", "HEAD") or "unversioned"
+    return sha + (
+        "-dirty" if git("status", "--porcelain", "--untracked-files=no") else ""
+    )
+
+
+GIT_SHA = git_sha()
+
+
+def workflow_files():
+    """The workflow's own files that the archive holds: the Snakefile, the rule files, the
+    config schema and the conda environment."""
+    base = Path(workflow.basedir)
+    rules = sorted(
+        p.relative_to(base).as_posix() for p in (base / "workflow/rules").glob("*.smk")
+    )
+    return [
+        "Snakefile",
+        *rules,
+        "workflow/schemas/config.schema.yaml",
+        CONDA_ENV.removeprefix("../../"),
+    ]
+
+
+def rule_files(wildcards):
+    """A params function: the JSON {rule: the file that defines it} of every rule, for the
+    archive's RO-Crate."""
+    base = Path(workflow.basedir)
+    return json.dumps(
+        {
+            r.name: Path(r.snakefile).resolve().relative_to(base.resolve()).as_posix()
+            for r in workflow.rules
+        },
+        sort_keys=True,
+    )
+
+
+def ledger_evidence():
+    """The ledger's evidence inputs: the CSV of each product the config switches on."""
+    return {name: product.paths["csv"] for name, product in LEDGER_EVIDENCE.items()}
+
+
+def ledger_evidence_code():
+    """The evaluate modules of the evidence the ledger reads (attnrepro.report.evidence.citations)."""
+    return [product.evaluate for product in LEDGER_EVIDENCE.values()]
+
+
+def evidence_options(wildcards, input):
+    """`--numerics-evidence FILE --seed-evidence FILE` for the ledger's evidence inputs."""
+    return " ".join(
+        f"{LEDGER_EVIDENCE[name].ledger_option} {input[name]}"
+        for name in ledger_evidence()
+    )
+
+
+def archive_files(wildcards):
+    """Every output of the run (the annotated articles included) and, when switched on, the
+    evidence with the data it reads. An input function, called once every file of rules is read: the
+    helpers of evidence.smk and articles.smk that it calls may be defined after this file.
+    """
+    files = all_outputs() + report_outputs() + evidence_all() + article_outputs()
+    if "seeds" in LEDGER_EVIDENCE:
+        # every table of those trainings: `attnrepro verify` compares every Parquet file
+        files += plan.seed_training_paths(config, plan.EXPERIMENTS["train"].tables)
+    if "numerics" in LEDGER_EVIDENCE:
+        files += [paths.SETTINGS_FILE, *numerics_data(wildcards)]
+    if "listings" in LEDGER_EVIDENCE:
+        files += [paths.LISTINGS_TABLE, *listing_runs()]
+    return sorted(set(files))
+
+
 for product in catalog.PRODUCTS.values():
 
     rule:
@@ -14,7 +169,7 @@ for product in catalog.PRODUCTS.values():
             f"{product.kind}_{product.name}"
         input:
             # a table of machine-bound times states this machine's speed factor (the ledger's)
-            **({"speed": SPEED_CSV} if product.speed else {}),
+            **({"speed": paths.SPEED_CSV} if product.speed else {}),
             data=catalog.input_files(product, config),
             code=report_code(
                 product.kind,
@@ -33,7 +188,7 @@ for product in catalog.PRODUCTS.values():
                 for key, path in product.outputs.items()
             },
         log:
-            f"results/logs/report/{product.name}.log",
+            paths.report_log(product.name),
         localrule: True
         conda:
             CONDA_ENV
@@ -50,7 +205,7 @@ for product in catalog.PRODUCTS.values():
             ),
             pin=NUMERICS["pin"],
             expected=expected_params(catalog.input_files(product, config)),
-            speed=f"--speed {SPEED_CSV}" if product.speed else "",
+            speed=f"--speed {paths.SPEED_CSV}" if product.speed else "",
         shell:
             "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
             " {params.sections} {params.kind} --builder {params.builder} {params.speed}"
@@ -58,22 +213,24 @@ for product in catalog.PRODUCTS.values():
             " --experiments {params.experiments} {params.outputs} --inputs {input.data} 2> {log}"
 
 
-rule ledger:
+rule:
+    name:
+        "ledger"
     input:
         **ledger_evidence(),
         data=all_outputs(),
         published="config/published.yaml",
         code=report_code("ledger", *ledger_evidence_code()),
     output:
-        csv="results/ledger.csv",
+        csv=paths.LEDGER_CSV,
         md=report(
-            "results/LEDGER.md",
+            paths.LEDGER_MD,
             caption="../report/ledger.rst",
             category="Ledger",
         ),
-        speed=SPEED_CSV,
+        speed=paths.SPEED_CSV,
     log:
-        "results/logs/report/ledger.log",
+        paths.report_log("ledger"),
     localrule: True
     conda:
         CONDA_ENV
@@ -91,11 +248,13 @@ rule ledger:
         " --inputs {input.data} 2> {log}"
 
 
-rule config_resolved:
+rule:
+    name:
+        "config_resolved"
     output:
-        "results/config.resolved.yaml",
+        paths.CONFIG_RESOLVED,
     log:
-        "results/logs/report/config_resolved.log",
+        paths.report_log("config_resolved"),
     localrule: True
     conda:
         CONDA_ENV
@@ -106,21 +265,24 @@ rule config_resolved:
         "printf '%s' {params.text:q} > {output} 2> {log}"
 
 
-rule index:
+rule:
+    name:
+        "index"
     input:
-        config="results/config.resolved.yaml",
+        config=paths.CONFIG_RESOLVED,
         code=report_code("index"),
     output:
-        "results/README.md",
+        paths.INDEX,
     log:
-        "results/logs/report/index.log",
+        paths.report_log("index"),
     localrule: True
     conda:
         CONDA_ENV
     threads: 1
     params:
         # which editions are not built, and why: the index says so, and is rebuilt when they appear
-        unbuilt=json.dumps(UNBUILT, sort_keys=True),
+        # (a function: articles.smk, which decides which are built, may be included after this file)
+        unbuilt=lambda wildcards: json.dumps(UNBUILT, sort_keys=True),
     shell:
         "python -m attnrepro.report.job index --config {input.config} --unbuilt {params.unbuilt:q}"
         " --out {output} 2> {log}"
@@ -128,16 +290,18 @@ rule index:
 
 # The archive: every output, the workflow that made them and an RO-Crate describing the run
 # (src/attnrepro/archive/crate.py), whose jobs come from each output's provenance and Snakemake's records.
-rule archive:
+rule:
+    name:
+        "archive"
     input:
         files=archive_files,
-        config="results/config.resolved.yaml",
+        config=paths.CONFIG_RESOLVED,
         workflow=workflow_files(),
         code=report_code("archive"),
     output:
-        f"results/archive/attnrepro-results-{GIT_SHA}.tar.gz",
+        paths.archive_path(GIT_SHA),
     log:
-        "results/logs/archive.log",
+        paths.ARCHIVE_LOG,
     localrule: True
     conda:
         CONDA_ENV

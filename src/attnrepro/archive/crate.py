@@ -32,11 +32,11 @@ from rocrate.model.contextentity import ContextEntity
 from rocrate.model.file import File
 from rocrate.rocrate import ROCrate
 
+from attnrepro import paths
 from attnrepro.archive import crate_entities as ce
 
 CONFIG = "config.resolved.yaml"  # the archive's copy: what verify reruns
-MAIN_RESULTS = ("results/LEDGER.md", "results/ledger.csv", "results/README.md",
-                "results/figures/ledger_overview.svg")
+MAIN_RESULTS = (paths.LEDGER_MD, paths.LEDGER_CSV, paths.INDEX, paths.OVERVIEW)
 NO_LICENSE = ("No licence was set for this crate (config key crate.license): ask the person who ran "
               "it before reusing it.")
 WORKFLOW_TYPES = ["File", "SoftwareSourceCode", "ComputationalWorkflow", "HowTo"]  # HowTo: it has steps
@@ -50,7 +50,7 @@ ENV_VARS = (("OPENBLAS_CORETYPE", "openblas_coretype"), ("NPY_DISABLE_CPU_FEATUR
 def main_results(files):
     """The run's main results among the archived files: the ledger, its overview, the index of
     results/ and the annotated editions."""
-    editions = sorted(f for f in files if f.startswith("results/articles/") and f.endswith(".html"))
+    editions = sorted(f for f in files if f.startswith(f"{paths.EDITIONS}/") and f.endswith(".html"))
     return [f for f in MAIN_RESULTS if f in files] + editions
 
 
@@ -242,7 +242,7 @@ class _Builder:
     def link_records(self, action, job):
         """The job's log and benchmark files are ``about`` its action."""
         for log in job.logs:
-            bench = log.replace("results/logs/", "results/benchmarks/", 1).removesuffix(".log") + ".tsv"
+            bench = paths.benchmark_of_log(log)
             for path in (log, bench):
                 if path in self.entities:
                     self.entities[path]["about"] = action
@@ -337,7 +337,7 @@ def _slot(path, job=None):
         table = (job.provenance or {}).get("table") if job else None
         parts = p.name.split(".")
         return parts[1] if len(parts) > 2 else table or "main"
-    if p.parts[:2] == ("results", "articles"):
+    if paths.under(p, paths.EDITIONS):
         return "edition"
     return p.name.replace(".", "-") if job is None else p.suffix.lstrip(".") or p.name
 

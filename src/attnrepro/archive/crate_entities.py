@@ -12,6 +12,8 @@ from pathlib import PurePosixPath
 
 from rocrate.model.contextentity import ContextEntity
 
+from attnrepro import paths
+
 # Provenance Run Crate 0.5 and the profiles it extends (the validator's provenance-run-crate chain)
 PROFILES = (
     ("https://w3id.org/ro/wfrun/process/0.5", "Process Run Crate", "0.5"),
@@ -38,16 +40,16 @@ FORMATS = {
 }
 # what the main results and the workflow's own files are, for a person reading the crate
 DESCRIPTIONS = {
-    "results/LEDGER.md": "The ledger: every number the three articles print beside the value this "
+    paths.LEDGER_MD: "The ledger: every number the three articles print beside the value this "
                          "run reproduced, with its class (exact, round-off, stochastic, machine-bound), "
                          "verdict and reason.",
-    "results/ledger.csv": "The ledger as CSV, at full precision: one row per published number.",
-    "results/README.md": "The index of the results: every output, and for each table and figure its "
+    paths.LEDGER_CSV: "The ledger as CSV, at full precision: one row per published number.",
+    paths.INDEX: "The index of the results: every output, and for each table and figure its "
                          "chain from the config section to the experiment module, the data files, the "
                          "builder and the caption.",
-    "results/figures/ledger_overview.svg": "Every numeric claim of the articles, published against "
+    paths.OVERVIEW: "Every numeric claim of the articles, published against "
                                            "reproduced, coloured by class, with tolerances.",
-    "results/config.resolved.yaml": "The resolved config of the run, as Snakemake wrote it.",
+    paths.CONFIG_RESOLVED: "The resolved config of the run, as Snakemake wrote it.",
     "config.resolved.yaml": "The resolved config of the run: every parameter the jobs ran with "
                             "(config/config.yaml with the run's --configfile merged over it).",
     "Snakefile": "The Snakemake workflow: config, validation, the rule files it includes, target all.",
@@ -90,21 +92,21 @@ def file_description(path):
     if path in DESCRIPTIONS:
         return DESCRIPTIONS[path]
     p = PurePosixPath(path)
-    if p.parts[:2] == ("results", "articles"):
+    if paths.under(path, paths.EDITIONS):
         return (f"Article {p.stem} as published, every number the ledger judges marked with its "
                 "verdict (the annotated edition).")
-    if p.parts[:2] == ("results", "data"):
+    if paths.under(path, paths.DATA):
         table = p.name.split(".")[1] if p.name.count(".") > 1 else "main"
         case = p.name.split(".")[0]
         return (f"The {table} table of experiment {p.parts[3]} (article {p.parts[2]}), case {case}: a "
                 "Parquet file carrying its provenance (parameters, seeds, versions, numerics, times).")
-    if p.parts[:2] == ("results", "tables"):
+    if paths.under(path, paths.TABLES):
         return f"Table {p.stem} ({'Markdown, as printed' if p.suffix == '.md' else 'CSV, full precision'})."
-    if p.parts[:2] == ("results", "figures"):
+    if paths.under(path, paths.FIGURES):
         return f"Figure {p.stem} (SVG)."
-    if p.parts[:2] == ("results", "logs"):
+    if paths.under(path, paths.LOGS):
         return "The log of the job that wrote the file(s) it is about."
-    if p.parts[:2] == ("results", "benchmarks"):
+    if paths.under(path, paths.BENCHMARKS):
         return "The wall time and memory of a job, as Snakemake's benchmark measured them."
     if p.parts[:2] == ("workflow", "rules"):
         return f"Snakemake rules included by the Snakefile ({p.stem})."

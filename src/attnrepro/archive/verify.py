@@ -70,7 +70,7 @@ def canonical_status(results):
     from attnrepro.run import io
 
     counts = {True: 0, False: 0, None: 0}
-    for path in Path(results).glob("data/**/*.parquet"):
+    for path in Path(results).glob(f"{paths.relative(paths.DATA)}/**/*.parquet"):
         try:  # unknown when unreadable; an archive's file may predate integrity records
             provenance = io.read_provenance(
                 path, require_integrity=False)  # pragma: no mutate (equivalent: None is False)
@@ -130,7 +130,7 @@ def extract(archive, dest):
     except (OSError, EOFError, zlib.error, tarfile.TarError) as error:
         raise CannotVerify(f"{archive}: unreadable archive: {_reason(error)}") from None
     tops = [p for p in Path(dest).iterdir() if p.is_dir()]
-    if len(tops) != 1 or not (tops[0] / "results").is_dir():
+    if len(tops) != 1 or not (tops[0] / paths.RESULTS).is_dir():
         raise CannotVerify(f"{archive}: not an attnrepro archive (one folder holding results/)")
     return tops[0]
 
@@ -250,7 +250,7 @@ def rerun(top, workdir, cores):
     if proc.returncode:
         print("".join(log.read_text().splitlines(True)[-40:]), file=sys.stderr)
         return None
-    return workdir / "results"
+    return workdir / paths.RESULTS
 
 
 # ---- command line ------------------------------------------------------------------------
@@ -276,7 +276,8 @@ def report(entries):
 def _results_dir(path):
     """A results folder, given as itself or as the checkout that holds it."""
     path = Path(path)
-    return path / "results" if (path / "results").is_dir() and not (path / "data").is_dir() else path
+    results, data = path / paths.RESULTS, path / paths.relative(paths.DATA)
+    return results if results.is_dir() and not data.is_dir() else path
 
 
 def _parser():
@@ -318,7 +319,7 @@ def _verify(args, tmp):
             print("verdict: RERUN FAILED (see above)")
             return 2
     print(f"here: {here}")
-    verdict, status = report(compare(top / "results", here))
+    verdict, status = report(compare(top / paths.RESULTS, here))
     print(f"canonical numerics: archive {canonical_status(top / 'results')}")
     print(f"canonical numerics: here    {canonical_status(here)}")
     print(verdict)

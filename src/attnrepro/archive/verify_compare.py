@@ -15,6 +15,8 @@ a ledger whose ids are missing or not unique (its claims cannot be paired).
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnrepro import paths
+
 MACHINE_BOUND_COLUMNS = ("reproduced", "verdict", "reason")
 
 
@@ -103,10 +105,10 @@ def first_difference(archive, here):
 
 def _experiment(rel):
     """(experiment, table) of a Parquet path, or (None, None) outside the plan's experiments."""
-    from attnrepro.dag.plan import parse_output
+    from attnrepro.dag.plan import output_of
 
     try:
-        experiment, table, _ = parse_output(rel)
+        experiment, table, _ = output_of(rel)
     except ValueError:
         return None, None
     return experiment, table
@@ -214,8 +216,8 @@ def compare_ledger(rel, archive_path, here_path):
 
 KINDS = {  # kind: (files of a results folder, comparison)
     "parquet": (lambda root: root.rglob("*.parquet"), compare_parquet),
-    "table": (lambda root: (root / "tables").glob("*.csv"), compare_table),
-    "ledger": (lambda root: (root / "ledger.csv",), compare_ledger),
+    "table": (lambda root: (root / paths.relative(paths.TABLES)).glob("*.csv"), compare_table),
+    "ledger": (lambda root: (root / paths.relative(paths.LEDGER_CSV),), compare_ledger),
 }
 
 
@@ -229,7 +231,7 @@ def compare(archive_results, here_results):
 
         archive_files, here_files = listed(archive_results), listed(here_results)
         for rel in sorted(archive_files | here_files):
-            shown = f"results/{rel}"
+            shown = f"{paths.RESULTS}/{rel}"
             if rel not in here_files:
                 entries.append(Entry(kind, shown, "only in archive"))
             elif rel not in archive_files:

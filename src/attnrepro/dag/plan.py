@@ -12,7 +12,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-RESULTS = "results"
+from attnrepro import paths
 
 # Columns that measure the machine rather than compute a result: wall times anywhere, and in
 # timing experiments also what is derived from times, memory peaks and the machine's load.
@@ -189,7 +189,7 @@ def seed_output_path(case, table="main"):
     """Where a training of the seed distribution beyond the run's own writes a table:
     ``results/seeds/data/001/train/<case>[.<table>].parquet``, never beside the run's trainings
     (a glob of results/data/001/train/ holds exactly the run's)."""
-    return f"{RESULTS}/seeds/" + output_path("train", case, table).removeprefix(f"{RESULTS}/")
+    return paths.seed_data_path(EXPERIMENTS["train"].article, "train", case, table)
 
 
 def seed_training_paths(config, tables=("main",)):
@@ -218,26 +218,21 @@ def input_paths(experiment_id, config):
 def output_path(experiment_id, case, table="main"):
     """Where one job writes one of its tables."""
     exp = EXPERIMENTS[experiment_id]
-    suffix = "" if table == "main" else f".{table}"
-    return f"{RESULTS}/data/{exp.article}/{exp.id}/{case}{suffix}.parquet"
+    return paths.data_path(exp.article, exp.id, case, table)
 
 
-def parse_output(path):
-    """(experiment, table, case) of a results path ``.../<experiment>/<case>[.<table>].parquet``
-    (under ``results/data/<article>/`` or a numerics setting's ``data/<article>/``)."""
-    parts = str(path).replace("\\", "/").split("/")
-    name, experiment = parts[-1].removesuffix(".parquet"), parts[-2] if len(parts) > 1 else ""
+def output_of(path):
+    """(experiment, table, case) of a results path of an experiment of the plan, read from the path
+    alone (``paths.parse_output``); ValueError for a path of no experiment of the plan."""
+    experiment, table, case = paths.parse_output(path)
     if experiment not in EXPERIMENTS:
         raise ValueError(f"not a results file of a known experiment: {path}")
-    case, dot, table = name.rpartition(".")  # a case name may hold dots itself: eps-0.0001
-    if dot and table != "main" and table in EXPERIMENTS[experiment].tables:
-        return experiment, table, case
-    return experiment, "main", name
+    return experiment, table, case
 
 
 def output_case(path):
-    """(experiment, case) of a results path: the job that writes it (:func:`parse_output`)."""
-    experiment, _, case = parse_output(path)
+    """(experiment, case) of a results path: the job that writes it (:func:`output_of`)."""
+    experiment, _, case = output_of(path)
     return experiment, case
 
 
@@ -246,7 +241,7 @@ def expected_params(paths, config):
     parameters each of them records in its provenance; readers compare, see attnrepro.run.io)."""
     out, planned = {}, {}
     for path in paths:
-        experiment, _, case = parse_output(path)
+        experiment, case = output_case(path)
         if experiment not in planned:
             planned[experiment] = runnable_cases(experiment, config)
         if case in planned[experiment]:

@@ -7,13 +7,12 @@ validation; imports :mod:`attnrepro.dag.plan` (a sweep job itself does not: :mod
 
 from attnrepro.numerics import canonical
 from attnrepro.dag import plan
-from attnrepro.paths import SWEEP_ROOT
+from attnrepro import paths
 
 
 def output_path(setting, experiment_id, case, table="main"):
     """Where one sweep job writes one table: the layout of results/data under the setting."""
-    inner = plan.output_path(experiment_id, case, table).removeprefix(f"{plan.RESULTS}/")
-    return f"{SWEEP_ROOT}/{setting}/{inner}"
+    return paths.sweep_data_path(setting, plan.EXPERIMENTS[experiment_id].article, experiment_id, case, table)
 
 
 def sweep_cases(config):

@@ -36,8 +36,7 @@ The modules, each product split into what computes its table and what writes it:
 
 from dataclasses import dataclass
 
-from attnrepro.paths import RESULTS, SWEEP_ROOT
-from attnrepro.paths import SETTINGS_FILE as SETTINGS_FILE  # the index names it here
+from attnrepro import paths
 
 FORMATS = ("csv", "md", "svg")
 
@@ -58,7 +57,7 @@ class EvidenceProduct:
 
     @property
     def paths(self):
-        return {key: f"{self.folder}/{self.stem}.{key}" for key in FORMATS}
+        return {key: paths.evidence_path(self.folder, self.stem, key) for key in FORMATS}
 
     @property
     def captions(self):
@@ -67,7 +66,7 @@ class EvidenceProduct:
 
     @property
     def log(self):
-        return f"{RESULTS}/logs/report/{self.stem}.log"
+        return paths.report_log(self.stem)
 
     @property
     def build_command(self):
@@ -81,29 +80,23 @@ class EvidenceProduct:
 
 NUMERICS = EvidenceProduct(
     name="numerics", title="Numerics sweep", target="numerics", switch="numerics.sweep",
-    folder=SWEEP_ROOT, stem="ledger_numerics", figure_caption="ledger_numerics_grid",
+    folder=paths.SWEEP_ROOT, stem="ledger_numerics", figure_caption="ledger_numerics_grid",
     ledger_option="--numerics-evidence", evaluate="attnrepro.report.evidence.numerics_evaluate",
     render="attnrepro.report.evidence.numerics_render", appended_to=("round-off", "stochastic"),
 )
 SEEDS = EvidenceProduct(
     name="seeds", title="Seed distributions", target="seeds", switch="seed_distribution.build",
-    folder=f"{RESULTS}/seeds", stem="seed_distribution", figure_caption="seed_distribution_points",
+    folder=paths.SEEDS, stem="seed_distribution", figure_caption="seed_distribution_points",
     ledger_option="--seed-evidence", evaluate="attnrepro.report.evidence.seeds_evaluate",
     render="attnrepro.report.evidence.seeds_render",
 )
 LISTINGS = EvidenceProduct(
     name="listings", title="The articles' own code", target="listings", switch="listings.build",
-    folder=f"{RESULTS}/listings", stem="article_code", figure_caption="article_code_listings",
+    folder=paths.LISTINGS, stem="article_code", figure_caption="article_code_listings",
     ledger_option="--listings-evidence", evaluate="attnrepro.report.evidence.listings_evaluate",
     render="attnrepro.report.evidence.listings_render", appended_to=("round-off", "stochastic"),
 )
-LISTINGS_TABLE = f"{LISTINGS.folder}/listings.csv"  # one row per listing (article_code.csv: per claim)
 PRODUCTS = {p.name: p for p in (NUMERICS, SEEDS, LISTINGS)}
-
-
-def listing_run(article):
-    """The JSON of one article's listings run (attnrepro.evidence.listings_run)."""
-    return f"{LISTINGS.folder}/runs/{article}.json"
 
 
 def enabled(config):

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnrepro import paths
 from attnrepro.run import digests
 
 # the folder of the articles, relative to the repository (the working directory of a run): the
@@ -25,11 +26,6 @@ ARTICLES = {  # article id -> its file in ARTICLES_DIR, and its title (shared/se
     "001": ("001_4eed2fe571f53353.txt", "95 - Attention, Derived in Full"),
     "003": ("003_87e93f4f85180611.txt", "Attention & Transformers"),
 }
-
-
-EDITIONS_DIR = "results/articles"
-OVERVIEW = "results/figures/ledger_overview.svg"  # the ledger's overview figure (figures_ledger)
-SPEED = "results/figures/machine_speed.svg"  # this machine's speed against the articles' (figures_speed)
 
 
 def article_path(article, folder=ARTICLES_DIR):
@@ -93,14 +89,9 @@ def problems(folder=ARTICLES_DIR, hashes=None):
     return {a: why for a, why in found.items() if why}
 
 
-def edition_path(article):
-    """Where the annotated edition of ``article`` lands."""
-    return f"{EDITIONS_DIR}/{article}.html"
-
-
 def edition_link(article, claim_id):
     """The link from ``results/`` (LEDGER.md) to a claim's number in its article's edition."""
-    return f"{edition_path(article).removeprefix('results/')}#{claim_id}"
+    return f"{paths.relative(paths.edition_path(article))}#{claim_id}"
 
 
 @dataclass

@@ -31,7 +31,7 @@ import subprocess
 import sys
 
 from attnrepro.numerics import canonical
-from attnrepro.evidence import SETTINGS_FILE
+from attnrepro.paths import SETTINGS_FILE
 from attnrepro import paths
 
 log = logging.getLogger("attnrepro")

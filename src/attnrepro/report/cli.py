@@ -32,6 +32,7 @@ import logging
 import sys
 from pathlib import Path
 
+from attnrepro import paths
 from attnrepro.run import ownership
 from attnrepro.report import job
 
@@ -62,15 +63,15 @@ def _parser():
                                        "or a change from the golden files")
     gate.add_argument("ledger", help="results/ledger.csv")
     gate.add_argument("--golden", help="the golden files' folder (tests/golden): compare the run with them")
-    gate.add_argument("--data", default="results/data", help="the run's Parquet folder (with --golden)")
+    gate.add_argument("--data", default=paths.DATA, help="the run's Parquet folder (with --golden)")
     gate.add_argument("--tables", help="the run's results/tables: each claim's printed cell must read as the "
                                        "ledger's reproduced value (attnrepro.report.ledger.agreement)")
     gate.add_argument("--published", default="config/published.yaml",
                       help="the claims, which name their printed cells (with --tables)")
     golden = sub.add_parser("golden",
                             help="write the golden files from a finished canonical run (review the diff)")
-    golden.add_argument("--ledger", default="results/ledger.csv")
-    golden.add_argument("--data", default="results/data")
+    golden.add_argument("--ledger", default=paths.LEDGER_CSV)
+    golden.add_argument("--data", default=paths.DATA)
     golden.add_argument("--out", default="tests/golden")
     job.add_index(sub.add_parser("index", help="write results/README.md"))
     job.add_archive(sub.add_parser("archive", help="write a verifiable tarball of the run"))

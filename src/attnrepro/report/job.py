@@ -39,6 +39,7 @@ import logging
 import sys
 from pathlib import Path
 
+from attnrepro import paths
 from attnrepro.numerics import canonical
 from attnrepro.run import ownership
 
@@ -253,7 +254,7 @@ def write_index(args):
 def write_archive(args):
     (archive,) = _runs("archive")
     # the logs and per-job benchmarks are written by Snakemake itself, beside the declared outputs
-    records = [str(p) for folder in ("results/logs", "results/benchmarks") for p in Path(folder).rglob("*.*")]
+    records = [str(p) for folder in (paths.LOGS, paths.BENCHMARKS) for p in Path(folder).rglob("*.*")]
     lock = Path("requirements.lock")  # what `python -m attnrepro verify` compares with its own
     out = archive.write(args.out, sorted(set(args.files) | set(records)), Path(args.config).read_text(),
                         lock_text=lock.read_text() if lock.is_file() else None, rules=json.loads(args.rules))

@@ -325,9 +325,9 @@ def check_inputs(paths, expected):
     """check_params for each of ``paths`` that ``expected`` ({experiment: {case: params}}, what the
     run's config plans, attnrepro.dag.plan.expected_params) names. The path alone says which case a
     file is (attnrepro.paths): a job reads no plan."""
-    from attnrepro import paths as layout
+    from attnrepro.paths import parse_output
 
     for path in paths:
-        experiment, _, case = layout.parse_output(path)
+        experiment, _, case = parse_output(path)
         if case in expected.get(experiment, {}):
             check_params(path, expected[experiment][case])

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from attnrepro import paths
 from attnrepro.run import io
 from attnrepro.dag import plan
 from attnrepro.report.products import catalog
@@ -124,13 +125,13 @@ def links(claim, planned, limit=6):
     for product in catalog.of_experiment(source["experiment"]):
         if product.name in planned.products:
             path = product.outputs["md" if product.kind == "table" else "svg"]
-            out.append((f"{product.kind} {product.name}", "../" + path.removeprefix(f"{plan.RESULTS}/")))
+            out.append((f"{product.kind} {product.name}", "../" + paths.relative(path)))
     table = source.get("table", "main")
     files = [plan.output_path(source["experiment"], case, table) for case in _cases(source, planned)]
     for path in files[:limit]:
-        out.append((f"data {Path(path).name}", "../" + path.removeprefix(f"{plan.RESULTS}/")))
+        out.append((f"data {Path(path).name}", "../" + paths.relative(path)))
     if len(files) > limit:
-        folder = str(Path(files[0]).parent).removeprefix(f"{plan.RESULTS}/")
+        folder = paths.relative(Path(files[0]).parent)
         out.append((f"and {len(files) - limit} more data files", f"../{folder}/"))
     return out
 

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnrepro.evidence import LISTINGS, LISTINGS_TABLE, listings_text
+from attnrepro.evidence import LISTINGS, listings_text
+from attnrepro.paths import LISTINGS_TABLE
 from attnrepro.report.ledger import verdicts
 
 TABLE = LISTINGS.paths["md"]  # where the ledger's reasons point

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from attnrepro import paths
 from attnrepro.numerics import fingerprint
 from attnrepro.run import io
 from attnrepro.dag import plan
@@ -46,7 +47,7 @@ COLUMNS = ["id", "article", "section", "claim", "published", "reproduced", "clas
 
 def table_hash(path):
     """(rows, content hash) of one result file, its measured columns dropped."""
-    experiment, _, _ = plan.parse_output(path)
+    experiment, _ = plan.output_case(path)
     frame = io.read_parquet(path)
     frame = frame.drop(columns=plan.measured_columns(experiment, frame.columns))
     return len(frame), io.content_hash(frame)  # the hash io records at write, over fewer columns
@@ -57,12 +58,12 @@ def hashed_files(data_root):
     under seeds/data (the seed distribution's trainings beyond the run's own), sorted."""
     root = Path(data_root)
     files = sorted(root.rglob("*.parquet")) + sorted((root.parent / "seeds" / "data").rglob("*.parquet"))
-    return [p for p in files if not plan.EXPERIMENTS[plan.parse_output(p)[0]].timing]
+    return [p for p in files if not plan.EXPERIMENTS[plan.output_case(p)[0]].timing]
 
 
 def _relative(path, data_root):
     """A file's path as the repository names it: results/data/... or results/seeds/data/..."""
-    return f"{plan.RESULTS}/{Path(path).relative_to(Path(data_root).parent).as_posix()}"
+    return f"{paths.RESULTS}/{Path(path).relative_to(Path(data_root).parent).as_posix()}"
 
 
 def snapshot_tables(data_root):

@@ -12,10 +12,8 @@ products of each experiment; ``results/README.md`` gives the whole chain of each
 
 from dataclasses import dataclass
 
+from attnrepro import paths
 from attnrepro.dag import plan
-
-TABLES_DIR = f"{plan.RESULTS}/tables"
-FIGURES_DIR = f"{plan.RESULTS}/figures"
 
 
 @dataclass(frozen=True)
@@ -45,8 +43,8 @@ class Product:
     @property
     def outputs(self):
         if self.kind == "table":
-            return {"md": f"{TABLES_DIR}/{self.name}.md", "csv": f"{TABLES_DIR}/{self.name}.csv"}
-        return {"svg": f"{FIGURES_DIR}/{self.name}.svg"}
+            return {"md": paths.table_path(self.name, "md"), "csv": paths.table_path(self.name, "csv")}
+        return {"svg": paths.figure_path(self.name)}
 
 
 def _product(kind, name, experiments, builder, article=None, section=None, when=None, speed=False):

@@ -10,14 +10,14 @@ from pathlib import Path
 import pandas as pd
 
 from attnrepro.run import io
-from attnrepro import paths as layout
+from attnrepro import paths
 
 
 def parse(path):
     """(experiment, table, case) of a results path
     ``.../data/<article>/<experiment>/<case>[.<table>].parquet``
     (from the path alone, attnrepro.paths: a report job reads no plan)."""
-    return layout.parse_output(path)
+    return paths.parse_output(path)
 
 
 class Loader:
