@@ -6,11 +6,16 @@ and the small config, to the bit. Rewrite the snapshot only when a change of the
 ``python tests/test_registry.py > tests/registry_snapshot.json``."""
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from attnrepro.dag import code_inputs, plan, preflight
 from attnrepro.dag import config as cfg
-from attnrepro.dag import plan, preflight
+from attnrepro.experiments import declared
 from attnrepro.resources import memory, runtime
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,3 +73,41 @@ def test_estimates_are_the_snapshot():
 if __name__ == "__main__":
     json.dump(snapshot(), sys.stdout, indent=1, sort_keys=True)
     print()
+
+
+def test_the_torch_flag_is_what_the_module_imports():
+    """An experiment declares torch exactly when its code reaches experiments._torch (its start-up
+    is then torch's: attnrepro.resources.runtime.START_TORCH)."""
+    for experiment, declared_ in declared.EXPERIMENTS.items():
+        files = code_inputs.source_files(f"attnrepro.experiments.{experiment}")
+        assert declared_["torch"] == ("src/attnrepro/experiments/_torch.py" in files), experiment
+
+
+def test_snakemake_reads_the_declarations_without_numpy_pandas_or_torch():
+    code = ("import sys\nfrom attnrepro.dag import plan, preflight\nfrom attnrepro.resources import runtime\n"
+            "config = {'scale_table': {'seed_offset': 0, 'T': 4, 'repetitions': 2, 'd_k': 8, 'scaled': True}}\n"
+            "assert preflight.estimate('scale_table', config['scale_table']) > 0\n"
+            "assert runtime.seconds('torch_modules', dict(n=4, batch=1, tokens=2, d_model=4, heads=1, d_ff=4)) > 0\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'pandas', 'torch')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_a_declared_function_may_not_use_numpy(tmp_path, monkeypatch):
+    (tmp_path / "toy.py").write_text(
+        'import numpy as np\n\nEXPERIMENT = {"article": "001", "section": "S"}\n\n\n'
+        'def run(params):\n    return {}\n\n\n'
+        'def peak_memory(p):\n    return [(int(np.prod(p["shape"])), "x", {})]\n\n\n'
+        'def work(p):\n    return 0.0\n')
+    for cached in (declared._tree, declared._bindings, declared._uses, declared.namespace):
+        cached.cache_clear()
+    monkeypatch.setattr(declared, "DIR", tmp_path)
+    try:
+        assert declared.declaration("toy") == {**declared.FIELDS, "article": "001", "section": "S"}
+        with pytest.raises(ValueError, match=r"toy.py:1: np \(from numpy\) is needed by peak_memory"):
+            declared.function("toy", "work")  # both are read at once
+    finally:
+        for cached in (declared._tree, declared._bindings, declared._uses, declared.namespace):
+            cached.cache_clear()
