@@ -290,14 +290,20 @@ def every_phase(*phases):
     return [t for phase in phases for t in phase]
 
 
+def every_phase_everywhere(monkeypatch):
+    """``largest`` replaced by :func:`every_phase` in every estimate (each runs in its module's
+    declared namespace: attnrepro.experiments.declared)."""
+    for function in memory.ESTIMATES.values():
+        if "largest" in function.__globals__:
+            monkeypatch.setitem(function.__globals__, "largest", every_phase)
+
+
 @pytest.mark.parametrize("experiment", sorted(memory.ESTIMATES))
 def test_every_phase_not_only_the_largest_declares_its_keys_to_their_power(default_config, experiment,
                                                                           monkeypatch):
     """As above, with every phase's terms: a phase that is not the largest at the default values
     can be at others (the training of a long sequence against its parameters table)."""
-    for function in memory.ESTIMATES.values():  # each runs in its module's declared namespace
-        if "largest" in function.__globals__:
-            monkeypatch.setitem(function.__globals__, "largest", every_phase)
+    every_phase_everywhere(monkeypatch)
     assert_drivers(experiment, default_config)
 
 
@@ -382,7 +388,7 @@ BY_HAND = {
 def test_each_term_of_a_tiny_case_counts_the_bytes_its_description_says(experiment, monkeypatch):
     """Every term of every phase, in whole bytes (a count of bytes is an int: a term that divides
     by a size or a dtype is wrong even where the value happens to agree)."""
-    monkeypatch.setattr(memory, "largest", every_phase)
+    every_phase_everywhere(monkeypatch)
     params, expected = BY_HAND[experiment]
     found = [t[0] for t in memory.ESTIMATES[experiment](params)]
     assert found == expected

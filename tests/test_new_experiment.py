@@ -70,14 +70,16 @@ def test_a_new_experiment_runs_to_its_table_from_the_files_the_recipe_names(tmp_
         fh.write(CONFIG)
     _insert(root / "workflow/schemas/config.schema.yaml", "  scale_table:\n", SCHEMA)  # 3. its schema
     _insert(root / "src/attnrepro/report/products/catalog.py",  # 4. its catalog line
-            '        table("scale_table",', '        table("toy_sum", ["toy_sum"], "tables_checks:build_toy_sum"),\n')
+            '        table("scale_table",',
+            '        table("toy_sum", ["toy_sum"], "tables_checks:build_toy_sum"),\n')
     with open(root / "src/attnrepro/report/products/tables_checks.py", "a") as fh:  # 5. its builder
         fh.write(BUILDER)
     (root / "workflow/report/toy_sum.rst").write_text(CAPTION)  # 6. its caption
 
     dry = snakemake(root, "-n", "-p", "results/tables/toy_sum.md")
     assert dry.returncode == 0, dry.stderr[-4000:]
-    jobs = [(case, mem) for rule, case, mem in planned_resource(dry.stdout, "mem_mb") if rule == "toy_sum_case"]
+    jobs = [(case, mem) for rule, case, mem in planned_resource(dry.stdout, "mem_mb")
+            if rule == "toy_sum_case"]
     # its peak_memory reached Snakemake: 10 x 1000 rows of 400 bytes, with the allowance, margin, overhead
     assert sorted(jobs) == [("n-10", 435), ("n-3", 432)], jobs
 

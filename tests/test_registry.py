@@ -86,8 +86,8 @@ def test_the_torch_flag_is_what_the_module_imports():
 def test_snakemake_reads_the_declarations_without_numpy_pandas_or_torch():
     code = ("import sys\nfrom attnrepro.dag import plan, preflight\n"
             "from attnrepro.resources import runtime\n"
-            "config = {'scale_table': {'seed_offset': 0, 'T': 4, 'repetitions': 2, 'd_k': 8, 'scaled': True}}\n"
-            "assert preflight.estimate('scale_table', config['scale_table']) > 0\n"
+            "case = {'seed_offset': 0, 'T': 4, 'repetitions': 2, 'd_k': 8, 'scaled': True}\n"
+            "assert preflight.estimate('scale_table', case) > 0\n"
             "case = dict(n=4, batch=1, tokens=2, d_model=4, heads=1, d_ff=4)\n"
             "assert runtime.seconds('torch_modules', case) > 0\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'pandas', 'torch')))")
