@@ -31,10 +31,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnrepro.resources import memory, memory_decoder
+from attnrepro.experiments import declared
+from attnrepro.resources import memory
 from attnrepro.run import io
 from attnrepro.dag import plan, preflight
-from attnrepro.resources.memory_decoder import parameter_count
+from attnrepro.experiments._memory import parameter_count
 from attnrepro.experiments.train import _long_parameters
 from attnrepro.model.params import count, init_params
 
@@ -289,13 +290,20 @@ def every_phase(*phases):
     return [t for phase in phases for t in phase]
 
 
+def every_phase_everywhere(monkeypatch):
+    """``largest`` replaced by :func:`every_phase` in every estimate (each runs in its module's
+    declared namespace: attnrepro.experiments.declared)."""
+    for function in memory.ESTIMATES.values():
+        if "largest" in function.__globals__:
+            monkeypatch.setitem(function.__globals__, "largest", every_phase)
+
+
 @pytest.mark.parametrize("experiment", sorted(memory.ESTIMATES))
 def test_every_phase_not_only_the_largest_declares_its_keys_to_their_power(default_config, experiment,
                                                                           monkeypatch):
     """As above, with every phase's terms: a phase that is not the largest at the default values
     can be at others (the training of a long sequence against its parameters table)."""
-    for module in (memory, memory_decoder):
-        monkeypatch.setattr(module, "largest", every_phase)
+    every_phase_everywhere(monkeypatch)
     assert_drivers(experiment, default_config)
 
 
@@ -304,9 +312,10 @@ def test_each_phase_of_a_tiny_training_counts_the_bytes_its_descriptions_say(mon
     a decoder of width 1: alphabet 1 (vocabulary 2), L = 1 (T = 2, positions 3), batch 2,
     eval_sequences 3. Its tensors: (2 + 3) x 1 embeddings and positions, 4 + 2 + 9 + 1 per layer,
     (1 + 1) x 2 output, 2 final norm: 27."""
-    monkeypatch.setattr(memory_decoder, "largest", lambda *phases: list(phases))
+    train = memory.ESTIMATES["train"]
+    monkeypatch.setitem(train.__globals__, "largest", lambda *phases: list(phases))
     p = {"L": 1, "d": 1, "heads": 1, "layers": 1, "d_ff": 1, "alphabet": 1, "batch": 2, "eval_sequences": 3}
-    training, evaluation, table = memory_decoder.train(p)
+    training, evaluation, table = train(p)
     tensors = 27
     assert [t[0] for t in training] == [
         12 * tensors * 8,  # 12 copies float64
@@ -318,12 +327,13 @@ def test_each_phase_of_a_tiny_training_counts_the_bytes_its_descriptions_say(mon
         (1 + 4) * 3 * 1 * 2 * 2 * 8,  # no backward: 4 transients
         1 * (12 * 3 * 2 * 1 + 4 * 3 * 2 * 1) * 8,
         5 * 3 * 2 * 2 * 8]
-    assert [t[0] for t in table] == [tensors * (8 + memory_decoder.TABLE_BUILT)]
+    assert [t[0] for t in table] == [tensors * (8 + train.__globals__["TABLE_BUILT"])]
 
 
 def test_the_largest_tensor_may_be_the_positions():
-    assert memory_decoder._largest_tensor(vocab=2, d=2, d_ff=2, t_max=10) == 20  # P: (t_max, d)
-    assert memory_decoder._largest_tensor(vocab=30, d=2, d_ff=2, t_max=10) == 60  # E: (vocab, d)
+    _largest_tensor = declared.namespace("grad_check", ("_largest_tensor",))["_largest_tensor"]
+    assert _largest_tensor(vocab=2, d=2, d_ff=2, t_max=10) == 20  # P: (t_max, d)
+    assert _largest_tensor(vocab=30, d=2, d_ff=2, t_max=10) == 60  # E: (vocab, d)
 
 
 def test_a_tiny_attention_map_counts_the_bytes_its_descriptions_say():
@@ -332,8 +342,9 @@ def test_a_tiny_attention_map_counts_the_bytes_its_descriptions_say():
     a sequence of 3: 1 x 2 x 3 x 3 rows, 8 float64 each."""
     trained = {"L": 2, "d": 1, "heads": 2, "layers": 1, "d_ff": 1, "alphabet": 1}
     case = {"sequence": [1, 2, 3], "run": "sort-L2-seed0", "trained": trained}
-    terms = memory_decoder.attention_map(case)
-    assert [(t[0], t[2]) for t in terms] == [(29 * memory_decoder.TABLE_READ, {"run": 1}),
+    attention_map = memory.ESTIMATES["attention_map"]
+    terms = attention_map(case)
+    assert [(t[0], t[2]) for t in terms] == [(29 * attention_map.__globals__["TABLE_READ"], {"run": 1}),
                                              (1 * 2 * 3 * 3 * 8 * 8, {"sequence": 2})]
 
 
@@ -377,7 +388,7 @@ BY_HAND = {
 def test_each_term_of_a_tiny_case_counts_the_bytes_its_description_says(experiment, monkeypatch):
     """Every term of every phase, in whole bytes (a count of bytes is an int: a term that divides
     by a size or a dtype is wrong even where the value happens to agree)."""
-    monkeypatch.setattr(memory, "largest", every_phase)
+    every_phase_everywhere(monkeypatch)
     params, expected = BY_HAND[experiment]
     found = [t[0] for t in memory.ESTIMATES[experiment](params)]
     assert found == expected

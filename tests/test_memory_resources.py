@@ -12,7 +12,7 @@ import pytest
 from attnrepro.resources import memory
 from attnrepro.dag import plan, preflight
 from attnrepro.archive.crate_jobs import snakemake_records
-from attnrepro.resources.memory_terms import MIB
+from attnrepro.experiments._memory import MIB
 from attnrepro.dag import sweep_plan
 
 from conftest import copy_repo, experiment_of, planned_resource, small_config, snakemake

@@ -1,7 +1,9 @@
 """The run plan: every experiment, its article, its jobs and its output files.
 
 Pure Python, no numerical import: the Snakefile reads it to build the DAG, the
-command line reads it to run one case, the report reads it to find results.
+command line reads it to run one case, the report reads it to find results. What each
+experiment is (its article, section, tables, grid keys, timing) is declared beside its
+``run()``, in its module's ``EXPERIMENT`` (:mod:`attnrepro.experiments.declared` reads them).
 
 An experiment reads the config section named like it. ``grid`` names the keys
 of that section whose values are lists: the plan makes one job per combination
@@ -13,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from attnrepro import paths
+from attnrepro.experiments import declared
 
 # Columns that measure the machine rather than compute a result: wall times anywhere, and in
 # timing experiments also what is derived from times, memory peaks and the machine's load.
@@ -32,6 +35,7 @@ class Experiment:
     grid: tuple = ()  # config keys that fan out into one job per value
     threads: int = 1
     timing: bool = False  # measures time: runs alone on the machine
+    torch: bool = False  # imports torch: a slower start (attnrepro.resources.runtime)
     case_builder: object = field(default=None, compare=False)  # section -> {case: params}
     # config -> {name: path}: result files of other experiments this one reads; they
     # reach run(params, inputs) as paths and become the rule's inputs
@@ -83,72 +87,18 @@ def _attention_map_inputs(config):
     return {table: output_path("train", run, table) for table in ("main", "parameters")}
 
 
-_BLOCK = "The complete block, and the count of its parameters"  # a heading of 001
+# the two experiments that the declarations alone do not plan: train's cases are not a grid (the
+# seed distribution reuses them), attention_map reads a result of train
+CASE_BUILDERS = {"train": train_cases}
+INPUTS = {"attention_map": _attention_map_inputs}
 
+# every experiment, as its module declares it (attnrepro.experiments.declared): by article, then in
+# the article's order
 EXPERIMENTS = {
-    e.id: e
-    for e in [
-        # article 000: "01 - Transformer Architecture"
-        Experiment("attention_vs_sdpa", "000",
-                   "Attention as a soft lookup in a dictionary", tables=("main", "weights")),
-        Experiment("scale_sweep", "000", "Why we divide by sqrt(d_k)"),
-        Experiment("multihead_vs_torch", "000", "Multiple heads", tables=("main", "params")),
-        Experiment("permutation_position", "000",
-                   "Position: attention does not know the order", tables=("main", "encoding")),
-        Experiment("causal_change", "000", "Encoder, decoder and the causal mask"),
-        Experiment("quadratic_cost", "000",
-                   "What the n² term costs", tables=("main", "repeats", "machine"), timing=True),
-        Experiment("score_memory", "000",
-                   "What the n² term costs (peak memory, beyond the article)",
-                   tables=("main", "machine"), timing=True),
-        # article 001: "95 - Attention, Derived in Full"
-        Experiment("batched_attention", "001",
-                   "Scaled dot-product attention, derived", tables=("main", "row_sums")),
-        Experiment("sdpa_causal", "001", "Scaled dot-product attention, derived (PyTorch check)"),
-        Experiment("scale_table", "001",
-                   "Why you divide by the square root of d_k, measured", grid=("d_k", "scaled")),
-        Experiment("mask_before_after", "001",
-                   "The causal mask: minus infinity before the softmax",
-                   tables=("main", "weights", "row_sums", "padding", "combined")),
-        Experiment("multihead_shapes", "001",
-                   "Multiple heads: why h heads of d/h", tables=("main", "permutation")),
-        Experiment("block_params", "001", _BLOCK, tables=("main", "breakdown")),
-        Experiment("grad_check", "001",
-                   f"{_BLOCK} (finite-difference gradient check)",
-                   tables=("main", "tensors"), grid=("post_ln", "eps")),
-        Experiment("autograd_check", "001",
-                   f"{_BLOCK} (PyTorch autograd check, beyond the article)",
-                   tables=("main", "tensors"), grid=("post_ln", "scale", "position")),
-        Experiment("train", "001",
-                   "The experiment: copying and sorting sequences",
-                   tables=("main", "curve", "sequences", "parameters"), case_builder=train_cases),
-        Experiment("attention_map", "001",
-                   "The attention map, and why it is not an explanation",
-                   tables=("main", "weights"), inputs=_attention_map_inputs),
-        Experiment("exercises", "001", "Exercises 1 and 2 (solutions)"),
-        Experiment("causal_timing", "001",
-                   "The count that decides everything: O(T²)",
-                   tables=("main", "repeats", "machine"), timing=True),
-        Experiment("timing_exponent", "001",
-                   "The count that decides everything: O(T²) (log grid, beyond the article)",
-                   tables=("main", "points", "repeats", "machine"), timing=True),
-        Experiment("kv_cache", "001",
-                   "The key-value cache: what is kept, and how much it weighs",
-                   tables=("main", "memory", "repeats", "machine"), timing=True),
-        Experiment("kv_speedup", "001",
-                   "The key-value cache (speed-up against length, beyond the article)",
-                   tables=("main", "repeats", "machine"), timing=True),
-        # article 003: "Attention & Transformers" (lesson)
-        Experiment("self_attention_tokens", "003",
-                   "Step 1: self-attention on a five-token sentence", tables=("main", "weights")),
-        Experiment("saturation", "003", "Step 2: see softmax saturate without scaling"),
-        Experiment("causal_weights", "003", "Step 3: add a causal mask", tables=("main", "weights")),
-        Experiment("order_blindness", "003",
-                   "Step 4: order-blindness and the sinusoidal fix", tables=("main", "encoding")),
-        Experiment("torch_modules", "003", "Attention and transformers in PyTorch"),
-        Experiment("two_heads", "003",
-                   "Multi-head attention: two heads concatenated", tables=("main", "weights")),
-    ]
+    id: Experiment(id, d["article"], d["section"], tables=d["tables"], grid=d["grid"], threads=d["threads"],
+                   timing=d["timing"], torch=d["torch"], case_builder=CASE_BUILDERS.get(id),
+                   inputs=INPUTS.get(id))
+    for id, d in declared.EXPERIMENTS.items()
 }
 
 

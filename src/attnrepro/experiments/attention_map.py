@@ -15,6 +15,15 @@ import pandas as pd
 from attnrepro.run import io
 from attnrepro.model.decoder import Arch, attention_weights, forward
 from attnrepro.model.params import init_params
+from attnrepro.experiments._memory import F64, parameter_count, term
+from attnrepro.experiments._prices import PARAM_ROW, decoder_step
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 10,
+    "section": "The attention map, and why it is not an explanation",
+    "tables": ("main", "weights"),
+}
 
 
 def load_trained(main, parameters):
@@ -70,3 +79,40 @@ def run(params, inputs):
     main_table = pd.DataFrame(rows)
     main_table["offset"] = main_table["offset"].astype("Int64")
     return {"main": main_table, "weights": pd.concat(long, ignore_index=True)}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+# bytes per parameter while run reads train's parameters table back: Arrow's table, pandas'
+# columns, the content hash's, groupby's sorted copies and the rebuilt tensors
+TABLE_READ = 144  # (measured: 111, plus 12 MiB of Arrow's pool)
+
+def peak_memory(p):
+    """The trained decoder of the train case ``run``, read back from its parameters table, and
+    one sequence through it. ``p["trained"]`` holds that case's parameters (the pre-flight adds
+    them: :func:`attnrepro.dag.preflight.estimated_cases`); without them (a config without train, as
+    ``python -m attnrepro run attention_map`` checks it), nothing: the model's sizes are unknown."""
+    T, trained = len(p["sequence"]), p.get("trained")
+    if not trained:
+        return []
+    layers, heads = trained["layers"], trained["heads"]
+    count = parameter_count(trained["alphabet"] + 1, trained["d"], layers, trained["d_ff"],
+                            2 * trained["L"] + 1)
+    return [
+        term(count * TABLE_READ, f"train case {p['run']}'s parameters table read back: one row per "
+             "parameter", run=1),
+        # np.meshgrid's three index arrays and the DataFrame of five columns
+        term(layers * heads * T * T * 8 * F64, "the weights table: layers x heads x T x T rows",
+             sequence=2),
+    ]
+
+
+def work(p):
+    """The trained model's parameters table read back (none known without ``trained``: the
+    pre-flight's estimated_cases adds it), then one sequence through it."""
+    t = p.get("trained")
+    if not t:
+        return 0.0
+    count = parameter_count(t["alphabet"] + 1, t["d"], t["layers"], t["d_ff"], 2 * t["L"] + 1)
+    return count * PARAM_ROW + decoder_step(1, len(p["sequence"]), t["d"], t["heads"], t["layers"], t["d_ff"],
+                                     t["alphabet"] + 1)

@@ -5,6 +5,16 @@ import pandas as pd
 
 from attnrepro.core.attention import attention
 from attnrepro.experiments import _torch
+from attnrepro.experiments._memory import F64, ROW, term
+from attnrepro.experiments._prices import CELL, DICT_ROW, FLOP
+
+EXPERIMENT = {
+    "article": "000",
+    "order": 1,
+    "section": "Attention as a soft lookup in a dictionary",
+    "tables": ("main", "weights"),
+    "torch": True,
+}
 
 
 def run(params):
@@ -31,3 +41,21 @@ def run(params):
         [{"query": i, "key": j, "weight": float(w[i, j])} for i in range(n) for j in range(n)]
     )
     return {"main": main, "weights": weights}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    n, d_k, d_v = p["n"], p["d_k"], p["d_v"]
+    return [
+        term((2 * n * d_k + 2 * n * d_v) * F64, "Q, K (n, d_k), V and the output (n, d_v) float64",
+             n=1, d_k=1, d_v=1),
+        # then one dict per (query, key), while the weights stay: more than the attention's four
+        # (n, n) float64 (scores, shifted scores, exponentials, weights), freed before
+        term(n * n * (ROW + F64), "weights (n, n) float64 and their table: n x n rows", n=2),
+    ]
+
+
+def work(p):
+    n = p["n"]
+    return n * n * (DICT_ROW + 2 * CELL) + 4 * n * n * (p["d_k"] + p["d_v"]) * FLOP

@@ -26,6 +26,18 @@ import pandas as pd
 from attnrepro.experiments import _torch
 from attnrepro.experiments.grad_check import setup
 from attnrepro.model.decoder import Arch, loss_and_grads
+from attnrepro.experiments.grad_check import check_memory
+from attnrepro.experiments._prices import decoder_step
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 8,
+    "section": "The complete block, and the count of its parameters "
+               "(PyTorch autograd check, beyond the article)",
+    "tables": ("main", "tensors"),
+    "grid": ("post_ln", "scale", "position"),
+    "torch": True,
+}
 
 
 def torch_loss(torch, t, tokens, targets, weights, arch, position):
@@ -115,3 +127,15 @@ def run(params):
         "torch_version": torch.__version__,
     }])
     return {"main": main, "tensors": tensors}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    return check_memory(p, torch=True)
+
+
+def work(p):
+    """One NumPy pass and its backward, then torch's."""
+    return 2 * decoder_step(p["sequences"], p["length"], p["d"], p["heads"], p["layers"], p["d_ff"],
+                            p["vocab"])

@@ -9,6 +9,15 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.core.attention import scores, softmax
+from attnrepro.experiments._memory import F64, ROW, term
+from attnrepro.experiments._prices import CELL, DICT_ROW, FLOP
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 1,
+    "section": "Scaled dot-product attention, derived",
+    "tables": ("main", "row_sums"),
+}
 
 
 def _projection(rng, d, d_k):
@@ -37,3 +46,21 @@ def run(params):
         [{"batch": b, "query": i, "row_sum": float(row_sums[b, i])} for b in range(B) for i in range(T)]
     )
     return {"main": main, "row_sums": sums}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    B, T, d, d_k = p["B"], p["T"], p["d"], p["d_k"]
+    return [
+        term(4 * B * T * T * F64, "scores, shifted scores, exponentials, weights: 4 x (B, T, T) float64",
+             B=1, T=2),
+        term((B * T * d + 4 * B * T * d_k) * F64, "X (B, T, d), Q, K, V, output (B, T, d_k) float64",
+             B=1, T=1, d=1, d_k=1),
+        term(B * T * ROW, "row_sums table: B x T rows", B=1, T=1),
+    ]
+
+
+def work(p):
+    B, T, d, d_k = p["B"], p["T"], p["d"], p["d_k"]
+    return B * T * T * (CELL + 4 * d_k * FLOP) + 6 * B * T * d * d_k * FLOP + B * T * DICT_ROW

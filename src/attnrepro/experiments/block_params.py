@@ -10,6 +10,15 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.model.params import block_breakdown, block_count, block_formula, init_params
+from attnrepro.experiments._memory import F64, largest_value, parameter_count, term
+from attnrepro.experiments._prices import DRAW
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 6,
+    "section": "The complete block, and the count of its parameters",
+    "tables": ("main", "breakdown"),
+}
 
 
 def run(params):
@@ -33,3 +42,21 @@ def run(params):
              "actual_count": int(breakdown["actual_count"].sum())}
     breakdown = pd.concat([breakdown, pd.DataFrame([total])], ignore_index=True)
     return {"main": pd.DataFrame(rows), "breakdown": breakdown}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    d = largest_value(p["widths"])
+    count = parameter_count(p["vocab"], d, p["layers"], p["ff_factor"] * d, p["t_max"])
+    return [
+        term(count * F64, "one width's decoder tensors float64", widths=2, layers=1, ff_factor=1, vocab=1,
+             t_max=1),
+        # NumPy scales the temporary draw in place
+        term(p["ff_factor"] * d * d * F64, "a draw: (d, d_ff) float64", widths=2, ff_factor=1),
+    ]
+
+
+def work(p):
+    vocab, layers, f, t_max = p["vocab"], p["layers"], p["ff_factor"], p["t_max"]
+    return sum(parameter_count(vocab, d, layers, f * d, t_max) for d in p["widths"]) * DRAW

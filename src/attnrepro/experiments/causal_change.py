@@ -9,6 +9,15 @@ import pandas as pd
 
 from attnrepro.core.masks import future
 from attnrepro.experiments import _torch
+from attnrepro.experiments._memory import BOOL, F64, term, torch_sdpa_mha
+from attnrepro.experiments._prices import DICT_ROW, mha
+
+EXPERIMENT = {
+    "article": "000",
+    "order": 5,
+    "section": "Encoder, decoder and the causal mask",
+    "torch": True,
+}
 
 
 def output_change(torch, mha, x, x_changed, mask):
@@ -37,3 +46,17 @@ def run(params):
             "output_change": value,
         } for pos, value in enumerate(change)]
     return {"main": pd.DataFrame(rows)}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    n = p["n"]
+    return torch_sdpa_mha(p) + [
+        term(n * n * (F64 + 2 * BOOL), "causal mask (n, n) bool, its inverse and torch's float64 copy", n=2),
+    ]
+
+
+def work(p):
+    n, d, h = p["n"], p["d"], p["h"]
+    return 4 * mha(n, d, h) + 2 * n * DICT_ROW

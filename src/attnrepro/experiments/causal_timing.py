@@ -18,6 +18,16 @@ import pandas as pd
 from attnrepro.core.attention import attention
 from attnrepro.core.masks import causal
 from attnrepro.experiments._timing import loglog_slope, machine_table, step_ratios, trial_seconds
+from attnrepro.experiments._memory import BOOL, F64, ROW, largest_value, term
+from attnrepro.experiments._prices import CAUSAL_CELL, DRAW, FLOP
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 12,
+    "section": "The count that decides everything: O(T²)",
+    "tables": ("main", "repeats", "machine"),
+    "timing": True,
+}
 
 BYTES = np.dtype(np.float64).itemsize
 
@@ -52,3 +62,33 @@ def run(params):
         "loglog_slope": loglog_slope(T, fastest),  # fit over every T, same on each row
     })
     return {"main": main, "repeats": repeats, "machine": machine}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def causal_float64(rows, d_k, row_key, d_key):
+    """causal_timing's attention on (rows, d_k): 4 score-sized float64 arrays and the mask
+    (np.tril makes it from two more)."""
+    return [
+        term(4 * rows * rows * F64 + 3 * rows * rows * BOOL,
+             f"causal attention: 4 x ({row_key}, {row_key}) float64 and its mask", **{row_key: 2}),
+        term(4 * rows * d_k * F64, f"Q, K, V and the output ({row_key}, {d_key}) float64",
+             **{row_key: 1, d_key: 1}),
+    ]
+
+
+def causal_call(n, d_k):
+    """One call of 001's causal float64 attention on (n, d_k)."""
+    return n * n * (CAUSAL_CELL + 4 * d_k * FLOP)
+
+
+def peak_memory(p):
+    T, d_k, trials = largest_value(p["T"]), p["d_k"], p["trials"]
+    return causal_float64(T, d_k, "T", "d_k") + [
+        term(sum(trials) * ROW, "repeats table: one row per trial", trials=1),
+    ]
+
+
+def work(p):
+    return sum((trials + 1) * causal_call(T, p["d_k"]) + 3 * T * p["d_k"] * DRAW
+               for T, trials in zip(p["T"], p["trials"]))

@@ -6,6 +6,14 @@ import pandas as pd
 from attnrepro.core.attention import apply_mask, scores, softmax
 from attnrepro.core.masks import causal
 from attnrepro.experiments.self_attention_tokens import draw_sentence, weights_table
+from attnrepro.experiments.self_attention_tokens import peak_memory, work  # noqa: F401 (its estimates)
+
+EXPERIMENT = {
+    "article": "003",
+    "order": 3,
+    "section": "Step 3: add a causal mask",
+    "tables": ("main", "weights"),
+}
 
 
 def run(params):

@@ -24,6 +24,16 @@ from attnrepro.experiments._kv_toy import (
     cache_bytes, draw_weights, generate_with_cache, generate_without_cache,
 )
 from attnrepro.experiments._timing import machine_table, timed
+from attnrepro.experiments._memory import BOOL, F64, largest_value, term
+from attnrepro.experiments._prices import CELL, FLOP, PREFIX_LAYER, TOKEN_LAYER, WEIGHT_BYTE
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 14,
+    "section": "The key-value cache: what is kept, and how much it weighs",
+    "tables": ("main", "memory", "repeats", "machine"),
+    "timing": True,
+}
 
 
 def build(params):
@@ -80,3 +90,46 @@ def run(params):
         {"generated": steps, "mode": "with_cache", "repeat": 0, "seconds": t_with},
     ])
     return {"main": main, "memory": memory_rows(params), "repeats": repeats, "machine": machine}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def _sums(first, count):
+    """(sum of T, sum of T^2) for T = first .. first + count - 1, in closed form."""
+    last = first + count
+    squares = (last - 1) * last * (2 * last - 1) // 6 - (first - 1) * first * (2 * first - 1) // 6
+    return (last * (last - 1) - first * (first - 1)) // 2, squares
+
+
+def generation(p, steps):
+    """One generation of ``steps`` rows without the cache (every step reruns the prefix) and one
+    with it (every step one row through each layer, reading its four (d, d) weights)."""
+    layers, h, d, P = p["layers"], p["heads"], p["d"], p["prompt"]
+    total, squares = _sums(P, steps)  # the prefix lengths T of the steps without cache
+    without = layers * (steps * PREFIX_LAYER + (8 * total * d * d + 4 * squares * d) * FLOP
+                        + (h + 2) * squares * CELL)  # h heads' cells and the mask's
+    with_cache = (P - 1 + steps) * layers * (TOKEN_LAYER + 32 * d * d * WEIGHT_BYTE)
+    return without + with_cache
+
+
+def peak_memory(p):
+    layers, h, d = p["layers"], p["heads"], p["d"]
+    T = p["prompt"] + largest_value(p["generated"])
+    # the softmax of the prefix's attention: 4 (heads, T, T); from 2 layers on, the previous
+    # layer's weights too (``out, _ = attention(...)`` keeps them), and up to two more that the
+    # heap keeps: the generation with cache, between two without, fragments it (measured)
+    kept = 4 if layers == 1 else 7
+    return [
+        term(4 * layers * d * d * F64, "W_Q, W_K, W_V, W_O per layer: 4 x layers x (d, d) float64",
+             layers=1, d=2),
+        term(kept * h * T * T * F64 + 3 * T * T * BOOL,
+             f"attention over the prefix without cache: {kept} x (heads, T, T) float64, "
+             "T = prompt + generated", heads=1, prompt=2, generated=2),
+        term((4 * layers + 8) * T * d * F64,
+             "cache (with a copy) and prefix: (4 layers + 8) x (T, d) float64",
+             layers=1, d=1, prompt=1, generated=1),
+    ]
+
+
+def work(p):
+    return 2 * generation(p, p["generated"])

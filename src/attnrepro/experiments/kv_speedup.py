@@ -17,7 +17,16 @@ import pandas as pd
 
 from attnrepro.experiments._kv_toy import generate_with_cache, generate_without_cache
 from attnrepro.experiments._timing import machine_table, step_ratios, timed
-from attnrepro.experiments.kv_cache import build
+from attnrepro.experiments.kv_cache import build, generation
+from attnrepro.experiments.kv_cache import peak_memory  # noqa: F401 (its estimate: experiments.declared)
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 15,
+    "section": "The key-value cache (speed-up against length, beyond the article)",
+    "tables": ("main", "repeats", "machine"),
+    "timing": True,
+}
 
 MODES = {"without_cache": generate_without_cache, "with_cache": generate_with_cache}
 
@@ -52,3 +61,9 @@ def run(params):
         "speedup_growth": step_ratios(speedup),  # speed-up over the previous length's
     })
     return {"main": main, "repeats": repeats, "machine": machine}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def work(p):
+    return p["repeats"] * sum(generation(p, g) for g in p["generated"])

@@ -11,6 +11,15 @@ import pandas as pd
 
 from attnrepro.core import masks
 from attnrepro.core.attention import apply_mask, softmax
+from attnrepro.experiments._memory import BOOL, F64, ROW, term
+from attnrepro.experiments._prices import LONG_ROW
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 4,
+    "section": "The causal mask: minus infinity before the softmax",
+    "tables": ("main", "weights", "row_sums", "padding", "combined"),
+}
 
 
 def _long(matrix, names, value):
@@ -48,3 +57,20 @@ def run(params):
     combined = _long(masks.causal_and_padding(lengths, T), ["sequence", "query", "key"],
                      "allowed")  # (B, T, T)
     return {"main": main, "weights": weights, "row_sums": row_sums, "padding": padding, "combined": combined}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    T, B = p["T"], len(p["lengths"])
+    # the long tables are built one at a time; the weights table (5 columns) stays
+    return [
+        term(B * T * T * ROW, "the rows of the combined table: len(lengths) x T x T", T=2),
+        term(T * T * (3 * F64 + BOOL + 5 * 8), "scores, before, after (T, T) float64, the mask and "
+             "the weights table", T=2),
+    ]
+
+
+def work(p):
+    T, B = p["T"], len(p["lengths"])
+    return (T * T + B * T + B * T * T) * LONG_ROW

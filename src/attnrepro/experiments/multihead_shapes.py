@@ -11,6 +11,15 @@ import pandas as pd
 
 from attnrepro.core import heads
 from attnrepro.core.attention import attention
+from attnrepro.experiments._memory import F64, largest_value, term
+from attnrepro.experiments._prices import CELL, FLOP
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 5,
+    "section": "Multiple heads: why h heads of d/h",
+    "tables": ("main", "permutation"),
+}
 
 
 def multi_head(X, W_Q, W_K, W_V, W_O, h):
@@ -45,3 +54,23 @@ def run(params):
         "max_change": float(np.abs(Y_perm - Y).max()),  # |attn(PX) - attn(X)|
     }])
     return {"main": pd.DataFrame(rows), "permutation": permutation}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    B, T, d = p["B"], p["T"], p["d"]
+    h = max(largest_value(p["heads"]), p["permutation_heads"])
+    return [
+        # the previous head count's weights stay alive while the next one's are computed
+        term(5 * B * h * T * T * F64, "scores, shifted scores, exponentials, weights and the previous "
+             "weights: 5 x (B, h, T, T) float64", B=1, T=2, heads=1, permutation_heads=1),
+        term(10 * B * T * d * F64, "X, Q, K, V, contexts, outputs: 10 x (B, T, d) float64", B=1, T=1, d=1),
+        term(4 * d * d * F64, "W_Q, W_K, W_V, W_O (d, d) float64", d=2),
+    ]
+
+
+def work(p):
+    B, T, d = p["B"], p["T"], p["d"]
+    calls = [(h, 1) for h in p["heads"]] + [(p["permutation_heads"], 2)]
+    return sum(k * (B * h * T * T * CELL + 8 * B * T * d * d * FLOP) for h, k in calls)

@@ -11,6 +11,16 @@ import pandas as pd
 
 from attnrepro.core.attention import attention
 from attnrepro.experiments import _torch
+from attnrepro.experiments._memory import F32, F64, term
+from attnrepro.experiments._prices import DRAW, mha
+
+EXPERIMENT = {
+    "article": "000",
+    "order": 3,
+    "section": "Multiple heads",
+    "tables": ("main", "params"),
+    "torch": True,
+}
 
 
 def hand_written_heads(X, in_weight, in_bias, out_weight, out_bias, h):
@@ -61,3 +71,25 @@ def run(params):
         "max_abs_diff_weights": float(np.abs(weights - ref_w[0].numpy()).max()),
     }])
     return {"main": main, "params": parameter_counts(torch, d, params["param_heads"])}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    """float64 MultiheadAttention(d, h) on x (1, n, d) with its weights (torch's scores and
+    softmax: 2 h (n, n)), then the heads by hand: torch's weights, the hand-written ones and
+    their stack (3 h), one head's softmax (4); the heap keeps more (measured: up to 5 h + 1)."""
+    d, n, h = p["d"], p["n"], p["h"]
+    return [
+        term(2 * 4 * d * d * F64, "MultiheadAttention weights and a copy: 2 x (4d, d) float64", d=2),
+        term(2 * 4 * h * n * n * F64, "scores of torch and of the hand-written heads: 8 x (h, n, n) float64",
+             n=2, h=1),
+        term(8 * n * d * F64, "inputs, projections and outputs: 8 x (n, d) float64", n=1, d=1),
+        term(2 * 4 * d * (d + 1) * F32, "a float32 MultiheadAttention per param_heads: 2 x (4d, d)", d=2),
+    ]
+
+
+def work(p):
+    n, d, h = p["n"], p["d"], p["h"]
+    # torch's module and the heads by hand, then one module per count of param_heads
+    return 2 * mha(n, d, h) + (len(p["param_heads"]) + 1) * 4 * d * d * DRAW

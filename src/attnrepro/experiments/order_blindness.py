@@ -9,6 +9,15 @@ import pandas as pd
 
 from attnrepro.core.attention import attention
 from attnrepro.core.positional import sinusoidal
+from attnrepro.experiments._memory import F64, ROW, term
+from attnrepro.experiments._prices import CELL, DICT_ROW
+
+EXPERIMENT = {
+    "article": "003",
+    "order": 4,
+    "section": "Step 4: order-blindness and the sinusoidal fix",
+    "tables": ("main", "encoding"),
+}
 
 
 def self_attention(X, W):
@@ -42,3 +51,20 @@ def run(params):
         for pos in range(n) for j in range(d)
     ])
     return {"main": main, "encoding": encoding}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    n, d, d_k = p["n"], p["d"], p["d_k"]
+    return [
+        term(4 * n * n * F64, "scores, shifted scores, exponentials, weights: 4 x (n, n) float64", n=2),
+        term(n * d * (4 * F64 + ROW), "X, X + PE, encoding (n, d) float64 and its table", n=1, d=1),
+        term((3 * d * d_k + 8 * n * d_k) * F64, "W (d, d_k), Q, K, V, outputs (n, d_k) float64",
+             n=1, d=1, d_k=1),
+    ]
+
+
+def work(p):
+    n, d = p["n"], p["d"]
+    return n * d * DICT_ROW + 4 * n * n * CELL

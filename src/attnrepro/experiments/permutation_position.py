@@ -14,6 +14,16 @@ import pandas as pd
 
 from attnrepro.core.positional import rotation, sinusoidal
 from attnrepro.experiments import _torch
+from attnrepro.experiments._memory import F64, ROW, term, torch_sdpa_mha
+from attnrepro.experiments._prices import DICT_ROW, PY_STEP, mha
+
+EXPERIMENT = {
+    "article": "000",
+    "order": 4,
+    "section": "Position: attention does not know the order",
+    "tables": ("main", "encoding"),
+    "torch": True,
+}
 
 
 def self_attention(torch, mha):
@@ -72,3 +82,18 @@ def run(params):
         for pos in range(table.shape[0]) for j in range(d)
     ])
     return {"main": main, "encoding": encoding}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    d, length = p["d"], p["table_length"]
+    return torch_sdpa_mha(p) + [
+        term(length * d * (2 * F64 + ROW), "encoding (table_length, d) float64, its angles and its "
+             "table: table_length x d rows", table_length=1, d=1),
+    ]
+
+
+def work(p):
+    n, d, h = p["n"], p["d"], p["h"]
+    return 4 * mha(n, d, h) + p["positions"] * (d // 2) * PY_STEP + p["table_length"] * d * DICT_ROW

@@ -15,6 +15,16 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.experiments._timing import loglog_slope, machine_table, step_ratios, timed
+from attnrepro.experiments._memory import F32, F64, largest_value, term
+from attnrepro.experiments._prices import DRAW, F32_CELL, FLOP32
+
+EXPERIMENT = {
+    "article": "000",
+    "order": 6,
+    "section": "What the n² term costs",
+    "tables": ("main", "repeats", "machine"),
+    "timing": True,
+}
 
 BYTES = np.dtype(np.float32).itemsize  # one score cell in float32
 
@@ -63,3 +73,25 @@ def run(params):
         "loglog_slope": loglog_slope(lengths, mean),  # fit over every n, same on each row
     })
     return {"main": main, "repeats": repeats, "machine": machine}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def float32_call(n, d):
+    """One call of 000's float32 attention on (n, d), its softmax in place."""
+    return n * n * (F32_CELL + 4 * d * FLOP32)
+
+
+def peak_memory(p):
+    n, d = largest_value(p["n"]), p["d"]
+    # heads and layers only enter the formula of the kept score matrices: never allocated
+    return [
+        # NumPy divides the temporary product in place, then the softmax runs in place
+        term(n * n * F32, "scores Q K^T / sqrt(d), normalised in place: (n, n) float32", n=2),
+        term(3 * n * d * F32 + n * d * F64, "Q, K, V (n, d) float32 and one float64 draw", n=1, d=1),
+    ]
+
+
+def work(p):
+    d = p["d"]
+    return sum(p["runs"] * float32_call(n, d) + 3 * n * d * DRAW for n in p["n"])

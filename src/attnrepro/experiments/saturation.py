@@ -9,6 +9,14 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.core.attention import softmax
+from attnrepro.experiments._memory import F64, largest_value, term
+from attnrepro.experiments._prices import DRAW
+
+EXPERIMENT = {
+    "article": "003",
+    "order": 2,
+    "section": "Step 2: see softmax saturate without scaling",
+}
 
 
 def run(params):
@@ -25,3 +33,14 @@ def run(params):
             "max_weight_scaled": float(softmax(raw / np.sqrt(d)).max()),
         })
     return {"main": pd.DataFrame(rows)}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    return [term(p["keys"] * largest_value(p["d"]) * F64, "keys (keys, d) float64; the scores are a vector",
+                 keys=1, d=1)]
+
+
+def work(p):
+    return p["keys"] * sum(p["d"]) * DRAW

@@ -10,6 +10,14 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.core.attention import softmax, softmax_jacobian_norm
+from attnrepro.experiments._memory import F64, largest, largest_value, term
+from attnrepro.experiments._prices import JACOBIAN_ENTRY, SWEEP_VALUE
+
+EXPERIMENT = {
+    "article": "000",
+    "order": 2,
+    "section": "Why we divide by sqrt(d_k)",
+}
 
 
 def raw_scores(rng, trials, n_keys, d_k):
@@ -39,3 +47,21 @@ def run(params):
             "max_weight_scaled": max_scaled, "jacobian_norm_scaled": jac_scaled,
         })
     return {"main": pd.DataFrame(rows)}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    t, n, d_k = p["trials"], p["n_keys"], largest_value(p["d_k"])
+    draw = [term((2 * n + 1) * t * d_k * F64, "queries (trials, 1, d_k), keys and products: "
+                 "2 x (trials, n_keys, d_k) float64", trials=1, n_keys=1, d_k=1)]
+    # softmax_jacobian_norm: two einsums and their difference
+    jacobian = [term(3 * t * n * n * F64, "softmax Jacobians: 3 x (trials, n_keys, n_keys) float64",
+                     trials=1, n_keys=2)]
+    return largest(draw, jacobian)
+
+
+def work(p):
+    t, n = p["trials"], p["n_keys"]
+    # every d_k: queries and keys drawn, their products summed, then two softmax Jacobians
+    return t * (n + 1) * sum(p["d_k"]) * SWEEP_VALUE + len(p["d_k"]) * 2 * t * n * n * JACOBIAN_ENTRY

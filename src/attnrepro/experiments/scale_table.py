@@ -12,6 +12,15 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.core.attention import entropy, scores, softmax, softmax_sensitivity
+from attnrepro.experiments._memory import F64, term
+from attnrepro.experiments._prices import DRAW, FLOP, STAT_CELL
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 3,
+    "section": "Why you divide by the square root of d_k, measured",
+    "grid": ("d_k", "scaled"),
+}
 
 
 def measure(d_k, scaled, seed, T, repetitions):
@@ -39,3 +48,20 @@ def run(params):
     row["max_entropy"] = float(np.log(T))  # uniform weights over T keys
     row["max_sensitivity"] = 1 - 1 / T
     return {"main": pd.DataFrame([row])}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    r, T, d_k = p["repetitions"], p["T"], p["d_k"]
+    # at the softmax: the raw scores, the scaled ones (scaled cases), shifted, exponentials, weights
+    kept = 5 if p["scaled"] else 4
+    return [
+        term(kept * r * T * T * F64, f"scores: {kept} x (repetitions, T, T) float64", repetitions=1, T=2),
+        term(2 * r * T * d_k * F64, "Q, K (repetitions, T, d_k) float64", repetitions=1, T=1, d_k=1),
+    ]
+
+
+def work(p):
+    r, T, d_k = p["repetitions"], p["T"], p["d_k"]
+    return 2 * r * T * d_k * DRAW + r * T * T * (STAT_CELL + 2 * d_k * FLOP)

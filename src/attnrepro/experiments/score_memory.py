@@ -20,8 +20,18 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.experiments._timing import machine_table
-from attnrepro.experiments.causal_timing import causal_attention
-from attnrepro.experiments.quadratic_cost import attention_float32
+from attnrepro.experiments.causal_timing import causal_attention, causal_call, causal_float64
+from attnrepro.experiments.quadratic_cost import attention_float32, float32_call
+from attnrepro.experiments._memory import F32, F64, largest_value, term
+from attnrepro.experiments._prices import DRAW
+
+EXPERIMENT = {
+    "article": "000",
+    "order": 7,
+    "section": "What the n² term costs (peak memory, beyond the article)",
+    "tables": ("main", "machine"),
+    "timing": True,
+}
 
 PROCEDURES = {
     "000 float32 in place": (attention_float32, np.float32),
@@ -58,3 +68,18 @@ def run(params):
                 "peak_over_formula": peak / (n * n * size),
             })
     return {"main": pd.DataFrame(rows), "machine": machine}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    n, d = largest_value(p["n"]), p["d"]
+    return causal_float64(n, d, "n", "d") + [
+        term(6 * n * d * F64 + 3 * n * d * F32, "Q, K, V drawn and cast: 6 x (n, d) float64, 3 float32",
+             n=1, d=1),
+    ]
+
+
+def work(p):
+    d = p["d"]
+    return sum(float32_call(n, d) + causal_call(n, d) + 3 * n * d * DRAW for n in p["n"])

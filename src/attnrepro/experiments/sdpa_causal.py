@@ -11,6 +11,15 @@ import pandas as pd
 from attnrepro.core import masks
 from attnrepro.core.attention import attention
 from attnrepro.experiments import _torch
+from attnrepro.experiments._memory import BOOL, F64, term
+from attnrepro.experiments._prices import CELL, FLOP
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 2,
+    "section": "Scaled dot-product attention, derived (PyTorch check)",
+    "torch": True,
+}
 
 
 def _max_deviation(torch, Q, K, V, causal):
@@ -35,3 +44,23 @@ def run(params):
         for causal in (False, True)
     ]
     return {"main": pd.DataFrame(rows)}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    B, T, d_k = p["B"], p["T"], p["d_k"]
+    # two NumPy attentions, each 4 (B, T, T) at its softmax, then torch's SDPA, which needs
+    # fewer; the heap may keep the first one's blocks, too fragmented for the second (measured:
+    # 5 to 7 in all, as the heap's layout falls)
+    return [
+        term(8 * B * T * T * F64 + 3 * T * T * BOOL,
+             "scores, masked scores, exponentials, weights of two attentions: 8 x (B, T, T) float64",
+             B=1, T=2),
+        term(6 * B * T * d_k * F64, "Q, K, V and two outputs (B, T, d_k) float64", B=1, T=1, d_k=1),
+    ]
+
+
+def work(p):
+    B, T, d_k = p["B"], p["T"], p["d_k"]
+    return 4 * B * T * T * (CELL + 4 * d_k * FLOP)

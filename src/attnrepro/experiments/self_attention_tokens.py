@@ -4,6 +4,15 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.core.attention import attention
+from attnrepro.experiments._memory import F64, ROW, term
+from attnrepro.experiments._prices import CELL, DICT_ROW
+
+EXPERIMENT = {
+    "article": "003",
+    "order": 1,
+    "section": "Step 1: self-attention on a five-token sentence",
+    "tables": ("main", "weights"),
+}
 
 
 def draw_projections(rng, d_model, d_k, w_std):
@@ -39,3 +48,19 @@ def run(params):
         "row_sum_max_deviation": float(np.abs(weights.sum(axis=1) - 1).max()),
     }])
     return {"main": main, "weights": weights_table(weights, tokens)}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    n, d, d_k = len(p["tokens"]), p["d_model"], p["d_k"]
+    return [
+        term(n * n * (4 * F64 + ROW), "weights: 4 x (n, n) float64 and a table of n x n rows", tokens=2),
+        term((n * d + 3 * d * d_k + 4 * n * d_k) * F64, "X (n, d_model), W, Q, K, V (n, d_k) float64",
+             tokens=1, d_model=1, d_k=1),
+    ]
+
+
+def work(p):
+    n = len(p["tokens"])
+    return n * n * (DICT_ROW + CELL)

@@ -22,7 +22,17 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.experiments._timing import local_slopes, loglog_slope, machine_table, timed
-from attnrepro.experiments.causal_timing import causal_attention
+from attnrepro.experiments.causal_timing import causal_attention, causal_call, causal_float64
+from attnrepro.experiments._memory import F64, ROW, largest, term
+from attnrepro.experiments._prices import CELL, DRAW
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 13,
+    "section": "The count that decides everything: O(T²) (log grid, beyond the article)",
+    "tables": ("main", "points", "repeats", "machine"),
+    "timing": True,
+}
 
 
 def sweep_seconds(inputs, sweeps):
@@ -94,3 +104,24 @@ def run(params):
         for s in range(seconds.shape[0]) for j, n in enumerate(lengths)
     ])
     return {"main": main, "points": points, "repeats": repeats, "machine": machine}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    lengths, d_k, repeats, draws = p["n"], p["d_k"], p["repeats"], p["bootstrap"]
+    inputs = [term(3 * sum(lengths) * d_k * F64, "Q, K, V of every n: 3 x (n, d_k) float64", n=1, d_k=1)]
+    timing = causal_float64(max(lengths), d_k, "n", "d_k")
+    bootstrap = [
+        term(3 * draws * repeats * len(lengths) * F64,
+             "resampled sweeps: 3 x (bootstrap, repeats, len(n)) float64", bootstrap=1, repeats=1),
+        term(repeats * len(lengths) * ROW, "repeats table: repeats x len(n) rows", repeats=1),
+    ]
+    return inputs + largest(timing, bootstrap)
+
+
+def work(p):
+    """A warm-up sweep and ``repeats`` sweeps over n, then the bootstrap of the sweeps' minima."""
+    lengths, d_k, repeats = p["n"], p["d_k"], p["repeats"]
+    sweeps = (repeats + 1) * sum(causal_call(n, d_k) for n in lengths)
+    return sweeps + 3 * sum(lengths) * d_k * DRAW + p["bootstrap"] * repeats * len(lengths) * CELL

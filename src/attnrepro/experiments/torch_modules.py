@@ -5,6 +5,15 @@ import math
 import pandas as pd
 
 from attnrepro.experiments import _torch
+from attnrepro.experiments._memory import BOOL, F32, term
+from attnrepro.experiments._prices import CELL, FLOP, mha
+
+EXPERIMENT = {
+    "article": "003",
+    "order": 5,
+    "section": "Attention and transformers in PyTorch",
+    "torch": True,
+}
 
 
 def sdpa_checks(torch, n, d_k):
@@ -49,3 +58,28 @@ def run(params):
         "block_parameters": sum(p.numel() for p in block.parameters()),
     }])
     return {"main": main}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+def peak_memory(p):
+    n, d_k, B, T, d, h, d_ff = (p[k] for k in ("n", "d_k", "batch", "tokens", "d_model", "heads", "d_ff"))
+    return [
+        # the formula, then SDPA twice: on 2-D inputs it takes its math path (no fused kernel), up
+        # to 3 (n, n) float32 and the causal mask at once; the heap may keep the earlier ones
+        # (measured: 4 to 6)
+        term(8 * n * n * F32 + 2 * n * n * BOOL, "the formula's and SDPA's scores, scaled and softmax: "
+             "8 x (n, n) float32 and a mask", n=2),
+        term(8 * B * h * T * T * F32,
+             "MultiheadAttention scores: 8 x (batch, heads, tokens, tokens) float32",
+             batch=1, heads=1, tokens=2),
+        term(2 * (4 * d * d + 2 * d * d_ff) * F32, "module weights and gradients float32",
+             d_model=2, d_ff=1),
+        term(8 * B * T * (d + d_ff) * F32, "activations: 8 x (batch, tokens, d_model + d_ff) float32",
+             batch=1, tokens=1, d_model=1, d_ff=1),
+    ]
+
+
+def work(p):
+    n, B, T, d, h, d_ff = (p[k] for k in ("n", "batch", "tokens", "d_model", "heads", "d_ff"))
+    return 3 * n * n * CELL + 2 * B * mha(T, d, h) + 4 * B * T * d * d_ff * FLOP

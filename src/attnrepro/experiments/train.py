@@ -20,6 +20,15 @@ import pandas as pd
 from attnrepro.model import params as model_params
 from attnrepro.model.tasks import all_distinct, evaluate, expected_distinct_share
 from attnrepro.model.train import TrainConfig, train
+from attnrepro.experiments._memory import F64, decoder_pass, largest, parameter_count, sizes, term
+from attnrepro.experiments._prices import decoder_step
+
+EXPERIMENT = {
+    "article": "001",
+    "order": 9,
+    "section": "The experiment: copying and sorting sequences",
+    "tables": ("main", "curve", "sequences", "parameters"),
+}
 
 # case keys that go to TrainConfig, and those that only describe the run
 TRAIN_KEYS = ("task", "L", "seed", "steps", "batch", "d", "heads", "layers", "d_ff", "lr",
@@ -73,3 +82,37 @@ def run(params):
     })
     parameters = _long_parameters(result.params)
     return {"main": main, "curve": curve, "sequences": sequences, "parameters": parameters}
+
+
+# --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
+
+# bytes per parameter while run builds its long parameters table: np.full(..., name,
+# dtype=object) makes one str object per element (62 bytes with its slot), then the
+# concatenated columns and the DataFrame (pandas' str column goes through Arrow)
+TABLE_BUILT = 192  # (measured: 152 to 167, the tensors aside)
+
+def peak_memory(p):
+    """Three phases: the training steps, the evaluation by generation, the parameters table."""
+    L, d, h, layers, d_ff = p["L"], p["d"], p["heads"], p["layers"], p["d_ff"]
+    vocab, T = p["alphabet"] + 1, 2 * L
+    count = parameter_count(vocab, d, layers, d_ff, T + 1)
+    training = [term(12 * count * F64, "the decoder's tensors, their packed copy, the gradients, Adam's "
+                     "moments and its update's temporaries: 12 copies float64", **sizes("alphabet", "L"))]
+    training += decoder_pass(p["batch"], T, d, h, layers, d_ff, vocab, True, "batch", "L", "alphabet")
+    # generation keeps the previous step's caches (one token shorter) beside the current ones
+    evaluation = [term(2 * count * F64, "the trained tensors and their packed copy float64",
+                       **sizes("alphabet", "L"))]
+    evaluation += decoder_pass(p["eval_sequences"], T, d, h, layers, d_ff, vocab,
+                              False,  # pragma: no mutate (equivalent: None is as false as False)
+                              "eval_sequences", "L", "alphabet")
+    table = [term(count * (F64 + TABLE_BUILT), "the trained tensors float64 and their long parameters "
+                  "table: one row per parameter", **sizes("alphabet", "L"))]
+    return largest(training, evaluation, table)
+
+
+def work(p):
+    """The steps, then the evaluation: L generation steps, each a forward pass (half a step) of
+    every question (the long parameters table, built by whole arrays, takes milliseconds)."""
+    L, d, h, layers, d_ff, vocab = p["L"], p["d"], p["heads"], p["layers"], p["d_ff"], p["alphabet"] + 1
+    training = p["steps"] * decoder_step(p["batch"], 2 * L, d, h, layers, d_ff, vocab)
+    return training + L * decoder_step(p["eval_sequences"], 2 * L, d, h, layers, d_ff, vocab) / 2

@@ -1,0 +1,115 @@
+"""What is registered about each experiment, read from its module (attnrepro.experiments.declared),
+against a snapshot taken from the four registries that held it before (plan.EXPERIMENTS,
+estimates.ESTIMATES, runtimes.WORK and runtimes.TORCH): the same experiments in the same order,
+the same fields, and the same memory terms, estimates and wall times for every case of the default
+and the small config, to the bit. Rewrite the snapshot only when a change of the numbers is meant:
+``python tests/test_registry.py > tests/registry_snapshot.json``."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnrepro.dag import code_inputs, plan, preflight
+from attnrepro.dag import config as cfg
+from attnrepro.experiments import declared
+from attnrepro.resources import memory, runtime
+
+REPO = Path(__file__).resolve().parents[1]
+SNAPSHOT = Path(__file__).with_name("registry_snapshot.json")
+
+
+def _configs():
+    default = cfg.load(REPO / "config" / "config.yaml")
+    small = dict(default)
+    for section, values in cfg.load(REPO / "config" / "small.yaml").items():
+        small[section] = {**default.get(section, {}), **values} if isinstance(values, dict) else values
+    return {"default": cfg.validate(default), "small": cfg.validate(small)}
+
+
+def snapshot():
+    """{experiments, registries, cases}: the fields of every experiment, the keys of the memory and
+    runtime registries, and every estimated case's terms, bytes, seconds and minutes."""
+    experiments = {
+        e.id: {"article": e.article, "section": e.section, "tables": list(e.tables), "grid": list(e.grid),
+               "threads": e.threads, "timing": e.timing, "module": e.module,
+               "case_builder": e.case_builder is not None, "inputs": e.inputs is not None}
+        for e in plan.EXPERIMENTS.values()}
+    registries = {"order": list(plan.EXPERIMENTS), "ESTIMATES": sorted(memory.ESTIMATES),
+                  "WORK": sorted(runtime.WORK), "TORCH": sorted(runtime.TORCH)}
+    cases = {}
+    for name, config in _configs().items():
+        for experiment in plan.EXPERIMENTS:
+            for case, params in preflight.estimated_cases(experiment, config).items():
+                cases[f"{name}/{experiment}/{case}"] = {
+                    "terms": [[b, what, drivers] for b, what, drivers in memory.terms(experiment, params)],
+                    "estimate": memory.estimate(experiment, params),
+                    "seconds": runtime.seconds(experiment, params),
+                    "runtime_min": runtime.job_runtime_min(experiment, params, 1.5),
+                }
+    return {"experiments": experiments, "registries": registries, "cases": cases}
+
+
+def _round_trip(value):
+    return json.loads(json.dumps(value))
+
+
+def test_experiments_are_the_snapshot():
+    expected, found = json.loads(SNAPSHOT.read_text()), _round_trip(snapshot())
+    assert found["experiments"] == expected["experiments"]
+    assert found["registries"] == expected["registries"]
+
+
+def test_estimates_are_the_snapshot():
+    expected, found = json.loads(SNAPSHOT.read_text())["cases"], _round_trip(snapshot())["cases"]
+    assert found.keys() == expected.keys()
+    for key in expected:
+        assert found[key] == expected[key], key
+
+
+if __name__ == "__main__":
+    json.dump(snapshot(), sys.stdout, indent=1, sort_keys=True)
+    print()
+
+
+def test_the_torch_flag_is_what_the_module_imports():
+    """An experiment declares torch exactly when its code reaches experiments._torch (its start-up
+    is then torch's: attnrepro.resources.runtime.START_TORCH)."""
+    for experiment, declared_ in declared.EXPERIMENTS.items():
+        files = code_inputs.source_files(f"attnrepro.experiments.{experiment}")
+        assert declared_["torch"] == ("src/attnrepro/experiments/_torch.py" in files), experiment
+
+
+def test_snakemake_reads_the_declarations_without_numpy_pandas_or_torch():
+    code = ("import sys\nfrom attnrepro.dag import plan, preflight\n"
+            "from attnrepro.resources import runtime\n"
+            "case = {'seed_offset': 0, 'T': 4, 'repetitions': 2, 'd_k': 8, 'scaled': True}\n"
+            "assert preflight.estimate('scale_table', case) > 0\n"
+            "case = dict(n=4, batch=1, tokens=2, d_model=4, heads=1, d_ff=4)\n"
+            "assert runtime.seconds('torch_modules', case) > 0\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'pandas', 'torch')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_a_declared_function_may_not_use_numpy(tmp_path, monkeypatch):
+    (tmp_path / "toy.py").write_text(
+        'import numpy as np\n\nEXPERIMENT = {"article": "001", "section": "S"}\n\n\n'
+        'def run(params):\n    return {}\n\n\n'
+        'def peak_memory(p):\n    return [(int(np.prod(p["shape"])), "x", {})]\n\n\n'
+        'def work(p):\n    return 0.0\n')
+    for cached in (declared._tree, declared._bindings, declared._uses, declared.namespace):
+        cached.cache_clear()
+    monkeypatch.setattr(declared, "DIR", tmp_path)
+    try:
+        assert declared.declaration("toy") == {**declared.FIELDS, "article": "001", "section": "S"}
+        with pytest.raises(ValueError, match=r"toy.py:1: np \(from numpy\) is needed by peak_memory"):
+            declared.function("toy", "work")  # both are read at once
+    finally:
+        for cached in (declared._tree, declared._bindings, declared._uses, declared.namespace):
+            cached.cache_clear()
