@@ -224,6 +224,8 @@ def _closure(monkeypatch, dag_only, *modules):
 
 def test_the_dag_only_list_is_the_modules_snakemake_reads_that_jobs_do_not_need(monkeypatch):
     declared, read, entries = dict(code_inputs.DAG_ONLY), _smk_imports(), _job_entries()
+    # Snakemake also runs each experiment's peak_memory and work (attnrepro.experiments.declared)
+    read |= {"attnrepro.experiments._memory", "attnrepro.experiments._prices"}
     assert {"attnrepro.report.job", "attnrepro.experiments.job", "attnrepro.report.__main__",
             "attnrepro.evidence.sweep", "attnrepro.evidence.listings_run"} == entries
     for name, reason in declared.items():  # each a real module that Snakemake reads, with its reason

@@ -164,9 +164,9 @@ def probe(cases, tmp_path):
 
 # --- under mutation testing: the peaks measured once, reused by every mutant ----------------
 
-# the modules mutation testing changes here; no experiment imports them (tests/memory_probe.py
-# measures the experiments' code alone)
-GUARDS = ("preflight.py", "estimates.py", "estimates_decoder.py", "estimates_terms.py")
+# the modules mutation testing changes here; tests/memory_probe.py measures the experiments' run()
+# alone, which never calls them
+GUARDS = ("dag/preflight.py", "resources/memory.py", "experiments/_memory.py", "experiments/declared.py")
 
 
 def code_digest():
@@ -174,7 +174,7 @@ def code_digest():
     guards, the probe, the trained models' writer, Python's and the libraries' versions."""
     digest = hashlib.sha256()
     for path in sorted((REPO / "src").rglob("*.py")):
-        if path.name not in GUARDS:
+        if path.relative_to(REPO / "src" / "attnrepro").as_posix() not in GUARDS:
             digest.update(path.relative_to(REPO).as_posix().encode() + path.read_bytes())
     digest.update((REPO / "tests" / "memory_probe.py").read_bytes())
     digest.update(inspect.getsource(trained_model).encode())

@@ -30,6 +30,9 @@ DAG_ONLY = {
     "attnrepro.dag.sweep_plan": "the numerics sweep's cases and paths, for its rules",
     "attnrepro.resources.runtime": "each job's runtime resource, for the scheduler",
     "attnrepro.report.products.catalog": "the tables and figures, one rule each (the index names it)",
+    # read through attnrepro.experiments.declared, which runs an experiment's peak_memory and work
+    "attnrepro.experiments._memory": "the terms of each experiment's peak_memory; a job never calls it",
+    "attnrepro.experiments._prices": "the prices of each experiment's work; a job never calls it",
 }
 
 
