@@ -34,6 +34,7 @@ import sys
 
 from attnrepro.numerics import canonical
 from attnrepro.experiments import job
+from attnrepro.run import harness
 
 log = logging.getLogger("attnrepro")
 
@@ -154,21 +155,25 @@ def _table_paths(args, names):
 
 def run(args):
     """Resolve the config, the case and the paths, then run the case as its job does
-(attnrepro.experiments.job)."""
-    pinned = job.prepare(args.threads, None if args.numerics else _pin(args), args.numerics)  # before numpy
-    from attnrepro.dag import config as cfg
-    from attnrepro.dag import plan
+(attnrepro.experiments.job), through the job harness (attnrepro.run.harness)."""
+    pin = None if args.numerics else _pin(args)  # before numpy (read as plain YAML)
 
-    if args.experiment not in plan.EXPERIMENTS:
-        raise SystemExit(f"unknown experiment {args.experiment!r}; known: {', '.join(plan.EXPERIMENTS)}")
-    exp = plan.EXPERIMENTS[args.experiment]
-    config = {} if args.params_json is not None else _with_overrides(args, cfg.resolve(args.config), exp)
-    params = _params(args, config, exp)
-    if args.numerics:
-        _check_numerics(args.numerics, config)
-    return job.execute(exp.id, exp.article, exp.section, params, _table_paths(args, set(exp.tables)),
-                       _inputs(args, exp, config), json.loads(args.expected_params or "{}"), pinned,
-                       args.numerics)
+    def resolved(pinned):  # once the pin is applied
+        from attnrepro.dag import config as cfg
+        from attnrepro.dag import plan
+
+        if args.experiment not in plan.EXPERIMENTS:
+            raise SystemExit(f"unknown experiment {args.experiment!r}; known: {', '.join(plan.EXPERIMENTS)}")
+        exp = plan.EXPERIMENTS[args.experiment]
+        config = {} if args.params_json is not None else _with_overrides(args, cfg.resolve(args.config), exp)
+        params = _params(args, config, exp)
+        if args.numerics:
+            _check_numerics(args.numerics, config)
+        case = job.case(exp.id, exp.article, exp.section, params, _table_paths(args, set(exp.tables)),
+                        _inputs(args, exp, config), json.loads(args.expected_params or "{}"), args.numerics)
+        return case(pinned)
+
+    return harness.run_job(resolved, pin=pin, setting=args.numerics, n_threads=args.threads)
 
 
 def _pin(args):
@@ -224,8 +229,7 @@ def main(argv=None):
         from attnrepro.archive import verify
 
         return verify.main(args.args)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    harness.setup_logging()
     from attnrepro.dag.config import ConfigError
     from attnrepro.dag.yamlfile import DuplicateKey
 
@@ -234,9 +238,3 @@ def main(argv=None):
     except (ConfigError, DuplicateKey) as error:
         print(f"attnrepro: {error}", file=sys.stderr)
         return 2
-    except Exception as error:
-        message = job.stopped(error)  # an ended run, a corrupt or stale input
-        if message is None:
-            raise
-        print(f"attnrepro: {message}", file=sys.stderr)
-        return 1

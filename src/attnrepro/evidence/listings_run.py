@@ -35,7 +35,7 @@ from importlib import metadata
 from pathlib import Path
 
 from attnrepro.numerics import canonical, threads
-from attnrepro.run import ownership
+from attnrepro.run import harness
 from attnrepro import paths
 
 log = logging.getLogger("attnrepro")
@@ -171,20 +171,22 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds for the whole session")
     parser.add_argument("--out", required=True, help="the run's JSON")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if not Path(args.text).is_file():
         print(f"attnrepro: no article text at {args.text}", file=sys.stderr)
         return 1
-    try:
-        ownership.start()
-        record = run(args.article, args.text, args.pin, args.timeout)
-        from attnrepro.run import io
 
-        io.write_text(args.out, json.dumps(record, indent=1) + "\n")
-    except ownership.RunEnded as error:
-        print(f"attnrepro: {error}", file=sys.stderr)
-        return 1
+    def job(_pinned):  # this process runs no numerics: the pin goes to the session (pin=None)
+        return harness.Job(lambda: write(args), outputs=[args.out])
+
+    return harness.run_job(job, pin=None)
+
+
+def write(args):
+    """Run the listings of ``args`` and write their record to ``--out`` (in the job harness)."""
+    from attnrepro.run import io
+
+    record = run(args.article, args.text, args.pin, args.timeout)
+    io.write_text(args.out, json.dumps(record, indent=1) + "\n")
     for row in record["listings"]:
         log.info("%s (line %d): %s%s", row["name"], row["first"], row["status"],
                  f", {row['error']}" if row["error"] else "")

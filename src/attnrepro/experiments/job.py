@@ -15,9 +15,10 @@ workflow/rules/common.smk); editing a module reruns only the jobs that run it. A
 runs :mod:`attnrepro.evidence.sweep`, imported by name (a layer above this one), which its rule
 declares.
 ``python -m attnrepro run`` (:mod:`attnrepro.cli`) is the command line for people: it resolves the
-config, the case and the paths, and calls :func:`prepare` and :func:`execute` as :func:`main` does.
+config, the case and the paths, and runs :func:`case` through the job harness as :func:`main` does.
 
-What a job guarantees about its outputs (see :mod:`attnrepro.run.ownership` and :mod:`attnrepro.run.io`): it
+What a job guarantees about its outputs (the job harness, :mod:`attnrepro.run.harness`, with
+:mod:`attnrepro.run.ownership` and :mod:`attnrepro.run.io`): it
 records the Snakemake run that started it and writes nothing once that run has ended; its thread
 limits and numerics (the pin, or a sweep setting) are applied before NumPy is imported; it removes
 temporaries that a killed earlier attempt of itself left; its upstream files (``--input``) are
@@ -34,8 +35,8 @@ import logging
 import sys
 from pathlib import Path
 
-from attnrepro.numerics import canonical, threads
-from attnrepro.run import ownership
+from attnrepro.numerics import canonical
+from attnrepro.run import harness
 
 log = logging.getLogger("attnrepro")
 EXPERIMENTS = "attnrepro.experiments"  # the package of the experiment modules (plan.Experiment.module)
@@ -78,24 +79,6 @@ def _parser():
     return parser
 
 
-def prepare(n_threads, pin=canonical.SETTING, setting=None):
-    """Before NumPy is imported: the Snakemake run this job belongs to (none by hand), the thread
-    limits, and the numerics (the pin, or with ``setting`` a sweep setting). Returns the pin's
-    state (canonical.apply), None for a sweep setting."""
-    ownership.start()
-    used = threads.limit(n_threads)
-    if used != int(n_threads):
-        log.info("threads: %d asked, %d CPU(s) available to this job: its BLAS and OpenMP pools run %d",
-                 int(n_threads), threads.available(), used)
-    if setting is None:
-        return canonical.apply(pin)
-    try:
-        canonical.apply_setting(setting)
-    except ValueError as error:
-        raise SystemExit(str(error)) from None
-    return None
-
-
 def table_paths(main, tables, names):
     """{table: path} of ``names``: ``tables`` ({name: path}) where given, else beside ``main``."""
     main = Path(main)
@@ -105,23 +88,35 @@ def table_paths(main, tables, names):
     return paths
 
 
-def execute(experiment, article, section, params, paths, inputs=None, expected=None, pinned=None,
-            setting=None):
+def case(experiment, article, section, params, paths, inputs=None, expected=None, setting=None):
+    """One case of ``experiment`` as the job harness runs it (:func:`attnrepro.run.harness.run_job`):
+    a function of the pin's state that gives the job: its tables (``paths``: {table: path},
+    ``main`` included), its upstream files (``inputs``: {name: path}, checked against ``expected``,
+    what the run plans for them) and the work, :func:`execute`."""
+    paths, inputs = dict(paths), dict(inputs or {})
+
+    def job(pinned):
+        def work():
+            return execute(experiment, article, section, params, paths, inputs, pinned, setting)
+
+        return harness.Job(work, outputs=paths.values(), inputs=inputs.values(), expected=expected or {})
+
+    return job
+
+
+def execute(experiment, article, section, params, paths, inputs=None, pinned=None, setting=None):
     """Run one case (``params``) of ``experiment`` and write its tables to ``paths`` ({table:
     path}, ``main`` included; a table the experiment returns without a path lands beside main).
-    ``inputs``: {name: path} of upstream files; ``expected``: what the run plans for them;
-    ``pinned``: what :func:`prepare` returned; ``setting``: the sweep setting it applied."""
+    ``inputs``: {name: path} of upstream files (checked by the harness); ``pinned``: the pin's
+    state (harness.start); ``setting``: the sweep setting it applied."""
     from attnrepro.run import io, provenance
 
     inputs, paths = dict(inputs or {}), dict(paths)
-    for leftover in io.remove_leftovers(paths.values()):
-        log.info("removed %s, left by a killed earlier attempt of this job", leftover)
     module = importlib.import_module(f"{EXPERIMENTS}.{experiment}")
     if setting is None:
         _log_numerics(canonical.check(pinned))  # numpy is loaded: did the pin take effect?
     log.info("%s (article %s, %s) with %s", experiment, article, section, json.dumps(params))
     started = provenance.now()
-    io.check_inputs(inputs.values(), expected or {})
     tables = module.run(params, inputs) if inputs else module.run(params)
     finished = provenance.now()
     meta = provenance.record(experiment, article, section, params, started, finished)
@@ -158,35 +153,15 @@ def _pin_recorded(pinned):
 
 
 def run(args):
-    """A job of the parsed command line ``args``."""
-    pinned = prepare(args.threads, args.pin, args.numerics)
+    """A job of the parsed command line ``args``, through the job harness; its exit status."""
     paths = table_paths(args.out, pairs(args.table, "--table"), ())
-    return execute(args.experiment, args.article, args.section, json.loads(args.params_json), paths,
-                   pairs(args.input, "--input"), json.loads(args.expected_params or "{}"), pinned,
-                   args.numerics)
-
-
-def stopped(error):
-    """The message of an error that stops a job with status 1 (an ended run, a corrupt or stale
-    input), else None (attnrepro.run.io is not imported here: it loads NumPy, after the pin)."""
-    io = sys.modules.get("attnrepro.run.io")
-    if isinstance(error, ownership.RunEnded) or (io is not None and isinstance(error, io.ResultError)):
-        return str(error)
-    return None
+    job = case(args.experiment, args.article, args.section, json.loads(args.params_json), paths,
+               pairs(args.input, "--input"), json.loads(args.expected_params or "{}"), args.numerics)
+    return harness.run_job(job, pin=args.pin, setting=args.numerics, n_threads=args.threads)
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    try:
-        return run(args)
-    except Exception as error:
-        message = stopped(error)
-        if message is None:
-            raise
-        print(f"attnrepro: {message}", file=sys.stderr)
-        return 1
+    return run(_parser().parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 from attnrepro import paths
-from attnrepro.run import ownership
+from attnrepro.run import harness
 from attnrepro.report import job
 
 log = logging.getLogger("attnrepro.report")
@@ -230,50 +230,29 @@ def draw_machine_speed(args):
     return 0
 
 
+# the commands whose outputs are not cleared of leftovers: their --out is a folder of committed files
+UNGUARDED = ("gate", "golden")
+STANDALONE = {
+    "gate": check_gate,
+    "golden": write_golden,
+    "edition": write_edition,
+    "ledger-overview": draw_ledger_overview,
+    "machine-speed": draw_machine_speed,
+}
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    harness.setup_logging()
     if args.expected_params is None and getattr(args, "inputs", None):
         try:
             args.expected_params = planned_params(args.inputs, args.configfile)
         except (ValueError, OSError) as error:  # a config that does not load, a path outside results/
-            print(f"attnrepro.report: {error}", file=sys.stderr)
+            print(f"{job.PREFIX}: {error}", file=sys.stderr)
             return 2
     if args.command in job.COMMANDS:  # what a rule runs, run as its job runs it
         if args.command in ("table", "figure"):
             _resolve(args)
         return job.run(args)
-    try:
-        job.start(args.pin)  # pin before numpy loads (in-process callers keep theirs); the run, if any
-    except ownership.RunEnded as error:
-        print(f"attnrepro.report: {error}", file=sys.stderr)
-        return 1
-    from attnrepro.run import io
-
-    try:
-        return _dispatch(args)
-    except (io.ResultError, ownership.RunEnded) as error:
-        print(f"attnrepro.report: {error}", file=sys.stderr)
-        return 1
-
-
-OUTPUT_OPTIONS = ("md", "csv", "svg")
-
-
-def _dispatch(args):
-    from attnrepro.run import io
-
-    if args.command not in ("gate", "golden"):  # (their --out is a folder of committed files)
-        outputs = [getattr(args, k) for k in (*OUTPUT_OPTIONS, "out") if getattr(args, k, None)]
-        for leftover in io.remove_leftovers(outputs):
-            log.info("removed %s, left by a killed earlier attempt of this job", leftover)
-    io.check_inputs(getattr(args, "inputs", []), json.loads(args.expected_params or "{}"))
-    standalone = {
-        "gate": check_gate,
-        "golden": write_golden,
-        "edition": write_edition,
-        "ledger-overview": draw_ledger_overview,
-        "machine-speed": draw_machine_speed,
-    }
-    return standalone[args.command](args) or 0
+    # this module's own commands, through the same harness
+    return job.run(args, STANDALONE[args.command], guard_outputs=args.command not in UNGUARDED)

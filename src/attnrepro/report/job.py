@@ -23,9 +23,8 @@ only the jobs that run it. ``python -m attnrepro.report`` (:mod:`attnrepro.repor
 is the command line for people: it resolves a product's builder and titles from the catalog and
 calls :func:`run`.
 
-As an experiment job does (:mod:`attnrepro.run.ownership`, :mod:`attnrepro.run.io`), a report job writes
-nothing
-once the Snakemake run that started it has ended, removes the temporaries of its outputs that a
+Through the job harness, as an experiment job (:mod:`attnrepro.run.harness`), a report job writes
+nothing once the Snakemake run that started it has ended, removes the temporaries of its outputs that a
 killed earlier attempt left, reads every result through ``io.read_parquet`` (checksums and content
 hash verified) and, given ``--expected-params JSON`` ({experiment: {case: params}}), first compares
 each input's provenance parameters with them. A corrupt or stale input stops it with status 1 and a
@@ -41,9 +40,10 @@ from pathlib import Path
 
 from attnrepro import paths
 from attnrepro.numerics import canonical
-from attnrepro.run import ownership
+from attnrepro.run import harness
 
-log = logging.getLogger("attnrepro.report")
+PREFIX = "attnrepro.report"  # of the stderr line of a stopped job (attnrepro.run.harness) and the logger
+log = logging.getLogger(PREFIX)
 PACKAGE = "attnrepro.report.products"  # builders are "<module>:<function>" under it
 RESULTS = ("attnrepro.report.products.results", "attnrepro.report.products.render")
 STYLE = "attnrepro.report.products.style"  # what --sections sets (figure, seeds, listings)
@@ -63,7 +63,9 @@ RUNS = {
     "index": ("attnrepro.report.index", "attnrepro.dag.plan", "attnrepro.report.products.catalog"),
     "archive": ("attnrepro.archive.pack",),
 }
-OUTPUT_OPTIONS = ("md", "csv", "svg", "out", "speed", "listings_csv")
+# the options that name a command's outputs (by dest), here and in attnrepro.report.cli: the ledger's
+# --speed writes results/speed.csv (speed_out); a table's, an edition's or machine-speed's reads it
+OUTPUT_OPTIONS = ("md", "csv", "svg", "out", "speed_out", "listings_csv")
 
 
 def _parser():
@@ -114,7 +116,8 @@ def add_ledger(ledger):
     ledger.add_argument("--published", required=True)
     ledger.add_argument("--csv", required=True)
     ledger.add_argument("--md", required=True)
-    ledger.add_argument("--speed", help="where to write each article's speed factor (results/speed.csv)")
+    ledger.add_argument("--speed", dest="speed_out",
+                        help="where to write each article's speed factor (results/speed.csv)")
     ledger.add_argument("--article", metavar="JSON",
                         help="what the article's config plans "
                              "(attnrepro.report.ledger.comparable.Article): a claim "
@@ -220,7 +223,7 @@ def write_ledger(args):
     article = comparable.Article.from_json(args.article) if args.article else None
     return ledger_io.write(
         args.published, load, args.csv, args.md, gate=args.gate,
-        numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence, speed_csv=args.speed,
+        numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence, speed_csv=args.speed_out,
         article=article, listings_csv=args.listings_evidence)
 
 
@@ -273,42 +276,37 @@ COMMANDS = {
 }
 
 
-def start(pin):
-    """Before NumPy loads: the pin (in-process callers that loaded it keep theirs), then the
-    Snakemake run this job belongs to (none by hand)."""
-    if "numpy" not in sys.modules:
-        canonical.apply(pin)
-    ownership.start()
+def outputs(args):
+    """The files the parsed ``args`` name as outputs (OUTPUT_OPTIONS): the harness removes the
+    temporaries of them that a killed earlier attempt left."""
+    return [getattr(args, k) for k in OUTPUT_OPTIONS if getattr(args, k, None)]
 
 
-def run(args):
+def _command(args):
+    """The work of a rule's command: the titles of ``--sections``, then the command (COMMANDS)."""
+    if getattr(args, "sections", None):
+        _module(STYLE).use_sections(json.loads(args.sections))
+    return COMMANDS[args.command](args)
+
+
+def run(args, work=None, guard_outputs=True):
     """The job of the parsed ``args`` (this module's command line, or attnrepro.report.cli's for
-    the same commands); its exit status."""
-    try:
-        start(args.pin)
-    except ownership.RunEnded as error:
-        print(f"attnrepro.report: {error}", file=sys.stderr)
-        return 1
-    from attnrepro.run import io
+    the same commands) through the job harness (attnrepro.run.harness); its exit status. The pin
+    is applied unless NumPy is loaded (in-process callers keep theirs). ``work``: a function of
+    ``args`` in place of the command's (attnrepro.report.cli's own commands); ``guard_outputs``
+    False: no leftovers are removed (gate, golden: their --out is a folder of committed files)."""
+    work = work or _command
 
-    try:
-        outputs = [getattr(args, k) for k in OUTPUT_OPTIONS if getattr(args, k, None)]
-        for leftover in io.remove_leftovers(outputs):
-            log.info("removed %s, left by a killed earlier attempt of this job", leftover)
-        io.check_inputs(getattr(args, "inputs", []), json.loads(args.expected_params or "{}"))
-        if getattr(args, "sections", None):
-            _module(STYLE).use_sections(json.loads(args.sections))
-        return COMMANDS[args.command](args) or 0
-    except (io.ResultError, ownership.RunEnded) as error:
-        print(f"attnrepro.report: {error}", file=sys.stderr)
-        return 1
+    def job(_pinned):
+        expected = json.loads(args.expected_params or "{}")
+        return harness.Job(lambda: work(args), outputs=outputs(args) if guard_outputs else (),
+                           inputs=getattr(args, "inputs", []), expected=expected)
+
+    return harness.run_job(job, prefix=PREFIX, pin=args.pin, keep_loaded=True)
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    return run(args)
+    return run(_parser().parse_args(argv))
 
 
 if __name__ == "__main__":

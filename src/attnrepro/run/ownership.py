@@ -14,10 +14,9 @@ with nothing to notice. So:
   the environment). Only the main Snakemake process does: a job step (the Snakemake that a
   cluster job runs again on its node, ``--mode remote``, which reads the workflow too) keeps the
   identity of the run that submitted it. A job therefore knows its run from the moment it is
-  spawned, even when the run is killed before the job has looked: :func:`start` (called by
-  ``python -m attnrepro.experiments.job`` and ``python -m attnrepro.report.job``, and by the command
-  lines that
-  run the same code by hand) reads it and checks at once that the run still lives.
+  spawned, even when the run is killed before the job has looked: :func:`start` (called by the
+  job harness, :func:`attnrepro.run.harness.run_job`, which every job entry and the command lines
+  that run the same code by hand go through) reads it and checks at once that the run still lives.
 - Without that variable, a job looks for a Snakemake ancestor in its parent chain (a Snakefile
   other than ours, an executor that clears the environment); with none, it is a run by hand,
   and says so in its log: there is no run to watch.

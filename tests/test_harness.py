@@ -1,0 +1,235 @@
+"""The one job harness (attnrepro.run.harness.run_job) and the entries that run their jobs through it.
+
+Each step of the harness is seen to happen: the start (run ownership, thread limits, the pin, before
+NumPy), the leftovers of the outputs removed, the inputs checked, an ended run or a corrupt or stale
+input turned into status 1 and one stderr line with the entry's prefix; any other error propagates.
+"""
+
+import json
+import logging
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from conftest import REPO
+
+from attnrepro.evidence import listings_run
+from attnrepro.experiments import job as experiment_job
+from attnrepro.numerics import canonical, threads
+from attnrepro.report import cli as report_cli
+from attnrepro.report import job as report_job
+from attnrepro.run import harness, io, ownership
+from attnrepro import cli
+
+PLANNED = {"steps": 400, "seed": 0, "task": "copy", "L": 6}
+
+
+@pytest.fixture
+def steps(monkeypatch):
+    """The start's steps recorded instead of done (no watchdog, no environment changed)."""
+    done = []
+    monkeypatch.setattr(ownership, "start", lambda: done.append("ownership") or None)
+    monkeypatch.setattr(threads, "limit", lambda n: done.append(("threads", n)) or n)
+    monkeypatch.setattr(canonical, "apply", lambda pin: done.append(("pin", pin)) or {"pin": pin})
+    monkeypatch.setattr(canonical, "apply_setting", lambda s: done.append(("setting", s)))
+    return done
+
+
+def _ended():
+    return ownership.RunEnded(ownership.Run(pid=4242, started=1, boot="b", host="h"))
+
+
+def _training(tmp_path, steps_written):
+    path = tmp_path / "results/data/001/train/copy-L6-seed0.parquet"
+    io.write_parquet(pd.DataFrame({"a": [1]}), path, {"params": {**PLANNED, "steps": steps_written}})
+    return path
+
+
+def test_the_harness_starts_guards_then_works_and_returns_the_status(steps, tmp_path):
+    out = tmp_path / "out.parquet"
+    left = [tmp_path / ".out.parquet.x1.tmp", tmp_path / ".out.parquet.x2.tmp"]
+    other = tmp_path / ".other.parquet.x1.tmp"  # another file's temporary: kept
+    for path in (*left, other):
+        path.write_text("")
+    training = _training(tmp_path, 400)
+    seen = []
+
+    def job(state):
+        seen.append(("job", state))
+        return harness.Job(lambda: seen.append("work") or 3, outputs=[out], inputs=[training],
+                           expected={"train": {"copy-L6-seed0": PLANNED}})
+
+    assert harness.run_job(job, pin="native", n_threads=2) == 3
+    assert steps == ["ownership", ("threads", 2), ("pin", "native")]
+    assert seen == [("job", {"pin": "native"}), "work"]
+    assert not any(p.exists() for p in left) and other.exists()
+    assert harness.run_job(lambda _: harness.Job(lambda: None)) == 0  # None is status 0
+
+
+def test_leftovers_go_before_the_work(steps, tmp_path):
+    out = tmp_path / "sub" / "t.md"
+    out.parent.mkdir()
+    leftover = out.parent / ".t.md.abc.tmp"
+    leftover.write_text("")
+    seen = []
+    harness.run_job(lambda _: harness.Job(lambda: seen.append(leftover.exists()), outputs=[str(out)]))
+    assert seen == [False]
+
+
+def test_a_stale_input_stops_the_job_with_status_1_and_the_prefix(steps, tmp_path, capsys):
+    training = _training(tmp_path, 2500)
+    worked = []
+    status = harness.run_job(
+        lambda _: harness.Job(lambda: worked.append(1), inputs=[training],
+                              expected={"train": {"copy-L6-seed0": PLANNED}}),
+        prefix="attnrepro.report")
+    err = capsys.readouterr().err
+    assert status == 1 and worked == []
+    assert err.startswith(f"attnrepro.report: {training}: written with steps = 2500, but this run's config "
+                          "plans steps = 400"), err
+    assert err.count("\n") == 1
+
+
+def test_a_corrupt_input_read_by_the_work_stops_the_job_with_status_1(steps, tmp_path, capsys):
+    bad = tmp_path / "results/data/001/train/copy-L6-seed0.parquet"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"not parquet")
+    status = harness.run_job(lambda _: harness.Job(lambda: io.read_parquet(bad)))
+    err = capsys.readouterr().err
+    assert status == 1 and err.startswith(f"attnrepro: {bad}") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("where", ["start", "work"])
+def test_an_ended_run_stops_the_job_with_status_1_and_the_prefix(steps, monkeypatch, capsys, where):
+    worked = []
+
+    def work():
+        worked.append(1)
+        raise _ended()
+
+    if where == "start":
+        monkeypatch.setattr(ownership, "start", lambda: (_ for _ in ()).throw(_ended()))
+    status = harness.run_job(lambda _: harness.Job(work), prefix="attnrepro.report")
+    assert status == 1 and worked == ([] if where == "start" else [1])
+    assert capsys.readouterr().err == ("attnrepro.report: the Snakemake run that started this job (pid 4242) "
+                                       "has ended; this job's outputs are not written\n")
+
+
+def test_any_other_error_propagates(steps):
+    def work():
+        raise ValueError("a bug")
+
+    with pytest.raises(ValueError, match="a bug"):
+        harness.run_job(lambda _: harness.Job(work))
+
+
+def test_the_numerics_of_the_start(steps, monkeypatch):
+    assert harness.start("haswell-noavx512", setting="sandybridge-noavx512", n_threads=1) is None
+    assert steps[-2:] == [("threads", 1), ("setting", "sandybridge-noavx512")]
+    steps.clear()
+    assert harness.start(None) is None and steps == ["ownership"]  # a listings job: no pin of its own
+    assert "numpy" in sys.modules  # loaded by this test process: an in-process caller keeps its numerics
+    steps.clear()
+    assert harness.start("native", keep_loaded=True) is None and steps == ["ownership"]
+    assert harness.start("native") == {"pin": "native"} and steps[-1] == ("pin", "native")
+
+    def refused(setting):
+        raise ValueError(f"unknown setting {setting}")
+
+    monkeypatch.setattr(canonical, "apply_setting", refused)
+    with pytest.raises(SystemExit, match="unknown setting bogus"):
+        harness.start(setting="bogus")
+
+
+def test_the_harness_sets_up_the_logging(steps, monkeypatch):
+    calls = []
+    monkeypatch.setattr(logging, "basicConfig", lambda **kw: calls.append(kw))
+    harness.run_job(lambda _: harness.Job(lambda: None))
+    assert calls == [{"level": logging.INFO, "stream": sys.stderr, "format": harness.LOG_FORMAT}]
+
+
+def test_the_pin_comes_before_numpy_and_the_guards_after_it(tmp_path):
+    """In a fresh interpreter: NumPy is not loaded when the pin is applied, and is (run.io) when
+    the guards run."""
+    code = (
+        "import sys\n"
+        "from attnrepro.run import harness, ownership\n"
+        "from attnrepro.numerics import canonical\n"
+        "seen = []\n"
+        "canonical.apply = lambda pin: seen.append(('pin', 'numpy' in sys.modules)) or {}\n"
+        "ownership.start = lambda: None\n"
+        "work = lambda: seen.append(('work', 'numpy' in sys.modules))\n"
+        "status = harness.run_job(lambda s: harness.Job(work))\n"
+        "assert status == 0, status\n"
+        "print(seen)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[('pin', False), ('work', True)]"
+
+
+# --- every job entry runs its job through the harness, with its prefix ------------------------------
+
+@pytest.fixture
+def handed(monkeypatch):
+    """harness.run_job replaced: records what each entry hands it, and the Job it resolves to."""
+    calls = []
+
+    def run_job(job, **options):
+        calls.append({**options, "job": job(None)})
+        return 7
+
+    monkeypatch.setattr(harness, "run_job", run_job)
+    return calls
+
+
+def test_the_experiment_job_runs_through_the_harness(handed, tmp_path):
+    out, extra = tmp_path / "m.parquet", tmp_path / "x.parquet"
+    expected = {"train": {"copy-L6-seed0": PLANNED}}
+    assert experiment_job.main(["attention_map", "--article", "001", "--section", "s", "--params-json", "{}",
+                                "--out", str(out), "--table", f"extra={extra}", "--input", "main=in.parquet",
+                                "--expected-params", json.dumps(expected), "--threads", "3"]) == 7
+    (call,) = handed
+    assert (call["pin"], call["setting"], call["n_threads"]) == (canonical.SETTING, None, 3)
+    assert call.get("prefix", harness.PREFIX) == "attnrepro"
+    assert sorted(map(str, call["job"].outputs)) == sorted([str(out), str(extra)])
+    assert list(call["job"].inputs) == ["in.parquet"] and call["job"].expected == expected
+
+
+def test_the_people_run_command_runs_through_the_harness(handed, tmp_path):
+    out = tmp_path / "m.parquet"
+    assert cli.main(["run", "scale_table", "--params-json", '{"d_k": [4], "scaled": [true]}',
+                     "--out", str(out)]) == 7
+    (call,) = handed
+    assert call["pin"] == canonical.SETTING and call.get("prefix", harness.PREFIX) == "attnrepro"
+    assert str(out) in map(str, call["job"].outputs)
+
+
+def test_the_report_entries_run_through_the_harness_with_their_prefix(handed, tmp_path):
+    md, csv, speed = tmp_path / "l.md", tmp_path / "l.csv", tmp_path / "speed.csv"
+    ledger = ["ledger", "--published", "p.yaml", "--csv", str(csv), "--md", str(md), "--speed", str(speed)]
+    assert report_job.main(["--expected-params", "{}", *ledger]) == 7
+    assert report_cli.main(["--expected-params", "{}", *ledger]) == 7
+    overview = ["--expected-params", "{}", "ledger-overview", "--ledger", "l.csv", "--published", "p.yaml",
+                "--svg", str(tmp_path / "o.svg")]
+    assert report_cli.main(overview) == 7
+    machine = ["machine-speed", "--speed", str(speed), "--svg", str(tmp_path / "m.svg")]
+    assert report_cli.main(machine) == 7  # its --speed is an input: not an output
+    assert report_cli.main(["golden", "--out", str(tmp_path / "golden")]) == 7  # committed files: unguarded
+    assert all(c["prefix"] == "attnrepro.report" and c["keep_loaded"] for c in handed)
+    outputs = [sorted(map(str, c["job"].outputs)) for c in handed]
+    assert outputs == [sorted([str(md), str(csv), str(speed)])] * 2 + [[str(tmp_path / "o.svg")],
+                                                                       [str(tmp_path / "m.svg")], []]
+
+
+def test_the_listings_job_runs_through_the_harness_without_a_pin_of_its_own(handed, tmp_path):
+    text = tmp_path / "article.txt"
+    text.write_text("")
+    out = tmp_path / "001.json"
+    assert listings_run.main(["--article", "001", "--text", str(text), "--out", str(out)]) == 7
+    (call,) = handed
+    assert call["pin"] is None and call.get("prefix", harness.PREFIX) == "attnrepro"
+    assert list(call["job"].outputs) == [str(out)]
