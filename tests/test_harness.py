@@ -78,6 +78,27 @@ def test_leftovers_go_before_the_work(steps, tmp_path):
     assert seen == [False]
 
 
+def test_a_removed_leftover_is_logged_by_the_entry_s_logger(steps, tmp_path, caplog):
+    """One line per leftover removed, on the logger named by the entry's prefix (by default the
+    package's), naming the file; no line where there was none."""
+    out = tmp_path / "t.md"
+    leftover = tmp_path / ".t.md.abc.tmp"
+    for prefix, logger in ((None, "attnrepro"), ("attnrepro.report", "attnrepro.report")):
+        leftover.write_text("")
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            if prefix is None:
+                harness.guard([out])
+            else:
+                harness.run_job(lambda _: harness.Job(lambda: None, outputs=[out]), prefix=prefix)
+        removed = [(r.name, r.getMessage()) for r in caplog.records if "removed" in r.getMessage()]
+        assert removed == [(logger, f"removed {leftover}, left by a killed earlier attempt of this job")]
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        harness.guard([out])
+    assert not [r for r in caplog.records if "removed" in r.getMessage()]
+
+
 def test_a_stale_input_stops_the_job_with_status_1_and_the_prefix(steps, tmp_path, capsys):
     training = _training(tmp_path, 2500)
     worked = []

@@ -70,6 +70,26 @@ def test_estimates_are_the_snapshot():
         assert found[key] == expected[key], key
 
 
+def _clear_readers():
+    for cached in (declared._tree, declared._bindings, declared._uses, declared.namespace):
+        cached.cache_clear()
+
+
+def test_the_registries_read_again_from_the_modules_are_the_snapshot(monkeypatch):
+    """The registries built at import, read again now, by the readers of this process (under
+    mutation testing, a mutated reader's: the import ran before the mutant was chosen)."""
+    _clear_readers()
+    try:
+        experiments, estimates, work, torch = declared.registries()
+    finally:
+        _clear_readers()
+    monkeypatch.setattr(plan, "EXPERIMENTS", plan.experiments(experiments))
+    monkeypatch.setattr(memory, "ESTIMATES", estimates)
+    monkeypatch.setattr(runtime, "WORK", work)
+    monkeypatch.setattr(runtime, "TORCH", torch)
+    assert _round_trip(snapshot()) == json.loads(SNAPSHOT.read_text())
+
+
 if __name__ == "__main__":
     json.dump(snapshot(), sys.stdout, indent=1, sort_keys=True)
     print()
@@ -95,6 +115,28 @@ def test_snakemake_reads_the_declarations_without_numpy_pandas_or_torch():
                           env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def _toy(tmp_path, monkeypatch, text):
+    """Module ``toy`` of ``text``, read by declared as an experiment module (its caches cleared)."""
+    (tmp_path / "toy.py").write_text(text)
+    for cached in (declared._tree, declared._bindings, declared._uses, declared.namespace):
+        cached.cache_clear()
+    monkeypatch.setattr(declared, "DIR", tmp_path)
+
+
+def test_a_statement_that_changes_a_needed_name_runs_too(tmp_path, monkeypatch):
+    """``SIZES["row"] = ...`` binds no name: it runs because ``SIZES`` is needed (mutation testing
+    fills its mutants' tables so), and a statement about no needed name does not."""
+    _toy(tmp_path, monkeypatch,
+         'import numpy as np\n\nSIZES = {}\nSIZES["row"] = 8\nUNUSED = []\nUNUSED.append(np.zeros(1))\n\n'
+         'def peak_memory(p):\n    return [(SIZES["row"] * p["n"], "rows", {"n": 1})]\n\n\n'
+         'def work(p):\n    return 0.0\n')
+    try:
+        assert declared.function("toy", "peak_memory")({"n": 3}) == [(24, "rows", {"n": 1})]
+    finally:
+        for cached in (declared._tree, declared._bindings, declared._uses, declared.namespace):
+            cached.cache_clear()
 
 
 def test_a_declared_function_may_not_use_numpy(tmp_path, monkeypatch):

@@ -94,12 +94,17 @@ INPUTS = {"attention_map": _attention_map_inputs}
 
 # every experiment, as its module declares it (attnrepro.experiments.declared): by article, then in
 # the article's order
-EXPERIMENTS = {
-    id: Experiment(id, d["article"], d["section"], tables=d["tables"], grid=d["grid"], threads=d["threads"],
-                   timing=d["timing"], torch=d["torch"], case_builder=CASE_BUILDERS.get(id),
-                   inputs=INPUTS.get(id))
-    for id, d in declared.EXPERIMENTS.items()
-}
+def experiments(declarations):
+    """{id: Experiment} of the experiment modules' ``declarations`` (declared.EXPERIMENTS)."""
+    return {
+        id: Experiment(id, d["article"], d["section"], tables=d["tables"], grid=d["grid"],
+                       threads=d["threads"], timing=d["timing"], torch=d["torch"],
+                       case_builder=CASE_BUILDERS.get(id), inputs=INPUTS.get(id))
+        for id, d in declarations.items()
+    }
+
+
+EXPERIMENTS = experiments(declared.EXPERIMENTS)
 
 
 def measured_columns(experiment_id, columns):

@@ -25,6 +25,8 @@ DIR = Path(__file__).parent
 DECLARATION = "EXPERIMENT"
 ENTRIES = ("peak_memory", "work")  # the functions Snakemake calls, by name
 STDLIB = frozenset({"math"})  # the modules those functions may import beside this package's
+# and the one mutation testing adds to every module it rewrites (CONTRIBUTING.md, "Mutation testing")
+MUTATION = frozenset({"mutmut.mutation.trampoline"})
 # the fields of a declaration, and their defaults (article and section have none)
 FIELDS = {
     "article": None,  # file prefix of the article in shared/seeds: "000", "001", "003"
@@ -95,17 +97,27 @@ def namespace(name, wanted):
     """{name: value} of the names ``wanted`` (a tuple) of module ``name``, and of what they need,
     run from the module's syntax tree without its other statements."""
     path, tree, bindings = DIR / f"{name}.py", _tree(name), _bindings(name)
-    needed, todo = set(), list(wanted)
+    # a statement that binds no name but changes one (TABLE["k"] = v) runs when that name is needed
+    changes = {id(node): {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+               for node in tree.body if not _bound(node)}
+    needed, run, todo = set(), set(), list(wanted)
     while todo:
-        bound = todo.pop()
-        if bound in needed or bound not in bindings:
-            continue
-        needed.add(bound)
-        todo += _uses(name, bound)
+        while todo:
+            bound = todo.pop()
+            if bound not in needed and bound in bindings:
+                needed.add(bound)
+                todo += _uses(name, bound)
+        for node, used in changes.items():
+            if node not in run and used & needed:
+                run.add(node)
+                todo += used
     ns = {"__name__": f"{PACKAGE}.{name}", "__file__": str(path), "__builtins__": builtins}
     body = []
     for node in tree.body:
         names = [n for n in _bound(node) if n in needed]
+        if id(node) in run:
+            body.append(node)
+            continue
         if not names:
             continue
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.startswith(f"{PACKAGE}."):
@@ -115,7 +127,7 @@ def namespace(name, wanted):
             ns.update({a.asname or a.name: found[a.name] for a in aliases})
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
-            if getattr(node, "level", 0) or not set(modules) <= STDLIB:
+            if getattr(node, "level", 0) or not set(modules) <= STDLIB | MUTATION:
                 raise ValueError(
                     f"{path}:{node.lineno}: {', '.join(names)} (from {', '.join(map(str, modules))}) is "
                     f"needed by {', '.join(wanted)}, which Snakemake runs without importing the module: "
@@ -145,8 +157,15 @@ def function(experiment_id, entry):
     return namespace(experiment_id, ENTRIES)[entry]
 
 
-# {id: declaration}: every experiment, by article, then in its article's order
-EXPERIMENTS = _experiments()
-ESTIMATES = {e: function(e, "peak_memory") for e in EXPERIMENTS}  # params -> [term]
-WORK = {e: function(e, "work") for e in EXPERIMENTS}  # params -> seconds of run(params)
-TORCH = frozenset(e for e, d in EXPERIMENTS.items() if d["torch"])
+def registries():
+    """(EXPERIMENTS, ESTIMATES, WORK, TORCH), read from the experiment modules (once per process:
+    the readers are cached)."""
+    experiments = _experiments()
+    estimates = {e: function(e, "peak_memory") for e in experiments}
+    work = {e: function(e, "work") for e in experiments}
+    return experiments, estimates, work, frozenset(e for e, d in experiments.items() if d["torch"])
+
+
+# {id: declaration}: every experiment, by article, then in its article's order; {id: params ->
+# [term]}; {id: params -> seconds of run(params)}; the experiments that declare torch
+EXPERIMENTS, ESTIMATES, WORK, TORCH = registries()
