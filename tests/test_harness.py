@@ -254,3 +254,27 @@ def test_the_listings_job_runs_through_the_harness_without_a_pin_of_its_own(hand
     (call,) = handed
     assert call["pin"] is None and call.get("prefix", harness.PREFIX) == "attnrepro"
     assert list(call["job"].outputs) == [str(out)]
+
+
+def test_a_sweep_setting_replaces_the_pin(steps):
+    seen = []
+    assert harness.run_job(lambda state: harness.Job(lambda: seen.append(state)),
+                           setting="sandybridge-noavx512", n_threads=1) == 0
+    assert seen == [None]  # a sweep job has no pin's state
+    assert steps == ["ownership", ("threads", 1), ("setting", "sandybridge-noavx512")]
+
+
+def test_fewer_threads_than_asked_are_logged_on_the_entry_s_logger(steps, monkeypatch, caplog):
+    """One line when the job gets fewer threads than asked, on the entry's logger; none otherwise."""
+    monkeypatch.setattr(threads, "limit", lambda n: 1)
+    monkeypatch.setattr(threads, "available", lambda: 1)
+    for asked, lines in ((4, [("attnrepro.report", "threads: 4 asked, 1 CPU(s) available to this job: "
+                                                    "its BLAS and OpenMP pools run 1")]), (1, [])):
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            harness.run_job(lambda _: harness.Job(lambda: None), prefix="attnrepro.report", n_threads=asked)
+        assert [(r.name, r.getMessage()) for r in caplog.records if "threads" in r.getMessage()] == lines
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        harness.start(n_threads=4)
+    assert [r.name for r in caplog.records if "threads" in r.getMessage()] == ["attnrepro"]

@@ -5,6 +5,7 @@ the same fields, and the same memory terms, estimates and wall times for every c
 and the small config, to the bit. Rewrite the snapshot only when a change of the numbers is meant:
 ``python tests/test_registry.py > tests/registry_snapshot.json``."""
 
+import ast
 import json
 import os
 import subprocess
@@ -155,3 +156,43 @@ def test_a_declared_function_may_not_use_numpy(tmp_path, monkeypatch):
     finally:
         for cached in (declared._tree, declared._bindings, declared._uses, declared.namespace):
             cached.cache_clear()
+
+
+@pytest.mark.parametrize("declaration, error", [
+    ('{"article": "001", "section": "S", "colour": 1}',
+     r"toy.py:3: EXPERIMENT: unknown fields \['colour'\], missing \[\] \(known: article, section, order,"),
+    ('{"article": "001"}',
+     r"toy.py:3: EXPERIMENT: unknown fields \[\], missing \['section'\] \(known: article, "),
+    ('[1, 2]', r"toy.py:3: EXPERIMENT must be a literal dict"),
+    ('dict(article="001")', r"toy.py:3: EXPERIMENT must be a literal dict"),
+])
+def test_a_declaration_that_is_no_literal_dict_of_the_fields_is_refused_naming_its_line(
+        tmp_path, monkeypatch, declaration, error):
+    _toy(tmp_path, monkeypatch, f'import math\nROWS = 1\nEXPERIMENT = {declaration}\n')
+    try:
+        with pytest.raises(ValueError, match=error):
+            declared.declaration("toy")
+    finally:
+        _clear_readers()
+
+
+def test_a_declaration_gets_the_defaults_and_tuples_for_lists(tmp_path, monkeypatch):
+    _toy(tmp_path, monkeypatch,
+         'ROWS = 1\nEXPERIMENT = {"article": "001", "section": "S", "tables": ["main", "x"]}\n')
+    try:
+        assert declared.declaration("toy") == {**declared.FIELDS, "article": "001", "section": "S",
+                                               "tables": ("main", "x")}
+    finally:
+        _clear_readers()
+    assert declared._bound(ast.parse("import os.path").body[0]) == ["os"]
+
+
+def test_experiments_of_one_article_and_place_are_in_the_order_of_their_names(tmp_path, monkeypatch):
+    for name, section in (("b_toy", "A"), ("a_toy", "B")):  # the name decides, not the section
+        text = f'\nEXPERIMENT = {{"article": "001", "section": "{section}", "order": 1}}\n'
+        (tmp_path / f"{name}.py").write_text(text)
+    _toy(tmp_path, monkeypatch, '\nEXPERIMENT = {"article": "000", "section": "S", "order": 9}\n')
+    try:
+        assert list(declared._experiments()) == ["toy", "a_toy", "b_toy"]
+    finally:
+        _clear_readers()

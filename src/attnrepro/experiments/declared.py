@@ -65,7 +65,7 @@ def declaration(name):
             try:
                 value = ast.literal_eval(node.value)
             except ValueError:
-                value = None
+                value = None  # pragma: no mutate (equivalent: any non-dict is refused below)
             if not isinstance(value, dict):
                 raise ValueError(f"{where}: {DECLARATION} must be a literal dict")
             unknown = set(value) - set(FIELDS)
