@@ -24,7 +24,7 @@ READ_BY_EDITIONS = {"src/attnrepro/dag/plan.py", "src/attnrepro/report/products/
                     "src/attnrepro/dag/config.py",
                     "src/attnrepro/dag/sweep_plan.py"}
 EXPECTED = {
-    "src/attnrepro/dag/plan.py": {"index"},
+    "src/attnrepro/dag/plan.py": {"index", "ledger"},  # the ledger: the declarations that decide the echoes
     "src/attnrepro/report/products/catalog.py": {"index"},
     "src/attnrepro/dag/config.py": set(),
     "src/attnrepro/cli.py": set(),
@@ -115,7 +115,7 @@ def test_a_data_file_that_a_module_reads_is_a_code_input_of_every_job_importing_
 
 def test_editing_the_plan_the_catalog_or_the_archive_reruns_only_the_jobs_that_run_them(small_run, tmp_path):
     """For real: a finished small run, one file edited, `snakemake -n`."""
-    for path, rerun in (("src/attnrepro/dag/plan.py", {"index"}),
+    for path, rerun in (("src/attnrepro/dag/plan.py", {"index", "ledger"}),
                         ("src/attnrepro/report/products/catalog.py", {"index"}),
                         ("src/attnrepro/archive/pack.py", set())):  # archive: not part of `all`
         root = tmp_path / path.replace("/", "_")

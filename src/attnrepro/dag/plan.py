@@ -36,6 +36,8 @@ class Experiment:
     threads: int = 1
     timing: bool = False  # measures time: runs alone on the machine
     torch: bool = False  # imports torch: a slower start (attnrepro.resources.runtime)
+    derived: dict = field(default_factory=dict, compare=False)  # "table.column": why it is an echo
+    softmax: dict = field(default_factory=dict, compare=False)  # "table.column": {rows, mask}
     case_builder: object = field(default=None, compare=False)  # section -> {case: params}
     # config -> {name: path}: result files of other experiments this one reads; they
     # reach run(params, inputs) as paths and become the rule's inputs
@@ -99,6 +101,7 @@ def experiments(declarations):
     return {
         id: Experiment(id, d["article"], d["section"], tables=d["tables"], grid=d["grid"],
                        threads=d["threads"], timing=d["timing"], torch=d["torch"],
+                       derived=d["derived"], softmax=d["softmax"],
                        case_builder=CASE_BUILDERS.get(id), inputs=INPUTS.get(id))
         for id, d in declarations.items()
     }

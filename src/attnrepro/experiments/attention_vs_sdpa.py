@@ -14,6 +14,13 @@ EXPERIMENT = {
     "section": "Attention as a soft lookup in a dictionary",
     "tables": ("main", "weights"),
     "torch": True,
+    "derived": {
+        "main.weights_rows": "the number of queries",
+        "main.weights_cols": "the number of keys",
+    },
+    "softmax": {
+        "weights.weight": {"rows": ["query"], "mask": None},
+    },
 }
 
 

@@ -17,6 +17,12 @@ EXPERIMENT = {
     "order": 1,
     "section": "Scaled dot-product attention, derived",
     "tables": ("main", "row_sums"),
+    "derived": {
+        "main.scores_shape": "(B, T, T) of the batch's sizes",
+        "main.weights_shape": "(B, T, T) of the batch's sizes",
+        "main.output_shape": "(B, T, d_v) of the batch's sizes",
+        "row_sums.row_sum": "the sum of one softmax row: 1 by definition",
+    },
 }
 
 

@@ -18,6 +18,13 @@ EXPERIMENT = {
     "order": 6,
     "section": "The complete block, and the count of its parameters",
     "tables": ("main", "breakdown"),
+    "derived": {
+        "breakdown.actual_count": "a tensor's entries: a product of d and d_ff",
+        "breakdown.formula_count": "the parameter formula of d and d_ff",
+        "main.actual_count": "the block's entries: a product of d and d_ff",
+        "main.d_ff": "4 d, by the block's definition",
+        "main.formula_12d2_13d": "12 d^2 + 13 d",
+    },
 }
 
 

@@ -27,6 +27,12 @@ EXPERIMENT = {
     "section": "The count that decides everything: O(T²)",
     "tables": ("main", "repeats", "machine"),
     "timing": True,
+    "derived": {
+        "main.length_ratio": "a ratio of the configured lengths",
+        "main.matrix_mib": "T^2 float64 values in MiB",
+        "main.matrix_ratio": "a ratio of T^2",
+        "main.qkv_mib": "3 T d_k float64 values in MiB",
+    },
 }
 
 BYTES = np.dtype(np.float64).itemsize

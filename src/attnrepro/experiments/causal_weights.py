@@ -13,6 +13,12 @@ EXPERIMENT = {
     "order": 3,
     "section": "Step 3: add a causal mask",
     "tables": ("main", "weights"),
+    "derived": {
+        "weights.allowed": "the causal mask: True where key <= query, of n alone",
+    },
+    "softmax": {
+        "weights.weight": {"rows": ["query"], "mask": "allowed"},
+    },
 }
 
 

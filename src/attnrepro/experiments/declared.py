@@ -37,6 +37,12 @@ FIELDS = {
     "threads": 1,
     "timing": False,  # measures time: runs alone on the machine
     "torch": False,  # imports torch (experiments._torch.load): a slower start
+    # "table.column": why its every value follows from the case's sizes or from a definition (a mask
+    # cell, a shape, a count): a claim that reads it is an echo (report.ledger.echoes)
+    "derived": {},
+    # "table.column" of softmax weights: {"rows": the columns that name one row of the softmax,
+    # "mask": the column of the mask it was taken under, or None} (report.ledger.echoes)
+    "softmax": {},
 }
 
 

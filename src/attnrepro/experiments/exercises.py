@@ -17,6 +17,15 @@ EXPERIMENT = {
     "article": "001",
     "order": 11,
     "section": "Exercises 1 and 2 (solutions)",
+    "derived": {
+        "main.cache_bytes": "the exercise's arithmetic on the article's sizes",
+        "main.cache_gib": "the exercise's arithmetic on the article's sizes",
+        "main.cache_to_weights": "the exercise's arithmetic on the article's sizes",
+        "main.multi_query_cache_gib": "the exercise's arithmetic on the article's sizes",
+        "main.params_per_block": "the exercise's arithmetic on the article's sizes",
+        "main.params_total": "the exercise's arithmetic on the article's sizes",
+        "main.weights_mib": "the exercise's arithmetic on the article's sizes",
+    },
 }
 
 MIB, GIB = 2**20, 2**30

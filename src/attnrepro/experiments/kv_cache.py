@@ -33,6 +33,14 @@ EXPERIMENT = {
     "section": "The key-value cache: what is kept, and how much it weighs",
     "tables": ("main", "memory", "repeats", "machine"),
     "timing": True,
+    "derived": {
+        "memory.T": "the configured length",
+        "memory.batch": "the configured batch",
+        "memory.d_head": "d / heads",
+        "memory.gib": "the cache's bytes of its sizes, in GiB",
+        "memory.kv_heads": "the configured heads of keys and values",
+        "memory.mib": "the cache's bytes of its sizes, in MiB",
+    },
 }
 
 

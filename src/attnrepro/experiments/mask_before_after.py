@@ -19,6 +19,15 @@ EXPERIMENT = {
     "order": 4,
     "section": "The causal mask: minus infinity before the softmax",
     "tables": ("main", "weights", "row_sums", "padding", "combined"),
+    "derived": {
+        "weights.visible": "the causal mask: True where key <= query, of T alone",
+        "padding.valid": "the padding mask of the lengths",
+        "combined.allowed": "the causal and padding masks of T and the lengths",
+        "row_sums.before": "the sum of one softmax row: 1 by definition",
+    },
+    "softmax": {
+        "weights.before": {"rows": ["query"], "mask": "visible"},
+    },
 }
 
 

@@ -19,6 +19,12 @@ EXPERIMENT = {
     "order": 5,
     "section": "Multiple heads: why h heads of d/h",
     "tables": ("main", "permutation"),
+    "derived": {
+        "main.d_head": "d / h",
+        "main.four_d_squared": "4 d^2",
+        "main.output_shape": "the input's shape",
+        "main.weights_shape": "(h, T, T) of the sizes",
+    },
 }
 
 

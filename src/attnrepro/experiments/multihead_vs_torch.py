@@ -20,6 +20,10 @@ EXPERIMENT = {
     "section": "Multiple heads",
     "tables": ("main", "params"),
     "torch": True,
+    "derived": {
+        "params.formula_parameters": "4 d^2 + 4 d",
+        "params.parameters": "the modules' entries: a product of the sizes",
+    },
 }
 
 

@@ -23,6 +23,9 @@ EXPERIMENT = {
     "section": "Position: attention does not know the order",
     "tables": ("main", "encoding"),
     "torch": True,
+    "derived": {
+        "main.frequencies": "d / 2 frequencies of the encoding",
+    },
 }
 
 

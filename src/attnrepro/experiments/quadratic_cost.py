@@ -24,6 +24,11 @@ EXPERIMENT = {
     "section": "What the n² term costs",
     "tables": ("main", "repeats", "machine"),
     "timing": True,
+    "derived": {
+        "main.cells": "n^2",
+        "main.kept_gib_all_heads_layers": "n^2 float32 values per head and layer, in GiB",
+        "main.mib_float32": "n^2 float32 values in MiB",
+    },
 }
 
 BYTES = np.dtype(np.float32).itemsize  # one score cell in float32

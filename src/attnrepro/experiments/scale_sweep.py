@@ -17,6 +17,9 @@ EXPERIMENT = {
     "article": "000",
     "order": 2,
     "section": "Why we divide by sqrt(d_k)",
+    "derived": {
+        "main.sqrt_d_k": "the square root of d_k",
+    },
 }
 
 

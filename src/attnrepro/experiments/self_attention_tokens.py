@@ -12,6 +12,15 @@ EXPERIMENT = {
     "order": 1,
     "section": "Step 1: self-attention on a five-token sentence",
     "tables": ("main", "weights"),
+    "derived": {
+        "main.output_rows": "the number of tokens",
+        "main.output_cols": "d_k",
+        "main.weights_rows": "the number of tokens",
+        "main.weights_cols": "the number of tokens",
+    },
+    "softmax": {
+        "weights.weight": {"rows": ["query"], "mask": None},
+    },
 }
 
 

@@ -13,6 +13,18 @@ EXPERIMENT = {
     "order": 5,
     "section": "Attention and transformers in PyTorch",
     "torch": True,
+    "derived": {
+        "main.block_output_dim_0": "a shape or a parameter count of the modules' sizes",
+        "main.block_output_dim_1": "a shape or a parameter count of the modules' sizes",
+        "main.block_output_dim_2": "a shape or a parameter count of the modules' sizes",
+        "main.block_parameters": "a shape or a parameter count of the modules' sizes",
+        "main.mha_output_dim_0": "a shape or a parameter count of the modules' sizes",
+        "main.mha_output_dim_1": "a shape or a parameter count of the modules' sizes",
+        "main.mha_output_dim_2": "a shape or a parameter count of the modules' sizes",
+        "main.mha_weights_dim_0": "a shape or a parameter count of the modules' sizes",
+        "main.mha_weights_dim_1": "a shape or a parameter count of the modules' sizes",
+        "main.mha_weights_dim_2": "a shape or a parameter count of the modules' sizes",
+    },
 }
 
 

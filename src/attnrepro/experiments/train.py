@@ -28,6 +28,12 @@ EXPERIMENT = {
     "order": 9,
     "section": "The experiment: copying and sorting sequences",
     "tables": ("main", "curve", "sequences", "parameters"),
+    "derived": {
+        "main.d_head": "d / heads",
+        "main.distinct_share_expected": "the expected share of sequences of distinct symbols, of the alphabet and L",
+        "main.n_parameters": "the model's entries: a product of its sizes",
+        "main.vocab": "the alphabet and the special symbols",
+    },
 }
 
 # case keys that go to TrainConfig, and those that only describe the run

@@ -13,6 +13,10 @@ EXPERIMENT = {
     "order": 6,
     "section": "Multi-head attention: two heads concatenated",
     "tables": ("main", "weights"),
+    "derived": {
+        "main.combined_rows": "the number of tokens",
+        "main.combined_cols": "heads x d_k",
+    },
 }
 
 

@@ -56,7 +56,8 @@ RUNS = {
     "table": RESULTS,
     "figure": (*RESULTS, STYLE),
     "ledger": ("attnrepro.report.products.results", "attnrepro.report.ledger_io",
-               "attnrepro.report.ledger.comparable"),
+               "attnrepro.report.ledger.comparable",
+               "attnrepro.dag.plan"),  # the experiments' declarations that decide the echoes (ledger.echoes)
     "numerics": ("attnrepro.report.evidence.numerics_render",),
     "seeds": ("attnrepro.report.products.style", "attnrepro.report.evidence.seeds_render"),
     "listings": ("attnrepro.report.products.style", "attnrepro.report.evidence.listings_render"),

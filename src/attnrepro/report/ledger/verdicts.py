@@ -33,7 +33,7 @@ tolerance* when the statistic lies in it or the run's seed spread overlaps it.
 import numpy as np
 import pandas as pd
 
-from attnrepro.report.ledger import comparable, speed
+from attnrepro.report.ledger import comparable, echoes, restated, speed
 from attnrepro.report.products import statistics
 from attnrepro.report.ledger.claims import (  # noqa: F401  (the ledger's names, used through it)
     CLASSES, REDUCERS, VERDICTS, Claim, _normalise, _parse, _published_text, cases_read, check_location,
@@ -255,8 +255,9 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
     what the article's config plans: a claim computed with other parameters, or whose row this
     run's config left out, is judged "other parameters"."""
     factors = raw_time_factors(claims, load) if rule is not None else {}
-    rows = []
+    rows = {}
     for claim in claims:
+        _check_echo(claim, load)
         value, values = None, None
         try:
             value, values = reproduced(claim.source, load)
@@ -267,13 +268,34 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
             verdict, text, reason = other
         else:
             verdict, text, reason = judge(claim, value, values, spread, factors.get(claim.article), rule)
-        rows.append({
+        rows[claim.id] = {
             "id": claim.id, "article": claim.article, "section": claim.section,
             "claim": claim.claim, "published": claim.published, "reproduced": text,
             "class": claim.cls, "verdict": verdict, "reason": reason,
-        })
-    return pd.DataFrame(rows, columns=["id", "article", "section", "claim", "published",
-                                       "reproduced", "class", "verdict", "reason"])
+        }
+    _take_cells_verdicts(claims, rows)
+    return pd.DataFrame(list(rows.values()), columns=["id", "article", "section", "claim", "published",
+                                                      "reproduced", "class", "verdict", "reason"])
+
+
+def _check_echo(claim, load):
+    """Refuse a claim that published.yaml classes otherwise than the echo rule does (ledger.echoes);
+    a claim whose mask the run lacks is left to its own verdict (missing)."""
+    try:
+        why = echoes.derivation(claim, load)
+    except (FileNotFoundError, KeyError, ValueError):
+        return
+    echoes.check(claim, why)
+
+
+def _take_cells_verdicts(claims, rows):
+    """A prose claim that restates cells takes their verdict (ledger.restated): ``rows`` {id: row}."""
+    for prose_id, cell_ids in restated.restatements(claims).items():
+        row = rows[prose_id]
+        prose = next(c for c in claims if c.id == prose_id)
+        judged = {i: (rows[i]["verdict"], rows[i]["reason"]) for i in cell_ids}
+        verdict, reason = restated.judge(prose, (row["verdict"], row["reason"]), judged)
+        row.update(verdict=verdict, reason=_join(reason, prose.note))
 
 
 def _other_parameters(claim, value, load, article):

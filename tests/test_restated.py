@@ -1,0 +1,109 @@
+"""One rule per number (report.ledger.restated): a prose claim takes the verdict of the cells it restates."""
+
+import itertools
+
+import pandas as pd
+import pytest
+
+from attnrepro.report.ledger import restated, verdicts
+from attnrepro.report.ledger.claims import Claim
+
+
+@pytest.fixture(scope="module")
+def claims():
+    return verdicts.load_claims("config/published.yaml")
+
+
+def by_id(claims, claim_id):
+    return next(c for c in claims if c.id == claim_id)
+
+
+def test_the_cells_of_a_prose_claim_are_found_by_what_it_reads(claims):
+    found = restated.restatements(claims)
+    assert found["001.prose.train.sort-sequence-share"] == [
+        f"001.train.sort-L{L}.sequence-mean" for L in (4, 6, 8)]  # per L, the same reduction: not the minima
+    assert found["001.prose.causal_timing.slope"] == ["001.causal_timing.slope"]
+    assert found["001.prose.causal_timing.T-512.min-ms"] == ["001.causal_timing.T-512.min-ms"]
+    assert found["000.prose.scale_sweep.jacobian-unscaled-4"] == ["000.scale_sweep.d_k-4.jacobian_norm_unscaled"]
+    # a statistic of several cells (a mean over d_k, a minimum over positions) restates none of them
+    assert "000.prose.scale_sweep.max-weight-scaled-around" not in found
+    assert "000.prose.causal_change.none-min" not in found
+    assert all(restated.PROSE in prose and not any(restated.PROSE in c for c in cells)
+               for prose, cells in found.items())
+
+
+def test_a_restating_prose_claim_has_the_class_of_its_cells_and_no_band_of_its_own(claims):
+    for prose_id, cell_ids in restated.restatements(claims).items():
+        prose = by_id(claims, prose_id)
+        assert {by_id(claims, c).cls for c in cell_ids} == {prose.cls}, prose_id
+        assert prose.band is None, f"{prose_id}: judged by its cells' rule, so no band of its own"
+        assert prose.tolerance is None, prose_id
+
+
+def test_the_least_good_verdict_wins():
+    assert restated.worst(["reproduced", "within tolerance"]) == "within tolerance"
+    assert restated.worst(["within tolerance", "differs", "reproduced"]) == "differs"
+    assert restated.worst(["missing", "differs"]) == "missing"
+    assert restated.worst(["reproduced", "a verdict not listed"]) == "a verdict not listed"
+    for a, b in itertools.combinations(restated.ORDER, 2):
+        assert restated.worst([a, b]) == restated.worst([b, a]) == b
+
+
+def prose_claim(cls="stochastic"):
+    return Claim(id="001.prose.x", article="001", section="s", claim="c", published="95-98%", cls=cls,
+                 source={"experiment": "train", "column": "sequence_accuracy"})
+
+
+def test_a_prose_claim_is_never_stricter_nor_looser_than_its_cells():
+    cells = {"a": ("within tolerance", "r1"), "b": ("within tolerance", "r2")}
+    verdict, reason = restated.judge(prose_claim(), ("differs", "its own range"), cells)
+    assert verdict == "within tolerance"  # its own, stricter judgement does not count
+    assert "a: within tolerance, b: within tolerance" in reason
+    verdict, _ = restated.judge(prose_claim(), ("within tolerance", ""), {**cells, "c": ("differs", "r3")})
+    assert verdict == "differs"  # nor does its own, looser one
+
+
+def test_an_exact_prose_claim_whose_own_digits_differ_says_so():
+    cells = {"a": ("reproduced", "")}
+    verdict, reason = restated.judge(prose_claim("exact"), ("differs", "exact claim: digits differ"), cells)
+    assert verdict == "differs" and "its own digits differ" in reason
+    assert restated.judge(prose_claim("exact"), ("reproduced", ""), cells)[0] == "reproduced"
+
+
+@pytest.mark.parametrize("cell_verdicts", [
+    ("reproduced", "reproduced", "reproduced"),
+    ("within tolerance", "reproduced", "differs"),
+    ("missing", "within tolerance", "within tolerance"),
+])
+def test_the_ledger_gives_every_prose_claim_the_verdict_of_its_cells(claims, cell_verdicts):
+    """Walk every prose claim of published.yaml: with its cells' verdicts set, the ledger's pass
+    gives it the least good of them."""
+    found = restated.restatements(claims)
+    rows = {c.id: {"id": c.id, "verdict": "reproduced", "reason": ""} for c in claims}
+    for cell_ids in found.values():
+        for cell_id, verdict in zip(cell_ids, itertools.cycle(cell_verdicts)):
+            rows[cell_id]["verdict"] = verdict
+    verdicts._take_cells_verdicts(claims, rows)
+    for prose_id, cell_ids in found.items():
+        assert rows[prose_id]["verdict"] == restated.worst(rows[c]["verdict"] for c in cell_ids), prose_id
+        assert all(c in rows[prose_id]["reason"] for c in cell_ids), prose_id
+
+
+def test_a_range_over_rows_takes_its_cells_verdict_in_the_ledger():
+    """The sort rows: the prose "95-98%" over L states the cells' per-L means; a row outside the
+    range is judged as its cell is (within the seed spread), not stricter."""
+    frame = pd.DataFrame({"task": "sort", "ablation": "full", "L": [4] * 3 + [8] * 3, "seed": [0, 1, 2] * 2,
+                          "sequence_accuracy": [0.99, 0.98, 0.97, 0.90, 0.95, 0.96]})
+    cells = [Claim(id=f"001.train.sort-L{L}.sequence-mean", article="001", section="s", claim="c", published=p,
+                   cls="stochastic", source={"experiment": "train", "where": {"task": "sort", "L": L,
+                                                                              "ablation": "full"},
+                                             "column": "sequence_accuracy", "reduce": "mean"})
+             for L, p in ((4, "0.981"), (8, "0.951"))]
+    prose = Claim(id="001.prose.train.share", article="001", section="s", claim="c", published="95-98%",
+                  cls="stochastic", source={"experiment": "train", "where": {"task": "sort", "ablation": "full"},
+                                            "column": "sequence_accuracy", "reduce": "mean", "per": "L"})
+    ledger = verdicts.evaluate(cells + [prose], lambda e, t: frame).set_index("id")
+    # the L = 8 mean, 0.937, lies outside 95-98%; its seeds (0.90 to 0.96) reach 0.951: within tolerance
+    assert ledger.loc["001.train.sort-L8.sequence-mean", "verdict"] == "within tolerance"
+    assert ledger.loc["001.prose.train.share", "verdict"] == "within tolerance"
+    assert ledger.loc["001.prose.train.share", "reproduced"] == "94-98%"
