@@ -219,7 +219,7 @@ def draw_figure(args):
 
 
 def write_ledger(args):
-    results, ledger_io, comparable = _runs("ledger")
+    results, ledger_io, comparable, _ = _runs("ledger")
     load = results.Loader(args.inputs)
     article = comparable.Article.from_json(args.article) if args.article else None
     return ledger_io.write(
