@@ -52,6 +52,12 @@ def test_a_descheduled_batch_is_timed_again_on_the_same_inputs_until_quiet():
     assert batch.result == 15  # the last timed call's
 
 
+def test_the_pause_before_a_re_measurement_is_at_most_the_last_batchs_wall_time():
+    machine = FakeMachine([0.5, 0.5, 0.5])
+    machine.measure(object(), calls=2, attempts=3, pause=5.0)
+    assert machine.slept == [2.0, 2.0]  # two timed calls of 1 s each: re-measuring costs at most 2x
+
+
 def test_a_quiet_first_batch_is_kept_without_a_second():
     machine = FakeMachine([0.95, 0.1])
     batch = machine.measure(object())

@@ -29,7 +29,7 @@ from attnrepro.numerics import threads
 
 MIN_SHARE = 0.9  # a batch whose timing thread ran less than this share of its wall time was descheduled
 ATTEMPTS = 3  # timed batches per measurement at most: the first and up to two re-measurements
-PAUSE = 1.0  # seconds slept before a re-measurement, so that a burst of load may pass
+PAUSE = 1.0  # seconds slept before a re-measurement (at most the last batch's wall time): a burst may pass
 CLOCKS = (time.perf_counter, time.thread_time)  # (wall, CPU time of the calling thread)
 
 
@@ -76,7 +76,8 @@ def share(cpu_seconds, seconds):
 def measure(calls, warmup=(), attempts=None, min_share=None, pause=None, clocks=None, sleep=time.sleep):
     """Time ``calls`` ([(fn, args)], in order) as one batch, after the untimed ``warmup`` calls;
     time the same batch again, on the same arguments, while its CPU share is below ``min_share``,
-    at most ``attempts`` batches in all, sleeping ``pause`` seconds before each new one. Returns the
+    at most ``attempts`` batches in all, sleeping ``pause`` seconds (at most the last batch's wall
+    time) before each new one. Returns the
     quietest batch (highest share; the first that reaches ``min_share``). Defaults: the module's
     MIN_SHARE, ATTEMPTS, PAUSE and CLOCKS (read at the call, so a test may set them)."""
     attempts = ATTEMPTS if attempts is None else attempts
@@ -85,10 +86,10 @@ def measure(calls, warmup=(), attempts=None, min_share=None, pause=None, clocks=
     wall_clock, cpu_clock = clocks or CLOCKS
     if attempts < 1:
         raise ValueError(f"attempts must be >= 1, got {attempts}")
-    load_before, best = one_minute_load(), None
+    load_before, best, seconds = one_minute_load(), None, []
     for attempt in range(1, attempts + 1):
-        if attempt > 1:
-            sleep(pause)
+        if attempt > 1:  # a short batch waits as long as it took: re-measuring costs it at most 2x
+            sleep(min(pause, sum(seconds)))
         for fn, args in warmup:
             fn(*args)
         seconds, cpu, result = [], [], None
