@@ -77,9 +77,9 @@ def measure(calls, warmup=(), attempts=None, min_share=None, pause=None, clocks=
     """Time ``calls`` ([(fn, args)], in order) as one batch, after the untimed ``warmup`` calls;
     time the same batch again, on the same arguments, while its CPU share is below ``min_share``,
     at most ``attempts`` batches in all, sleeping ``pause`` seconds (at most the last batch's wall
-    time) before each new one. Returns the
-    quietest batch (highest share; the first that reaches ``min_share``). Defaults: the module's
-    MIN_SHARE, ATTEMPTS, PAUSE and CLOCKS (read at the call, so a test may set them)."""
+    time) before each new one. Returns the quietest batch (highest share; the first that reaches
+    ``min_share``). Defaults: the module's MIN_SHARE, ATTEMPTS, PAUSE and CLOCKS (read at the call,
+    so a test may set them)."""
     attempts = ATTEMPTS if attempts is None else attempts
     min_share = MIN_SHARE if min_share is None else min_share
     pause = PAUSE if pause is None else pause
