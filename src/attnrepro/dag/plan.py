@@ -18,11 +18,13 @@ from attnrepro import paths
 from attnrepro.experiments import declared
 
 # Columns that measure the machine rather than compute a result: wall times anywhere, and in
-# timing experiments also what is derived from times, memory peaks and the machine's load.
+# timing experiments also what is derived from times, memory peaks, the machine's load and how
+# quiet each measurement was (experiments._timing.measure: cpu_share, attempts, disturbed).
 # Two runs of the same job agree on every other column, to the bit.
 _MEASURED = re.compile(r"seconds|time", re.IGNORECASE)
 _MEASURED_IN_TIMING = re.compile(
-    r"seconds|_ms$|time|slope|speedup|ci_|regime|quadratic|load_|interval|growth|peak"
+    r"seconds|_ms$|time|slope|speedup|ci_|regime|quadratic|load_|interval|growth|peak|cpu_share|attempts"
+    r"|disturbed"
 )
 
 

@@ -4,9 +4,21 @@ Raw seconds belong to the machine that measured them; what transfers between
 machines are exponents (slopes in the log-log plane), ratios and memory. Every
 timing experiment therefore stores each repeat, the derived slopes and ratios,
 and a ``machine`` table taken at the start of the job, before anything is timed.
+
+A busy machine lengthens a time (never shortens it), so every batch of timed calls is checked
+(:func:`measure`): beside each call's wall time it reads the CPU time of the timing thread. A
+batch whose thread held a core for less than :data:`MIN_SHARE` of its wall time was descheduled:
+another process took the core. Such a batch is timed again, on the same inputs (nothing is drawn
+anew), after a pause of :data:`PAUSE` seconds, up to :data:`ATTEMPTS` batches in all; the quietest
+batch is kept. Each timing table records what happened: ``cpu_share`` (of the kept batch),
+``attempts``, ``disturbed`` (no batch reached the share) and the 1-minute load average before and
+after (``load_before``, ``load_after``). The ledger judges a claim read from a disturbed
+measurement "disturbed", never "differs" (:mod:`attnrepro.report.ledger.disturbed`).
 """
 
+import os
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -15,18 +27,93 @@ from attnrepro.run import provenance
 from attnrepro.numerics import threads
 
 
-def timed(fn, *args):
-    """(result, seconds) of one call ``fn(*args)``, wall time from ``time.perf_counter``."""
-    t0 = time.perf_counter()
-    result = fn(*args)
-    return result, time.perf_counter() - t0
+MIN_SHARE = 0.9  # a batch whose timing thread ran less than this share of its wall time was descheduled
+ATTEMPTS = 3  # timed batches per measurement at most: the first and up to two re-measurements
+PAUSE = 1.0  # seconds slept before a re-measurement (at most the last batch's wall time): a burst may pass
+CLOCKS = (time.perf_counter, time.thread_time)  # (wall, CPU time of the calling thread)
 
 
-def trial_seconds(fn, args, trials, warmup=1):
-    """Seconds of ``trials`` calls ``fn(*args)``, after ``warmup`` untimed calls."""
-    for _ in range(warmup):
-        fn(*args)
-    return [timed(fn, *args)[1] for _ in range(trials)]
+def one_minute_load():
+    """The 1-minute load average of the machine (NaN where the system has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return float("nan")
+
+
+@dataclass
+class Batch:
+    """The kept batch of one measurement: per call its wall and thread CPU seconds."""
+
+    seconds: list  # wall time of each timed call, in call order
+    cpu_seconds: list  # CPU time of the timing thread during each call
+    attempts: int  # batches timed (1: the first was quiet)
+    load_before: float = float("nan")
+    load_after: float = float("nan")
+    result: object = field(default=None, repr=False)  # what the last timed call returned
+    min_share: float = MIN_SHARE
+
+    @property
+    def cpu_share(self):
+        """CPU time of the timing thread over wall time, over the whole batch (1: never descheduled)."""
+        return share(self.cpu_seconds, self.seconds)
+
+    @property
+    def disturbed(self):
+        return bool(self.cpu_share < self.min_share)
+
+    def record(self):
+        """The columns a timing table records for this measurement."""
+        return {"cpu_share": self.cpu_share, "attempts": self.attempts, "disturbed": self.disturbed,
+                "load_before": self.load_before, "load_after": self.load_after}
+
+
+def share(cpu_seconds, seconds):
+    wall = float(sum(seconds))
+    return float(sum(cpu_seconds)) / wall if wall > 0 else 1.0
+
+
+def measure(calls, warmup=(), attempts=None, min_share=None, pause=None, clocks=None, sleep=time.sleep):
+    """Time ``calls`` ([(fn, args)], in order) as one batch, after the untimed ``warmup`` calls;
+    time the same batch again, on the same arguments, while its CPU share is below ``min_share``,
+    at most ``attempts`` batches in all, sleeping ``pause`` seconds (at most the last batch's wall
+    time) before each new one. Returns the quietest batch (highest share; the first that reaches
+    ``min_share``). Defaults: the module's MIN_SHARE, ATTEMPTS, PAUSE and CLOCKS (read at the call,
+    so a test may set them)."""
+    attempts = ATTEMPTS if attempts is None else attempts
+    min_share = MIN_SHARE if min_share is None else min_share
+    pause = PAUSE if pause is None else pause
+    wall_clock, cpu_clock = clocks or CLOCKS
+    if attempts < 1:
+        raise ValueError(f"attempts must be >= 1, got {attempts}")
+    load_before, best, seconds = one_minute_load(), None, []
+    for attempt in range(1, attempts + 1):
+        if attempt > 1:  # a short batch waits as long as it took: re-measuring costs it at most 2x
+            sleep(min(pause, sum(seconds)))
+        for fn, args in warmup:
+            fn(*args)
+        seconds, cpu, result = [], [], None
+        for fn, args in calls:
+            w0, c0 = wall_clock(), cpu_clock()
+            result = fn(*args)
+            c1, w1 = cpu_clock(), wall_clock()
+            seconds.append(w1 - w0)
+            cpu.append(c1 - c0)
+        if best is None or share(cpu, seconds) > share(best.cpu_seconds, best.seconds):
+            best = Batch(seconds, cpu, attempt, load_before, result=result, min_share=min_share)
+        if share(cpu, seconds) >= min_share:
+            break
+    best.attempts, best.load_after = attempt, one_minute_load()
+    return best
+
+
+def summary(batches):
+    """The record of several batches behind one row: the lowest share, the most attempts, disturbed
+    when any was, the load before the first and after the last."""
+    worst = min(batches, key=lambda b: b.cpu_share)
+    return {"cpu_share": worst.cpu_share, "attempts": max(b.attempts for b in batches),
+            "disturbed": any(b.disturbed for b in batches),
+            "load_before": batches[0].load_before, "load_after": batches[-1].load_after}
 
 
 def loglog_slope(sizes, times):

@@ -4,6 +4,9 @@ One generator (seed 0) draws, for each T in turn, Q, K and V of shape (T, d_k) w
 ``rng.normal``. Each T gets one untimed warm-up call, then ``trials`` timed calls
 (the article's 400, 60, 12); the minimum is kept, because load can lengthen a time,
 never shorten it. The causal mask is built inside each call, as in the listing.
+A batch (warm-up and trials) during which the timing thread was descheduled is timed again on
+the same Q, K, V (experiments._timing.measure); ``main`` records per T its ``cpu_share``,
+``attempts``, ``disturbed`` and the load before and after.
 
 Transferable: the slope of log(min time) against log(T) (2 for a T² law) and the
 time ratio per step of the grid beside the length and matrix ratios. The memory
@@ -17,7 +20,7 @@ import pandas as pd
 
 from attnrepro.core.attention import attention
 from attnrepro.core.masks import causal
-from attnrepro.experiments._timing import loglog_slope, machine_table, step_ratios, trial_seconds
+from attnrepro.experiments._timing import loglog_slope, machine_table, measure, step_ratios
 from attnrepro.experiments._memory import BOOL, F64, ROW, largest_value, term
 from attnrepro.experiments._prices import CAUSAL_CELL, DRAW, FLOP
 
@@ -48,11 +51,14 @@ def run(params):
     machine = machine_table()
     rng = np.random.default_rng(params["seed"])
     d_k, lengths, trials = params["d_k"], params["T"], params["trials"]
-    repeats = []
+    repeats, records = [], []
     for T, n_trials in zip(lengths, trials):
         Q, K, V = (rng.normal(size=(T, d_k)) for _ in range(3))  # (T, d_k) each
-        seconds = trial_seconds(causal_attention, (Q, K, V), n_trials)
-        repeats += [{"T": T, "trial": i, "seconds": s} for i, s in enumerate(seconds)]
+        call = (causal_attention, (Q, K, V))
+        batch = measure([call] * n_trials, warmup=[call])
+        repeats += [{"T": T, "trial": i, "seconds": s, "cpu_seconds": c}
+                    for i, (s, c) in enumerate(zip(batch.seconds, batch.cpu_seconds))]
+        records.append(batch.record())
     repeats = pd.DataFrame(repeats)
 
     fastest = repeats.groupby("T", sort=False)["seconds"].min().to_numpy()
@@ -66,6 +72,7 @@ def run(params):
         "time_ratio": step_ratios(fastest),
         "matrix_ratio": step_ratios(T * T),
         "loglog_slope": loglog_slope(T, fastest),  # fit over every T, same on each row
+        **pd.DataFrame(records).to_dict("list"),  # cpu_share, attempts, disturbed, load: measured
     })
     return {"main": main, "repeats": repeats, "machine": machine}
 

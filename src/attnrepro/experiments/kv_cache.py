@@ -6,7 +6,10 @@ layer, layer by layer), then the prompt (prompt x d). Both generations produce
 The maximum deviation between them is round-off; the times are machine-bound,
 their ratio is what transfers. The timed generations run on the job's threads (every core of
 the run, so they vary by machine); the deviation comes from the same two generations run again
-on one BLAS thread, so that its last bits do not depend on the machine's core count.
+on one BLAS thread, so that its last bits do not depend on the machine's core count. The two
+timed generations are one batch: when the timing thread was descheduled during it, both are
+timed again (experiments._timing.measure; ``main`` records ``cpu_share``, ``attempts``,
+``disturbed`` and the load before and after).
 
 The memory rows come from the cache formula: this model (T = prompt + generated,
 batch 1, float64) and the realistic configurations of the config's ``realistic``
@@ -23,7 +26,7 @@ from threadpoolctl import threadpool_limits
 from attnrepro.experiments._kv_toy import (
     cache_bytes, draw_weights, generate_with_cache, generate_without_cache,
 )
-from attnrepro.experiments._timing import machine_table, timed
+from attnrepro.experiments._timing import machine_table, measure
 from attnrepro.experiments._memory import BOOL, F64, largest_value, term
 from attnrepro.experiments._prices import CELL, FLOP, PREFIX_LAYER, TOKEN_LAYER, WEIGHT_BYTE
 
@@ -81,8 +84,9 @@ def run(params):
     machine = machine_table()
     weights, prompt = build(params)
     h, steps = params["heads"], params["generated"]
-    _, t_without = timed(generate_without_cache, prompt, steps, weights, h)
-    with_cache, t_with = timed(generate_with_cache, prompt, steps, weights, h)
+    args = (prompt, steps, weights, h)
+    batch = measure([(generate_without_cache, args), (generate_with_cache, args)])
+    (t_without, t_with), with_cache = batch.seconds, batch.result
 
     main = pd.DataFrame([{
         "seed": params["seed"], "layers": params["layers"], "heads": h, "d": params["d"],
@@ -92,10 +96,11 @@ def run(params):
         "seconds_without_cache": t_without,  # machine-bound
         "seconds_with_cache": t_with,  # machine-bound
         "speedup": t_without / t_with,
+        **batch.record(),  # cpu_share, attempts, disturbed, load: measured
     }])
     repeats = pd.DataFrame([
-        {"generated": steps, "mode": "without_cache", "repeat": 0, "seconds": t_without},
-        {"generated": steps, "mode": "with_cache", "repeat": 0, "seconds": t_with},
+        {"generated": steps, "mode": mode, "repeat": 0, "seconds": s, "cpu_seconds": c}
+        for mode, s, c in zip(("without_cache", "with_cache"), batch.seconds, batch.cpu_seconds)
     ])
     return {"main": main, "memory": memory_rows(params), "repeats": repeats, "machine": machine}
 

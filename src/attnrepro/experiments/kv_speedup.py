@@ -6,7 +6,10 @@ Same toy decoder and prompt as ``kv_cache`` (seed 5, same draw order). Each repe
 is one sweep over the lengths; per length, the generation without cache is timed,
 then the one with cache. Per length the minimum over repeats of each is kept
 (load lengthens a time, never shortens it); their ratio and its growth per step
-transfer between machines, the seconds do not.
+transfer between machines, the seconds do not. Each timed generation is one batch, timed again
+on the same inputs when the timing thread was descheduled during it
+(experiments._timing.measure); ``main`` records per length the lowest ``cpu_share`` of its
+batches, the most ``attempts``, ``disturbed`` (any batch) and the load before and after.
 
 Tables: ``main`` (one row per length), ``repeats`` (one row per (length, mode,
 repeat)), ``machine``.
@@ -16,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.experiments._kv_toy import generate_with_cache, generate_without_cache
-from attnrepro.experiments._timing import machine_table, step_ratios, timed
+from attnrepro.experiments._timing import machine_table, measure, step_ratios, summary
 from attnrepro.experiments.kv_cache import build, generation
 from attnrepro.experiments.kv_cache import peak_memory  # noqa: F401 (its estimate: experiments.declared)
 
@@ -36,12 +39,16 @@ def run(params):
     weights, prompt = build(params)
     h, lengths = params["heads"], params["generated"]
     repeats, deviation = [], dict.fromkeys(lengths, 0.0)
+    batches = {steps: [] for steps in lengths}
     for r in range(params["repeats"]):
         for steps in lengths:
             rows = {}
             for mode, generate in MODES.items():
-                rows[mode], seconds = timed(generate, prompt, steps, weights, h)
-                repeats.append({"generated": steps, "mode": mode, "repeat": r, "seconds": seconds})
+                batch = measure([(generate, (prompt, steps, weights, h))])
+                rows[mode] = batch.result
+                batches[steps].append(batch)
+                repeats.append({"generated": steps, "mode": mode, "repeat": r, "seconds": batch.seconds[0],
+                                "cpu_seconds": batch.cpu_seconds[0]})
             gap = float(np.abs(rows["without_cache"] - rows["with_cache"]).max())
             deviation[steps] = max(deviation[steps], gap)
     repeats = pd.DataFrame(repeats)
@@ -59,6 +66,7 @@ def run(params):
         "speedup": speedup,
         "length_ratio": step_ratios(lengths),
         "speedup_growth": step_ratios(speedup),  # speed-up over the previous length's
+        **pd.DataFrame([summary(batches[n]) for n in lengths]).to_dict("list"),  # measured
     })
     return {"main": main, "repeats": repeats, "machine": machine}
 

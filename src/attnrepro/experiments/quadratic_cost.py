@@ -6,7 +6,10 @@ the softmax done in place on the score matrix, as in the listing; there is no
 warm-up. The cells (n²) and their MiB in float32 are exact, and so are the GiB
 of the score matrices kept for training with ``heads`` heads in each of ``layers``
 layers (the prose's 3 GiB at n = 4096); the mean time is machine-bound, and what
-transfers is its growth per step and the log-log slope.
+transfers is its growth per step and the log-log slope. The runs of one n are one batch: when
+the timing thread was descheduled during it, the batch is timed again on the same Q, K, V
+(experiments._timing.measure; a re-measured first run is no longer a cold one); ``main``
+records per n its ``cpu_share``, ``attempts``, ``disturbed`` and the load before and after.
 
 Tables: ``main`` (one row per n), ``repeats`` (one row per (n, run)), ``machine``.
 """
@@ -14,7 +17,7 @@ Tables: ``main`` (one row per n), ``repeats`` (one row per (n, run)), ``machine`
 import numpy as np
 import pandas as pd
 
-from attnrepro.experiments._timing import loglog_slope, machine_table, step_ratios, timed
+from attnrepro.experiments._timing import loglog_slope, machine_table, measure, step_ratios
 from attnrepro.experiments._memory import F32, F64, largest_value, term
 from attnrepro.experiments._prices import DRAW, F32_CELL, FLOP32
 
@@ -56,11 +59,13 @@ def run(params):
     machine = machine_table()
     rng = np.random.default_rng(params["seed"])
     d, runs, lengths = params["d"], params["runs"], params["n"]
-    repeats = []
+    repeats, records = [], []
     for n in lengths:
         Q, K, V = draw_inputs(rng, n, d)
-        for r in range(runs):
-            repeats.append({"n": n, "run": r, "seconds": timed(attention_float32, Q, K, V)[1]})
+        batch = measure([(attention_float32, (Q, K, V))] * runs)
+        repeats += [{"n": n, "run": r, "seconds": s, "cpu_seconds": c}
+                    for r, (s, c) in enumerate(zip(batch.seconds, batch.cpu_seconds))]
+        records.append(batch.record())
     repeats = pd.DataFrame(repeats)
 
     per_n = repeats.groupby("n", sort=False)["seconds"]
@@ -76,6 +81,7 @@ def run(params):
         "cells_ratio": step_ratios(cells),
         "time_ratio": step_ratios(mean),  # mean time over the previous n's
         "loglog_slope": loglog_slope(lengths, mean),  # fit over every n, same on each row
+        **pd.DataFrame(records).to_dict("list"),  # cpu_share, attempts, disturbed, load: measured
     })
     return {"main": main, "repeats": repeats, "machine": machine}
 

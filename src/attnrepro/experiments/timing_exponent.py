@@ -3,7 +3,10 @@
 The causal float64 attention of ``causal_timing`` (same seed, ``rng.normal`` draws
 of Q, K, V per n in grid order) is timed over a log grid of n. After one untimed
 warm-up sweep, each repeat is a *sweep*: one timed call per n, in grid order, so
-that a burst of load spoils one sweep rather than one length.
+that a burst of load spoils one sweep rather than one length. A sweep during which the timing
+thread was descheduled is timed again on the same inputs (experiments._timing.measure);
+``points`` records per n the CPU share of its calls and whether it was ``disturbed``, ``main``
+the sweeps re-measured and whether any sweep stayed disturbed.
 
 - Slope: least-squares slope of log(minimum over sweeps) against log(n); the
   minimum, as in the article, because load lengthens a time and never shortens it
@@ -21,7 +24,7 @@ Tables: ``main`` (one row: the fit), ``points`` (one row per n), ``repeats``
 import numpy as np
 import pandas as pd
 
-from attnrepro.experiments._timing import local_slopes, loglog_slope, machine_table, timed
+from attnrepro.experiments._timing import local_slopes, loglog_slope, machine_table, measure, share
 from attnrepro.experiments.causal_timing import causal_attention, causal_call, causal_float64
 from attnrepro.experiments._memory import F64, ROW, largest, term
 from attnrepro.experiments._prices import CELL, DRAW
@@ -36,10 +39,13 @@ EXPERIMENT = {
 
 
 def sweep_seconds(inputs, sweeps):
-    """(sweeps, len(inputs)) seconds: one warm-up sweep, then one timed call per input per sweep."""
+    """(seconds, cpu_seconds, batches): (sweeps, len(inputs)) wall and thread CPU seconds, one
+    warm-up sweep, then one timed call per input per sweep, each sweep measured as one batch."""
     for args in inputs:
         causal_attention(*args)
-    return np.array([[timed(causal_attention, *args)[1] for args in inputs] for _ in range(sweeps)])
+    calls = [(causal_attention, args) for args in inputs]
+    batches = [measure(calls) for _ in range(sweeps)]
+    return (np.array([b.seconds for b in batches]), np.array([b.cpu_seconds for b in batches]), batches)
 
 
 def bootstrap_slopes(lengths, seconds, draws, seed):
@@ -73,7 +79,8 @@ def run(params):
     rng = np.random.default_rng(params["seed"])
     d_k, lengths, band = params["d_k"], params["n"], params["band"]
     inputs = [tuple(rng.normal(size=(n, d_k)) for _ in range(3)) for n in lengths]  # (n, d_k) x3
-    seconds = sweep_seconds(inputs, params["repeats"])  # (sweeps, n)
+    seconds, cpu, batches = sweep_seconds(inputs, params["repeats"])  # (sweeps, n) each
+    shares = np.array([share(cpu[:, j], seconds[:, j]) for j in range(len(lengths))])  # (n,)
 
     median, fastest = np.median(seconds, axis=0), seconds.min(axis=0)
     local = local_slopes(lengths, fastest)
@@ -94,13 +101,17 @@ def run(params):
         "regime_n_low": lengths[lo] if regime else np.nan,
         "regime_n_high": lengths[hi] if regime else np.nan,
         "regime_slope": loglog_slope(lengths[lo:hi + 1], fastest[lo:hi + 1]) if regime else np.nan,
+        "attempts": sum(b.attempts for b in batches),  # sweeps timed, re-measurements included
+        "disturbed": any(b.disturbed for b in batches),
+        "load_before": batches[0].load_before, "load_after": batches[-1].load_after,
     }])
     points = pd.DataFrame({
         "n": lengths, "median_seconds": median, "min_seconds": fastest,  # machine-bound
         "local_slope": local, "quadratic": in_band,
+        "cpu_share": shares, "disturbed": shares < batches[0].min_share,  # over the kept sweeps' calls
     })
     repeats = pd.DataFrame([
-        {"n": n, "sweep": s, "seconds": seconds[s, j]}
+        {"n": n, "sweep": s, "seconds": seconds[s, j], "cpu_seconds": cpu[s, j]}
         for s in range(seconds.shape[0]) for j, n in enumerate(lengths)
     ])
     return {"main": main, "points": points, "repeats": repeats, "machine": machine}

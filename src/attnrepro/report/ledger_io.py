@@ -6,7 +6,7 @@ import pandas as pd
 
 from attnrepro.run import io
 from attnrepro.report.evidence import citations
-from attnrepro.report.ledger import claims as published, verdicts as ledger, speed
+from attnrepro.report.ledger import claims as published, disturbed, verdicts as ledger, speed
 from attnrepro.evidence import articles
 
 log = logging.getLogger("attnrepro.report")
@@ -44,7 +44,8 @@ def config_lines(article):
             "article.", ""]
 
 
-def markdown(table, factors=None, rule=None, article=None):
+def markdown(table, factors=None, rule=None, article=None, timings=None):
+    """LEDGER.md; ``timings``: the lines of the timing cross-check (disturbed.lines)."""
     computed = table[table["class"] != "echo"]
     echoes = table[table["class"] == "echo"]
     counts = ledger.summary(computed)
@@ -73,6 +74,7 @@ def markdown(table, factors=None, rule=None, article=None):
     lines.append("")
     lines += speed_lines(factors or {}, rule)
     lines.append("")
+    lines += [*timings, ""] if timings else []
     if "article_code" in table.columns and (table["article_code"] != "").any():
         lines.append("Three values side by side: published (the article), article_code (the article's own "
                      "code, run here: `snakemake --cores 2 listings`), reproduced (this pipeline, here).")
@@ -143,7 +145,7 @@ def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None
     factors = ledger.raw_time_factors(claims, load)
     with io.atomic_path(csv_path) as tmp:
         table.to_csv(tmp, index=False)
-    io.write_text(md_path, markdown(table, factors, rule, article))
+    io.write_text(md_path, markdown(table, factors, rule, article, disturbed.lines(load)))
     if speed_csv is not None:
         rows = pd.DataFrame([f.row(rule) for f in factors.values()], columns=speed.COLUMNS)
         with io.atomic_path(speed_csv) as tmp:

@@ -11,18 +11,19 @@ import html
 from attnrepro.report.ledger.verdicts import VERDICTS
 
 VERDICT_CLASSES = {"reproduced": "v-reproduced", "within tolerance": "v-within",
-                   "differs": "v-differs", "missing": "v-missing", "other parameters": "v-other"}
+                   "differs": "v-differs", "missing": "v-missing", "other parameters": "v-other",
+                   "disturbed": "v-disturbed"}
 CLAIM_CLASSES = {"exact": "c-exact", "echo": "c-echo", "round-off": "c-roundoff",
                  "stochastic": "c-stochastic", "machine-bound": "c-machine"}
 SYMBOLS = {"reproduced": "✓", "within tolerance": "≈", "differs": "✗", "missing": "?",
-           "other parameters": "○"}
+           "other parameters": "○", "disturbed": "~"}
 CLASS_STYLES = (("exact", "solid"), ("echo", "wavy"), ("round-off", "dotted"),
                 ("stochastic", "dashed"), ("machine-bound", "double"))
 
 CSS = """
 :root { --ink: #1b1b1b; --muted: #5a5a5a; --line: #d0d4d9; --focus: #1a5fb4;
   --reproduced: #cdebd6; --within: #fbe7a6; --differs: #f6b9b3; --missing: #d9dcdf;
-  --other: #e4e7f0; }
+  --other: #e4e7f0; --disturbed: #e8d9f2; }
 * { box-sizing: border-box; }
 body { margin: 0; color: var(--ink); background: #fff; line-height: 1.6;
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
@@ -61,11 +62,13 @@ mark::after { position: absolute; right: -.4em; top: -.7em; font-size: .55em; li
 .v-differs mark, .count.v-differs { background: var(--differs); }
 .v-missing mark, .count.v-missing { background: var(--missing); }
 .v-other mark, .count.v-other { background: var(--other); }
+.v-disturbed mark, .count.v-disturbed { background: var(--disturbed); }
 .v-reproduced mark::after { content: "✓"; }
 .v-within mark::after { content: "≈"; }
 .v-differs mark::after { content: "✗"; }
 .v-missing mark::after { content: "?"; }
 .v-other mark::after { content: "○"; }
+.v-disturbed mark::after { content: "~"; }
 .c-exact mark { border-bottom-style: solid; }
 .c-echo mark { border-bottom: 0; text-decoration: underline wavy #888; }
 .c-roundoff mark { border-bottom-style: dotted; }

@@ -16,7 +16,8 @@ column, reduction) and its class:
   the reason says this is the weaker judgement and names ``snakemake --cores 2 seeds``.
   What the article's own code gives here is the listings' (``snakemake --cores 2 listings``,
   :mod:`attnrepro.report.evidence.citations`): said beside the verdict, never deciding it.
-- ``machine-bound``: a timing; *within tolerance* inside the claim's stated band.
+- ``machine-bound``: a timing; *within tolerance* inside the claim's stated band; *disturbed*
+  when read from a measurement that another process slowed (:mod:`attnrepro.report.ledger.disturbed`).
 
 How a published string is parsed and a reproduced value written like it, and how a claim's
 value is selected, live in :mod:`attnrepro.report.ledger.claims` (its names are re-exported here).
@@ -33,7 +34,7 @@ tolerance* when the statistic lies in it or the run's seed spread overlaps it.
 import numpy as np
 import pandas as pd
 
-from attnrepro.report.ledger import comparable, echoes, restated, speed
+from attnrepro.report.ledger import comparable, disturbed, echoes, restated, speed
 from attnrepro.report.products import statistics
 from attnrepro.report.ledger.claims import (  # noqa: F401  (the ledger's names, used through it)
     CLASSES, REDUCERS, VERDICTS, Claim, _normalise, _parse, _published_text, cases_read, check_location,
@@ -222,11 +223,12 @@ def _judge_raw_time(claim, value, text, factor, rule):
 
 def raw_time_factors(claims, load):
     """{article: speed.Factor} from the claims marked ``raw_time`` that print one value (the prose's
-    intervals are judged against the factor, they do not make it) and that the run reproduces."""
-    ratios = {}
+    intervals are judged against the factor, they do not make it) and that the run reproduces from
+    an undisturbed measurement (:mod:`attnrepro.report.ledger.disturbed`)."""
+    ratios, check = {}, disturbed.Check(load)
     for claim in claims:
         low_p, high_p = published_range(claim.published) if claim.raw_time else (None, None)
-        if not claim.raw_time or low_p != high_p:
+        if not claim.raw_time or low_p != high_p or check.finding(claim):
             continue
         try:
             value = float(reproduced(claim.source, load)[0])
@@ -255,6 +257,7 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
     what the article's config plans: a claim computed with other parameters, or whose row this
     run's config left out, is judged "other parameters"."""
     factors = raw_time_factors(claims, load) if rule is not None else {}
+    check = disturbed.Check(load)
     rows = {}
     for claim in claims:
         _check_echo(claim, load)
@@ -268,6 +271,7 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
             verdict, text, reason = other
         else:
             verdict, text, reason = judge(claim, value, values, spread, factors.get(claim.article), rule)
+            verdict, reason = _disturbed(claim, verdict, reason, check)
         rows[claim.id] = {
             "id": claim.id, "article": claim.article, "section": claim.section,
             "claim": claim.claim, "published": claim.published, "reproduced": text,
@@ -296,6 +300,15 @@ def _take_cells_verdicts(claims, rows):
         judged = {i: (rows[i]["verdict"], rows[i]["reason"]) for i in cell_ids}
         verdict, reason = restated.judge(prose, (row["verdict"], row["reason"]), judged)
         row.update(verdict=verdict, reason=_join(reason, prose.note))
+
+
+def _disturbed(claim, verdict, reason, check):
+    """(verdict, reason): "disturbed" when the claim's value comes from a disturbed measurement,
+    its reason naming it and saying what these times would give (disturbed.Check)."""
+    found = check.finding(claim) if verdict != "missing" else ""
+    if not found:
+        return verdict, reason
+    return disturbed.VERDICT, _join(found, f"judged on these times it would be {verdict}", reason)
 
 
 def _other_parameters(claim, value, load, article):

@@ -1,0 +1,157 @@
+"""Timing claims read from a disturbed measurement: judged "disturbed", never "differs".
+
+A busy machine lengthens a time. Each timing experiment checks every batch of timed calls and
+times it again while another process took its core (:func:`attnrepro.experiments._timing.measure`);
+a row whose measurement stayed disturbed says so in its tables (``disturbed``, beside
+``cpu_share``, ``attempts``, ``load_before``, ``load_after``). A machine-bound claim read from such
+a row is judged :data:`VERDICT`, and its reason names the measurement (:meth:`Check.finding`).
+Which rows a claim reads:
+
+- a raw time (``raw_time: true``): the rows it selects;
+- any other machine-bound claim (a ratio or a slope of times): every row of the cases it reads,
+  because a ratio or a fit combines the times of several rows.
+
+Cross-check (:func:`cross_check`): ``causal_timing`` and ``timing_exponent`` time the same function
+(001's causal float64 attention, same d_k) at common lengths (T = n). Their minima at one length
+may differ by the way they are timed (trials in a row, or sweeps over the grid), not by
+:data:`FACTOR` on a quiet machine. Beyond it, the slower of the two was disturbed (load lengthens a
+time, never shortens it): the claims read from its row are judged "disturbed" too, and LEDGER.md
+says the disagreement (:func:`lines`). The speed factor (verdicts.raw_time_factors) leaves every
+disturbed raw time out.
+"""
+
+from dataclasses import dataclass
+
+from attnrepro.experiments import _timing
+from attnrepro.report.ledger.claims import _matching
+
+VERDICT = "disturbed"
+FACTOR = 1.5  # two minima of the same function at the same length, on a quiet machine: within this
+# the experiments that time the same function: (experiment, table, length column, time column,
+# seconds per unit of the time column)
+SAME_FUNCTION = (("causal_timing", "main", "T", "min_ms", 1e-3),
+                 ("timing_exponent", "points", "n", "min_seconds", 1.0))
+ROW_KEYS = ("T", "n", "generated")  # the column that names a timing row, the first present
+MISSING = (FileNotFoundError, KeyError, ValueError)
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """Two experiments' minimum times of the same function at one ``length``: {experiment: seconds}."""
+
+    length: int
+    seconds: dict
+    factor: float = FACTOR
+
+    @property
+    def slower(self):
+        return max(self.seconds, key=self.seconds.get)
+
+    def sentence(self):
+        (a, ta), (b, tb) = self.seconds.items()
+        apart = max(ta, tb) / min(ta, tb)
+        return (f"{a} and {b} time the same causal attention at length {self.length}: minima "
+                f"{ta * 1e3:.4g} ms and {tb * 1e3:.4g} ms, {apart:.2f}x apart (a quiet machine gives them "
+                f"within {self.factor:g}x): {self.slower}'s measurement was slowed")
+
+
+def _minima(load, experiment, table, length, column, unit):
+    """{length: minimum seconds} of one experiment's table, and its d_k (from its main table)."""
+    seconds = load(experiment, table).groupby(length)[column].min() * unit
+    d_k = set(load(experiment, "main")["d_k"])
+    return {int(k): float(v) for k, v in seconds.items()}, d_k
+
+
+def cross_check(load, factor=FACTOR):
+    """(lengths compared, [Disagreement]) of the experiments of SAME_FUNCTION at their common
+    lengths; ([], []) when either is not among the results or they ran another d_k."""
+    try:
+        (first, d_first), (second, d_second) = (_minima(load, *entry) for entry in SAME_FUNCTION)
+    except MISSING:
+        return [], []
+    if d_first != d_second:
+        return [], []
+    common = sorted(set(first) & set(second))
+    a, b = SAME_FUNCTION[0][0], SAME_FUNCTION[1][0]
+    found = [Disagreement(n, {a: first[n], b: second[n]}, factor) for n in common
+             if max(first[n], second[n]) > factor * min(first[n], second[n])]
+    return common, found
+
+
+def lines(load, factor=FACTOR):
+    """LEDGER.md's lines on the cross-check: the lengths compared and each disagreement."""
+    common, found = cross_check(load, factor)
+    if not common:
+        return []
+    a, b = SAME_FUNCTION[0][0], SAME_FUNCTION[1][0]
+    head = (f"**Cross-check of timings** ({a} against {b}, minimum times at lengths "
+            f"{', '.join(map(str, common))}): ")
+    if not found:
+        return [head + f"they agree within {factor:g}x."]
+    return [head + "; ".join(d.sentence() for d in found)
+            + f". The claims read from the slowed measurement are judged *{VERDICT}*."]
+
+
+def _rows_read(claim, load):
+    """[(experiment, rows)] of the rows a machine-bound claim's value comes from (module docstring)."""
+    source = claim.source
+    table = source.get("table", "main")
+    selectors = [source] + ([{**source, **source["over"]}] if source.get("over") else [])
+    out = []
+    for selector in selectors:
+        frame = load(selector["experiment"], table)
+        rows = _matching(frame, selector)
+        if not claim.raw_time:  # a ratio or a slope: every row of the cases it reads
+            rows = frame[frame["case"].isin(set(rows["case"]))] if "case" in frame.columns else frame
+        out.append((selector["experiment"], rows))
+    return out
+
+
+def _label(experiment, row):
+    key = next((k for k in ROW_KEYS if k in row.index), None)
+    case = f" case {row['case']}" if "case" in row.index else ""
+    return f"{experiment}{case}" + (f", {key} = {row[key]}" if key else "")
+
+
+def _described(experiment, row):
+    """One disturbed row as a reason says it: where, its CPU share, attempts, the load."""
+    load = ""
+    if {"load_before", "load_after"} <= set(row.index):
+        load = f"; 1-minute load {row['load_before']:.2f} before, {row['load_after']:.2f} after"
+    return (f"{_label(experiment, row)}: the timing thread ran {row['cpu_share']:.0%} of the wall time "
+            f"(a quiet core gives at least {_timing.MIN_SHARE:.0%}) after {int(row['attempts'])} "
+            f"attempt{'s' if int(row['attempts']) != 1 else ''}{load}")
+
+
+class Check:
+    """Which rows of a run's timing tables were disturbed: ``finding(claim)``, once per ledger."""
+
+    def __init__(self, load, factor=FACTOR):
+        self.load, self.factor, self._disagreements = load, factor, None
+
+    @property
+    def disagreements(self):
+        """The cross-check's disagreements, read at the first machine-bound claim."""
+        if self._disagreements is None:
+            self._disagreements = cross_check(self.load, self.factor)[1]
+        return self._disagreements
+
+    def finding(self, claim):
+        """The sentence naming the disturbed measurement a machine-bound claim is read from, or ""."""
+        if claim.cls != "machine-bound":
+            return ""
+        try:
+            read = _rows_read(claim, self.load)
+        except MISSING:
+            return ""
+        found = []
+        for experiment, rows in read:
+            if "disturbed" in rows.columns and {"cpu_share", "attempts"} <= set(rows.columns):
+                slowed = rows[rows["disturbed"].fillna(False).astype(bool)]
+                found += [_described(experiment, row) for _, row in slowed.iterrows()]
+            key = next((k for k in ROW_KEYS if k in rows.columns), None)
+            found += [d.sentence() for d in self.disagreements
+                      if d.slower == experiment and key is not None and d.length in set(rows[key])]
+        if not found:
+            return ""
+        return "disturbed measurement: " + "; ".join(dict.fromkeys(found))
