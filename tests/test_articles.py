@@ -26,8 +26,8 @@ import yaml
 from attnrepro.dag import config as cfg
 from attnrepro.report.editions import edition as editions
 from attnrepro import paths
-from attnrepro.evidence import articles, coverage
-from attnrepro.report.ledger import overview_figure, verdicts
+from attnrepro.evidence import articles
+from attnrepro.report.ledger import coverage, overview_figure, verdicts
 
 from conftest import REPO, copy_repo, copy_run, link_articles, missing, planned_jobs, snakemake
 from test_html_report import CHROMIUM, PROBE, console_errors, page_state, render
@@ -63,7 +63,8 @@ def printed_numbers(text):
                   lambda m: f"{m.group(1)}e{m.group(2).translate(SUPERSCRIPT)}", text)
     values = [float(n.replace(",", "")) for n in re.findall(r"[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?", text)]
     fractions = [coverage.value(m.group())[0] for m in re.finditer(FRACTION, text.lower())]  # "one sixth"
-    return values + fractions + [NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in NUMBER_WORDS]
+    words = [NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in NUMBER_WORDS]
+    return values + fractions + words
 
 
 def _states(stated, wanted, published):

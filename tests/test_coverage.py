@@ -1,6 +1,6 @@
 """Every number the articles print is a claim or is listed as not a claim (issue 31, item 6).
 
-- The scan (src/attnrepro/evidence/coverage.py) reads every line outside a listing's Python
+- The scan (src/attnrepro/report/ledger/coverage.py) reads every line outside a listing's Python
   source; each number it finds lies in a claim's printed span (config/published.yaml) or is
   listed in config/unclaimed.yaml with a reason; every listed entry names a number of the text.
 - The scan's rule, on a synthetic text: digits with separators, decimals, exponents, glued
@@ -14,8 +14,8 @@
 import pytest
 import yaml
 
-from attnrepro.evidence import articles, coverage
-from attnrepro.report.ledger import verdicts
+from attnrepro.evidence import articles
+from attnrepro.report.ledger import coverage, verdicts
 
 from conftest import REPO, missing
 
@@ -97,9 +97,11 @@ def test_an_unlisted_a_stale_or_a_wrong_entry_fails_naming_it(texts, claims, lis
         f"{where}: neither a claim of config/published.yaml nor listed in config/unclaimed.yaml"]
     moved = {**entry, "column": entry["column"] + 1}
     problems = coverage.problems(texts, claims, [*_without(listed, at), moved])
-    assert f"config/unclaimed.yaml: article 001, line {entry['line']}, column {entry['column'] + 1}: '32,768' " \
-           "is no number of the text (stale entry: the scan finds none there)" in problems
-    assert f"{where}: neither a claim of config/published.yaml nor listed in config/unclaimed.yaml" in problems
+    stale = f"article 001, line {entry['line']}, column {entry['column'] + 1}: '32,768'"
+    assert f"config/unclaimed.yaml: {stale} is no number of the text (stale entry: the scan finds none " \
+           "there)" in problems
+    assert f"{where}: neither a claim of config/published.yaml nor listed in config/unclaimed.yaml" \
+           in problems
     same = next(i for i, e in enumerate(listed) if e["same_as"] == "001.prose.train.sequence-space")
     wrong = {**listed[same], "same_as": "001.prose.train.sequences-seen"}
     assert coverage.problems(texts, claims, [*_without(listed, same), wrong]) == [
@@ -118,18 +120,16 @@ def test_a_claim_removed_leaves_its_number_uncovered(texts, claims, listed):
     also = {"article": "001", "line": 816, "column": claimed.location["column"], "text": "0.075",
             "why": "setting", "same_as": None}
     assert coverage.problems(texts, claims, [*listed, also]) == [
-        "config/unclaimed.yaml: article 001, line 816, column 239: '0.075' is a claim's number: listed and claimed"]
+        "config/unclaimed.yaml: article 001, line 816, column 239: '0.075' is a claim's number: listed and "
+        "claimed"]
 
 
 def test_a_malformed_list_is_refused_naming_the_file(tmp_path):
     path = tmp_path / "unclaimed.yaml"
-    for data, error in (({"reasons": {"a": "x"}, "unclaimed": [{"article": "000", "why": "b", "at": ["1:1:1"]}]},
-                         "why: 'b' is not one of the reasons"),
-                        ({"reasons": {"a": "x"}, "unclaimed": [{"article": "000", "why": "a", "at": ["1:1"]}]},
-                         "'1:1' is not 'line:column:text'"),
-                        ({"reasons": {"a": "x"}, "unclaimed": [{"article": "000", "why": "a", "at": [], "x": 1}]},
-                         "must be {article, why, at")):
-        path.write_text(yaml.safe_dump(data, allow_unicode=True))
+    for group, error in (({"article": "000", "why": "b", "at": ["1:1:1"]}, "why: 'b' is not one of"),
+                         ({"article": "000", "why": "a", "at": ["1:1"]}, "'1:1' is not 'line:column:text'"),
+                         ({"article": "000", "why": "a", "at": [], "x": 1}, "must be {article, why, at")):
+        path.write_text(yaml.safe_dump({"reasons": {"a": "x"}, "unclaimed": [group]}))
         with pytest.raises(ValueError, match=error) as caught:
             coverage.load(path)
         assert str(path) in str(caught.value)

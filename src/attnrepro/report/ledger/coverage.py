@@ -43,7 +43,8 @@ NUMBER = re.compile(
     r"|(?:(?<=\sx)|(?<=×)|(?<![\w.])|(?<=\D\.))"
     rf"\d+(?:,\d{{3}})*(?:\.\d+)*(?:[eE][-+]?\d+)?[{_SUPER}]*(?:\s?·\s?10[{_SUPER}]+)?")
 WORD = re.compile(
-    rf"\b(?:(?:{_CARDINAL})(?=\s+times\b)|(?<=divided by )(?:{_CARDINAL})\b|(?<=multiplied by )(?:{_CARDINAL})\b"
+    rf"\b(?:(?:{_CARDINAL})(?=\s+times\b)"
+    rf"|(?<=divided by )(?:{_CARDINAL})\b|(?<=multiplied by )(?:{_CARDINAL})\b"
     rf"|(?:{_CARDINAL})\s+(?:{_FRACTION})\b|twice\b|half\b)", re.IGNORECASE)
 
 
@@ -103,9 +104,11 @@ def load(path=UNCLAIMED):
     for group in data.get("unclaimed") or []:
         keys = set(group) if isinstance(group, dict) else set()
         if not ({"article", "why", "at"} <= keys <= {"article", "why", "at", "same_as"}):
-            raise ValueError(f"{path}: an unclaimed group must be {{article, why, at[, same_as]}}; got {group!r}")
+            raise ValueError(f"{path}: an unclaimed group must be {{article, why, at[, same_as]}}; "
+                             f"got {group!r}")
         if group["why"] not in reasons:
-            raise ValueError(f"{path}: why: {group['why']!r} is not one of the reasons ({', '.join(reasons)})")
+            raise ValueError(f"{path}: why: {group['why']!r} is not one of the reasons "
+                             f"({', '.join(reasons)})")
         for at in group["at"]:
             entries.append({"article": str(group["article"]), **_position(path, at), "why": group["why"],
                             "same_as": group.get("same_as")})
@@ -134,7 +137,8 @@ def problems(texts, claims, entries):
             out.append(f"{UNCLAIMED}: {where} is listed twice")
         listed.add(key)
         if key not in found:
-            out.append(f"{UNCLAIMED}: {where} is no number of the text (stale entry: the scan finds none there)")
+            out.append(f"{UNCLAIMED}: {where} is no number of the text "
+                       "(stale entry: the scan finds none there)")
         elif claimed(found[key], spans):
             out.append(f"{UNCLAIMED}: {where} is a claim's number: listed and claimed")
         same = by_id.get(e["same_as"]) if e["same_as"] else None
