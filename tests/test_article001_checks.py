@@ -82,6 +82,8 @@ def test_scale_table_published_digits(scale_rows, published):
            f"{row.entropy:.4f}", f"{row.sensitivity:.4f}")
     assert got == (var, sd, max_w, ent, sens)
     assert (round(row.max_entropy, 4), round(row.max_sensitivity, 4)) == (4.1589, 0.9844)
+    assert row.sqrt_d_k ** 2 == pytest.approx(d_k, rel=1e-15) and f"{row.sqrt_d_k:.2f}" == {
+        8: "2.83", 64: "8.00", 512: "22.63"}[d_k]
 
 
 def test_scale_table_cases_share_their_draws(scale_rows):
@@ -166,6 +168,8 @@ def test_exercise_solutions(run_case):
     assert row.cache_bytes == 1_610_612_736 and row.cache_gib == 1.5
     assert round(row.cache_to_weights, 1) == 10.6
     assert round(row.multi_query_cache_gib, 3) == 0.188
+    assert row.score_matrix_gib == 2.0  # the O(T²) prose: one (32768, 32768) float16 matrix
+    assert run_case("exercises", score_T=4096, score_bytes=8)["main"].iloc[0].score_matrix_gib == 0.125
 
 
 @pytest.mark.parametrize("d", [16, 256, 1024])

@@ -54,6 +54,9 @@ def test_short_training_end_to_end(short_run, caplog):
     distinct = sequences["question"].map(lambda q: len(set(q.split())) == 6)
     assert (sequences["all_distinct"] == distinct).all()
     assert parameters.groupby("tensor").size()["b1.W1"] == 32 * 128
+    # the sizes the prose derives: 60 steps of 32 questions out of 20^6, a guess scores 1/20
+    assert (row.sequences_seen, row.sequence_space) == (60 * 32, 20**6)
+    assert row.seen_share == 1920 / 64e6 and row.chance_token_accuracy == 0.05
 
 
 def test_training_logs_its_progress(run_case, caplog):

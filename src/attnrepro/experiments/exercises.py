@@ -7,6 +7,8 @@ Exercise 2: parameters of a pre-LN block (four (d, d) projections with biases, a
 feed-forward d -> ffn_factor d -> d, two layer norms), their bytes against those
 of the key-value cache 2 * blocks * kv_heads * d_head * T * batch * bytes, and
 the cache of multi-query attention (a single K, V pair).
+Beside them, one closed-form size of the O(T²) section's prose: one score matrix of
+(score_T, score_T) at score_bytes per value.
 """
 
 import math
@@ -74,10 +76,16 @@ def memory_budget(p):
     }
 
 
+def score_matrix_gib(T, n_bytes):
+    """GiB of one (T, T) score matrix at ``n_bytes`` per value."""
+    return T * T * n_bytes / GIB
+
+
 def run(params):
     row = dict(params)
     row.update(softmax_gap(params["d_k"], params["gap_sd"]))
     row.update(memory_budget(params))
+    row["score_matrix_gib"] = score_matrix_gib(params["score_T"], params["score_bytes"])
     return {"main": pd.DataFrame([row])}
 
 

@@ -47,6 +47,7 @@ def run(params):
     row.update(measure(d_k, scaled, seed, T, reps))
     row["max_entropy"] = float(np.log(T))  # uniform weights over T keys
     row["max_sensitivity"] = 1 - 1 / T
+    row["sqrt_d_k"] = float(np.sqrt(d_k))  # sd of q.k for unit-variance components (the prose's "√8 ≈ 2.83")
     return {"main": pd.DataFrame([row])}
 
 

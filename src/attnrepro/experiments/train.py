@@ -6,7 +6,8 @@ evaluation is true generation on ``eval_sequences`` fresh questions from
 default_rng(eval_seed), with the same scale / post-LN flags as the training.
 
 Tables: ``main`` (one row: the run, its hyperparameters, final loss, per-token and
-per-sequence accuracy, parameter count, wall seconds of the training loop: machine-bound),
+per-sequence accuracy, parameter count, wall seconds of the training loop: machine-bound, and
+the sizes that follow from the configuration: questions seen, possible questions, chance accuracy),
 ``curve`` (the loss at step 1 and every ``curve_every`` steps), ``sequences`` (per test
 question: correct, all symbols distinct, correct tokens; the copy-without-position split
 is derived from it), ``parameters`` (the trained tensors in long form; the attention map reads it).
@@ -75,6 +76,12 @@ def run(params):
         "train_seconds": train_seconds,
         # the share of questions whose L symbols are all distinct, in closed form
         "distinct_share_expected": expected_distinct_share(cfg.alphabet, cfg.L),
+        # sizes the prose derives from the configuration: one new batch per step, so the questions
+        # seen are steps x batch, out of alphabet^L possible questions; a guess scores 1/alphabet
+        "sequences_seen": cfg.steps * cfg.batch,
+        "sequence_space": cfg.alphabet ** cfg.L,
+        "seen_share": cfg.steps * cfg.batch / cfg.alphabet ** cfg.L,
+        "chance_token_accuracy": 1 / cfg.alphabet,
     }])
     curve = pd.DataFrame({"step": result.curve_steps, "loss": result.curve_losses})
     questions = ev["questions"]

@@ -57,6 +57,8 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None):
         return "missing", "", "no result file holds this value"
     if isinstance(value, dict):  # one statistic per row (source ``per``): a range, row by row
         return _judge_rows(claim, value, values, spread)
+    if claim.cls in ("exact", "echo") and claim.band is not None:
+        return _judge_bound(claim, value)
     text = format_like(value, claim.published, claim.decimals)
     interval = (_parse(claim.published)
                 or (None,) * 4  # pragma: no mutate (equivalent: (None,) * 5 has None at [3] too)
@@ -73,6 +75,22 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None):
     if claim.raw_time and factor is not None and rule is not None:
         return _judge_raw_time(claim, value, text, factor, rule)
     return _judge_timing(claim, value, text)
+
+
+def _judge_bound(claim, value):
+    """A deterministic number the article states in words as a bound ("more than ten times"):
+    its band is what the words admit (``null``: no bound on that side); reproduced when the
+    value lies in it, the value shown with three significant digits."""
+    low, high = (float(side if b is None else b) for b, side in zip(claim.band, ("-inf", "inf")))
+    words = claim.location.get("text", claim.published) if claim.location else claim.published
+    reason = f"the article states it in words, {words!r}: a bound, {low:g} to {high:g}{_why(claim)}"
+    try:
+        text = f"{float(value):.3g}"
+    except (TypeError, ValueError):
+        return "differs", str(value), _join(reason, claim.note)
+    if low <= float(value) <= high:
+        return "reproduced", text, reason
+    return "differs", text, _join(reason, claim.note)
 
 
 def _judge_roundoff(claim, value, text):
