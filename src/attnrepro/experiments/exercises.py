@@ -20,6 +20,7 @@ EXPERIMENT = {
     "order": 11,
     "section": "Exercises 1 and 2 (solutions)",
     "derived": {
+        "main.score_matrix_gib": "score_T^2 values of score_bytes, in GiB",
         "main.cache_bytes": "the exercise's arithmetic on the article's sizes",
         "main.cache_gib": "the exercise's arithmetic on the article's sizes",
         "main.cache_to_weights": "the exercise's arithmetic on the article's sizes",

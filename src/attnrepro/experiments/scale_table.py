@@ -20,6 +20,9 @@ EXPERIMENT = {
     "order": 3,
     "section": "Why you divide by the square root of d_k, measured",
     "grid": ("d_k", "scaled"),
+    "derived": {
+        "main.sqrt_d_k": "the square root of d_k",
+    },
 }
 
 

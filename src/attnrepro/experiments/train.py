@@ -30,6 +30,10 @@ EXPERIMENT = {
     "section": "The experiment: copying and sorting sequences",
     "tables": ("main", "curve", "sequences", "parameters"),
     "derived": {
+        "main.sequences_seen": "steps x batch",
+        "main.sequence_space": "alphabet^L",
+        "main.seen_share": "steps x batch / alphabet^L",
+        "main.chance_token_accuracy": "1 / alphabet",
         "main.d_head": "d / heads",
         "main.distinct_share_expected": "the expected share of sequences of distinct symbols, of the alphabet and L",
         "main.n_parameters": "the model's entries: a product of its sizes",
