@@ -63,6 +63,14 @@ def test_the_ablations_are_listed_in_the_articles_order_and_words(default_config
     table = tables_decoder.build_ablations(FrameLoad({("train", "main"): _train_runs(shuffled)}))
     assert table.data["run"].tolist() == words + ["aa_extra", "zz_extra"]  # others after, by name
     assert [formats.ablation_label(n) for n in ["full", *config]] == words
+    # the claims name their cells by those words: each of the 18 the listing prints finds its own
+    claims = printed.of_table(published.load_claims(PUBLISHED), "ablations")
+    ledger = pd.DataFrame({"id": [c.id for c in claims], "published": [c.published for c in claims],
+                           "reproduced": [c.published for c in claims], "verdict": "reproduced"})
+    found = printed.cells(table, "ablations", claims, ledger)
+    assert len(claims) == len(found) == 18
+    assert {(table.data["run"][row], column) for row, column, *_ in found} == {
+        (w, c) for w in words for c in ("final loss", "token", "sequence")}
 
 
 def test_copy_without_position_names_its_run_as_the_article_does():
