@@ -152,6 +152,20 @@ def test_a_reproduced_cell_printed_otherwise_gives_the_published_value_unflagged
     assert table.footnotes == [] and "[" not in "".join(table.marks["per-sequence mean"])
 
 
+def test_a_cell_that_prints_two_claims_carries_both_marks():
+    """A listing's value and the prose's range on one cell: each verdict shown, neither hidden."""
+    prose = _claim("a.prose.sort-L8.sequence-range", "95-98%", "per-sequence mean", 8)
+    ledger = pd.concat([LEDGER, pd.DataFrame({"id": [prose.id], "published": ["95-98%"],
+                                              "reproduced": ["94-98%"], "verdict": ["differs"]})])
+    table = printed.annotate(_table(), "t", [*CLAIMS, prose], ledger)
+    assert row(render.markdown(table), "sort", "8")[3] == (
+        "0.937 ≈ (published 0.951) [2] ✗ (published 95-98%) [3]")
+    assert table.extra["per-sequence mean: verdict"].tolist() == ["", "within tolerance; differs"]
+    assert table.extra["per-sequence mean: claim"][1] == f"a.sort-L8.sequence-mean; {prose.id}"
+    twice = printed.annotate(_table(), "t", [CLAIMS[2], CLAIMS[2]], LEDGER)
+    assert twice.marks["per-token mean"] == [" ✓", ""]  # two reproduced claims: one mark
+
+
 def test_a_table_that_prints_no_claim_is_left_as_built():
     table = printed.annotate(_table(), "other", CLAIMS, LEDGER)
     assert table.marks == {} and table.extra is None and table.note == "The note."

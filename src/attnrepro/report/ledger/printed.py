@@ -96,7 +96,8 @@ def footnote(number, claim, entry):
 
 def annotate(table, name, claims, ledger):
     """``table`` (a render.Table of the report table ``name``) with the cells that print ``claims``
-    marked from ``ledger`` (:func:`read_ledger`), in place; returns it."""
+    marked from ``ledger`` (:func:`read_ledger`), in place; returns it. A cell that prints two claims
+    (a listing's value and the prose's range) carries both marks, and its CSV parts both, joined by "; "."""
     found = cells(table, name, claims, ledger)
     if not found:
         return table
@@ -108,9 +109,12 @@ def annotate(table, name, claims, ledger):
         if entry["verdict"] != "reproduced":
             number = len(notes) + 1
             notes.append(footnote(number, claim, entry))
-        marks.setdefault(column, [""] * rows)[position] = mark(entry, number)
+        cell = marks.setdefault(column, [""] * rows)
+        text = mark(entry, number)
+        cell[position] += "" if cell[position].endswith(text) else text  # one ✓ for two reproduced
         for part, value in zip(PARTS, (claim.id, entry["published"], entry["verdict"])):
-            extra.setdefault(f"{column}: {part}", [""] * rows)[position] = value
+            joined = extra.setdefault(f"{column}: {part}", [""] * rows)
+            joined[position] = f"{joined[position]}; {value}" if joined[position] else value
     order = [c for c in table.data.columns if c in marks]
     table.marks = {**table.marks, **marks}
     table.extra = pd.DataFrame({f"{c}: {p}": extra[f"{c}: {p}"] for c in order for p in PARTS})
