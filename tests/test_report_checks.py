@@ -102,6 +102,14 @@ def test_article_003_tables_print_the_published_rows(load):
     assert row(markdown("torch_modules", load), "block parameters")[1] == "8544"
 
 
+def test_scale_table_prints_the_published_digits_under_the_listings_headers(load):
+    text = markdown("scale_table", load)
+    assert row(text, "d_k")[:7] == ["d_k", "divided", "Var(q.k)", "sd scores", "max weight", "entropy",
+                                    "sensitivity"]
+    assert row(text, "8", "no")[2:] == ["7.98", "2.825", "0.4240", "2.0727", "0.7203"]
+    assert row(text, "512", "yes")[2:] == ["512.59", "1.001", "0.1075", "3.6848", "0.9611"]
+
+
 def test_scale_table_note_reads_the_stored_maxima(load):
     def edited(experiment, table="main"):
         frame = load(experiment, table)

@@ -128,15 +128,15 @@ def test_ablation_table_names_what_changed(decoder):
     assert row(text, "full")[1:] == ["-", f"{runs.loc['copy-L6-seed0', 'final_loss']:.4f}",
                                      f"{runs.loc['copy-L6-seed0', 'token_accuracy']:.3f}",
                                      f"{runs.loc['copy-L6-seed0', 'sequence_accuracy']:.3f}"]
-    assert row(text, "no_position")[1] == "position = False"
-    assert row(text, "post_ln")[1] == "post_ln = True"
+    assert row(text, "no position")[1] == "position = False"
+    assert row(text, "post-LN")[1] == "post_ln = True"
 
 
 def test_copy_without_position_split(decoder):
     text = markdown("copy_without_position", decoder)
     questions = decoder("train", "sequences").query("case == 'ablation-no_position'")
     distinct = questions["question"].map(lambda q: len(set(q.split())) == 6)
-    cells = row(text, "no_position", "False")
+    cells = row(text, "no position", "False")
     assert cells[2:6] == [f"{questions.loc[distinct, 'correct'].mean():.3f}", str(distinct.sum()),
                           f"{questions.loc[~distinct, 'correct'].mean():.3f}", str((~distinct).sum())]
     assert cells[6:] == [f"{distinct.mean():.3f}", "0.436"]  # the article's expected share, exact

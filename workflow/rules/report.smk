@@ -1,7 +1,8 @@
 # The report: the articles' tables (Markdown + CSV) and figures (SVG), each built by
 # `python -m attnrepro.report.job` (its builder from the catalog) from the Parquet files of the
 # experiments it reads, and the ledger of every published number. Targets: `table_<name>`,
-# `figure_<name>`, `ledger`.
+# `figure_<name>`, `ledger`. A table reads the ledger too (results/ledger.csv and the claims): a cell
+# that prints a claim shows the published value and the ledger's verdict (report.ledger.printed).
 # Each reading job gets `--expected-params`: the parameters this config plans for the cases it
 # reads (only those: a value reruns the jobs it feeds and no other); a file written with other
 # ones (an orphaned job of an earlier run) stops it, naming the file (attnrepro.run.io).
@@ -170,6 +171,13 @@ for product in catalog.PRODUCTS.values():
         input:
             # a table of machine-bound times states this machine's speed factor (the ledger's)
             **({"speed": paths.SPEED_CSV} if product.speed else {}),
+            # a table's cells that print a claim show the published value and the ledger's verdict
+            # (the ledger reads no table: no cycle)
+            **(
+                {"ledger": paths.LEDGER_CSV, "published": "config/published.yaml"}
+                if product.kind == "table"
+                else {}
+            ),
             data=catalog.input_files(product, config),
             code=report_code(
                 product.kind,
@@ -206,9 +214,14 @@ for product in catalog.PRODUCTS.values():
             pin=NUMERICS["pin"],
             expected=expected_params(catalog.input_files(product, config)),
             speed=f"--speed {paths.SPEED_CSV}" if product.speed else "",
+            printed=(
+                f"--name {product.name} --ledger {paths.LEDGER_CSV} --published config/published.yaml"
+                if product.kind == "table"
+                else ""
+            ),
         shell:
             "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
-            " {params.sections} {params.kind} --builder {params.builder} {params.speed}"
+            " {params.sections} {params.kind} --builder {params.builder} {params.speed} {params.printed}"
             " --article {params.article} --section {params.section:q}"
             " --experiments {params.experiments} {params.outputs} --inputs {input.data} 2> {log}"
 

@@ -52,6 +52,7 @@ def _parser():
     table.add_argument("--md", required=True)
     table.add_argument("--csv", required=True)
     job.add_speed(table)
+    job.add_printed(table)
     figure = sub.add_parser("figure")
     figure.add_argument("name")
     figure.add_argument("--svg", required=True)

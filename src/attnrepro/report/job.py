@@ -2,7 +2,8 @@
 
     python -m attnrepro.report.job [--pin PIN] [--expected-params JSON] [--sections JSON] COMMAND ...
         table --builder tables_checks:build_scale_table --article 001 --section "..." \
-            --experiments scale_table --md T.md --csv T.csv --inputs results/data/...
+            --experiments scale_table --md T.md --csv T.csv [--ledger L.csv --published P.yaml] \
+            --inputs results/data/...
         figure --builder figures_checks:draw_scale_table_curves --article 001 --section "..." \
             --experiments scale_table --svg F.svg --inputs ...
         ledger --published config/published.yaml --csv L.csv --md L.md [--numerics-evidence CSV] \
@@ -48,12 +49,13 @@ PACKAGE = "attnrepro.report.products"  # builders are "<module>:<function>" unde
 RESULTS = ("attnrepro.report.products.results", "attnrepro.report.products.render")
 STYLE = "attnrepro.report.products.style"  # what --sections sets (figure, seeds, listings)
 SPEED = "attnrepro.report.ledger.speed"  # what --speed reads (a timing table: its rule names it)
+PRINTED = "attnrepro.report.ledger.printed"  # what --ledger and --published mark a table's printed cells with
 # Dispatch by command: the modules each command runs, imported by name (its rule declares them as
 # code inputs; a table or figure also runs its builder's module, the ledger the evaluate modules of
 # the evidence it reads). The index names the plan and the catalog, which it reads: they are
 # DAG-only modules (attnrepro.dag.code_inputs.DAG_ONLY), followed only where a rule names them.
 RUNS = {
-    "table": RESULTS,
+    "table": (*RESULTS, PRINTED),
     "figure": (*RESULTS, STYLE),
     "ledger": ("attnrepro.report.products.results", "attnrepro.report.ledger_io",
                "attnrepro.report.ledger.comparable",
@@ -86,6 +88,9 @@ def _parser():
         p.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
         if kind == "table":
             add_speed(p)
+            add_printed(p)
+            p.add_argument("--name", help="the table's name in the catalog, which the claims' printed "
+                                          "cells name (default: the stem of --md)")
     add_ledger(sub.add_parser("ledger"))
     add_evidence(sub.add_parser("numerics"), sub.add_parser("seeds"))
     add_listings(sub.add_parser("listings"))
@@ -111,6 +116,16 @@ def add_speed(table):
     table.add_argument("--speed", dest="speed_csv",
                        help="results/speed.csv (the ledger's): the note says this machine's speed against "
                             "the article's (a table of machine-bound times)")
+
+
+def add_printed(table):
+    """A table's ``--ledger`` and ``--published``: the cells that print a claim show the published value
+    and the ledger's verdict (attnrepro.report.ledger.printed)."""
+    table.add_argument("--ledger", dest="ledger_csv",
+                       help="results/ledger.csv: each cell that prints a claim shows its verdict and the "
+                            "published value (with --published)")
+    table.add_argument("--published",
+                       help="config/published.yaml: the claims, which name their printed cells")
 
 
 def add_ledger(ledger):
@@ -199,13 +214,17 @@ def _trail(args, render):
 
 
 def build_table(args):
-    results, render = _runs("table")
+    results, render, printed = _runs("table")
     table = _builder(args.builder)(results.Loader(args.inputs))
+    if bool(args.ledger_csv) != bool(args.published):
+        raise SystemExit("--ledger and --published go together: the ledger's verdicts and the claims' cells")
     if (status := results.numerics_status(args.inputs)) != "canonical":
         table.note = f"{table.note} Numerics: {status}.".strip()
     if args.speed_csv:  # a table of machine-bound times: the speed factor the ledger measured
         speed = _module(SPEED)
         table.note = f"{table.note} {speed.note(args.speed_csv, args.article)}".strip()
+    if args.ledger_csv:  # the published value and the ledger's verdict beside each printed cell
+        printed.annotate_files(table, args.name or Path(args.md).stem, args.published, args.ledger_csv)
     render.write_table(table, args.md, args.csv, title=args.section, article=args.article,
                        source=_trail(args, render))
 

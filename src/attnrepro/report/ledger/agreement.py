@@ -15,17 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnrepro.report.ledger import verdicts
-
-
-def _row(frame, row):
-    """The index of the one row of ``frame`` whose columns equal ``row`` (compared as text), or None."""
-    chosen = frame
-    for column, value in row.items():
-        if column not in frame.columns:
-            return None
-        chosen = chosen[chosen[column].astype(str) == str(value)]
-    return chosen.index[0] if len(chosen) == 1 else None
+from attnrepro.report.ledger import printed as printed_cells, verdicts
 
 
 def cell(tables, printed):
@@ -37,7 +27,7 @@ def cell(tables, printed):
     frame = pd.read_csv(path, keep_default_na=False)
     if printed["column"] not in frame.columns:
         return None, f"{path} has no column {printed['column']!r}"
-    index = _row(frame, printed["row"])
+    index = printed_cells.row_index(frame, printed["row"])
     return (None, None) if index is None else (_typed(frame.at[index, printed["column"]]), None)
 
 

@@ -101,12 +101,30 @@ def grid_runs(runs):
     return runs[runs["ablation"] == "full"]
 
 
+# the runs of article 001's ablation listing, in its order: name in train.ablations -> the article's words
+# (a run the article does not list comes after them, by name, under its own name)
+ABLATIONS = {"full": "full", "no_scaling": "no scaling", "no_position": "no position", "post_ln": "post-LN",
+             "pre_ln_high_lr": "pre-LN, high lr", "post_ln_high_lr": "post-LN, high lr"}
+
+
+def ablation_label(name):
+    """An ablation's name (``train.ablations``, "full" for the base run) as article 001 prints it."""
+    return ABLATIONS.get(name, name)
+
+
+def _ablation_rank(names):
+    """The sort key of ablation names: the article's order, then the others by name."""
+    order = {name: i for i, name in enumerate(ABLATIONS)}
+    return names.map(lambda name: (order.get(name, len(order)), name))
+
+
 def ablation_runs(runs):
-    """(the ablations' base run as a one-row frame, the ablations sorted by name), from train's ``main``.
+    """(the ablations' base run as a one-row frame, the ablations in the article's order), from train's
+    ``main`` (:data:`ABLATIONS`; the others after them, by name).
 
     The base is the grid's run with the task, L and seed that every ablation shares.
     """
-    ablations = runs[runs["ablation"] != "full"].sort_values("ablation")
+    ablations = runs[runs["ablation"] != "full"].sort_values("ablation", key=_ablation_rank)
     task, L, seed = (shared(ablations, k) for k in ("task", "L", "seed"))
     base = grid_runs(runs)
     base = base[(base["task"] == task) & (base["L"] == L) & (base["seed"] == seed)]

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from attnrepro.run import io
@@ -15,6 +16,11 @@ class Table:
     # column -> format string such as "{:.3f}", or a list of them, one per row
     formats: dict = field(default_factory=dict)
     note: str = ""  # one line under the table: what it shows, and what is not an exact match
+    # column -> one text per row appended to its printed cell in the Markdown ("": none): the marks of the
+    # cells that print a published claim (attnrepro.report.ledger.printed)
+    marks: dict = field(default_factory=dict)
+    extra: pd.DataFrame = None  # columns the CSV adds after those of data (one row each), or None
+    footnotes: list = field(default_factory=list)  # lines under the note, one a footnote
 
     def formatted(self):
         out = self.data.copy()
@@ -23,7 +29,26 @@ class Table:
             if len(per_row) != len(out):
                 raise ValueError(f"{len(per_row)} formats for the {len(out)} rows of column {column!r}")
             out[column] = [f.format(v) for f, v in zip(per_row, out[column])]
+        for column, marks in self.marks.items():
+            if len(marks) != len(out):
+                raise ValueError(f"{len(marks)} marks for the {len(out)} rows of column {column!r}")
+            out[column] = [f"{_text(v)}{m}" for v, m in zip(out[column], marks)]
         return out
+
+    def csv_frame(self):
+        """What the CSV holds: the values at full precision, then the ``extra`` columns."""
+        if self.extra is None:
+            return self.data
+        return pd.concat([self.data.reset_index(drop=True), self.extra.reset_index(drop=True)], axis=1)
+
+
+def _text(value):
+    """A cell as the Markdown prints it unformatted (tabulate's "g" for a float)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (float, np.floating)):
+        return f"{value:g}"
+    return str(value)
 
 
 def _escape_pipes(frame):
@@ -58,13 +83,14 @@ def markdown(table, title="", article="", source=""):
     lead = f"Article {article}. " if article else ""
     body = _escape_pipes(table.formatted()).to_markdown(index=False, disable_numparse=True)
     note = f"\n\n{lead}{table.note}".rstrip() + "\n"
-    return head + body + note + (f"\n{source}\n" if source else "")
+    notes = "".join(f"\n- {line}" for line in table.footnotes) + ("\n" if table.footnotes else "")
+    return head + body + note + notes + (f"\n{source}\n" if source else "")
 
 
 def write_table(table, md_path, csv_path, title="", article="", source=""):
     io.write_text(md_path, markdown(table, title, article, source))
     with io.atomic_path(csv_path) as tmp:
-        table.data.to_csv(tmp, index=False)
+        table.csv_frame().to_csv(tmp, index=False)
 
 
 def write_figure(fig, svg_path, note=None, source=None):

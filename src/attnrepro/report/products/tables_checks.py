@@ -141,6 +141,11 @@ def build_sdpa_check(load):
     return Table(data, {"maximum deviation": "{:.2e}"}, note)
 
 
+SCALE_TABLE_COLUMNS = {  # experiment column -> the listing's header
+    "scaled": "divided", "var_dot": "Var(q.k)", "sd_scores": "sd scores", "max_weight": "max weight",
+}
+
+
 def build_scale_table(load):
     """001, listing 3: the √d_k table, scores and softmax statistics with and without the division."""
     df = load("scale_table").sort_values(["d_k", "scaled"])
@@ -151,9 +156,10 @@ def build_scale_table(load):
     note = (f"{r['repetitions']} repetitions of {T} queries against {T} keys; "
             f"maximum entropy ln({T}) = {r['max_entropy']:.4f}, "
             f"maximum sensitivity 1 - 1/{T} = {r['max_sensitivity']:.4f}.")
-    formats = {"var_dot": "{:.2f}", "sd_scores": "{:.3f}", "max_weight": "{:.4f}",
+    data = data.rename(columns=SCALE_TABLE_COLUMNS)
+    formats = {"Var(q.k)": "{:.2f}", "sd scores": "{:.3f}", "max weight": "{:.4f}",
                "entropy": "{:.4f}", "sensitivity": "{:.4f}"}
-    return Table(data.rename(columns={"scaled": "divided"}), formats, note)
+    return Table(data, formats, note)
 
 
 def build_mask_before_after(load):

@@ -8,7 +8,7 @@ the pure functions of :mod:`attnrepro.model.tasks` on its per-question table.
 import pandas as pd
 
 from attnrepro.report.products.formats import (
-    ROUND_OFF, ablation_runs, distinct_split, grid_runs, or_dash, shared,
+    ROUND_OFF, ablation_label, ablation_runs, distinct_split, grid_runs, or_dash, shared,
 )
 from attnrepro.report.products.render import Table
 from attnrepro.report.products.statistics import over_seeds
@@ -120,12 +120,14 @@ def _changes(run, base):
 
 
 def build_ablations(load):
-    """The ablations on copy: final loss, per-token and per-sequence accuracy of each changed run."""
+    """The ablations on copy: final loss, per-token and per-sequence accuracy of each changed run, in the
+    article's order and words (formats.ABLATIONS)."""
     base, ablations = ablation_runs(load("train"))
     rows = pd.concat([base, ablations], ignore_index=True)
     base = base.iloc[0]
     data = pd.DataFrame({
-        "run": rows["ablation"], "changes": [_changes(r, base) for _, r in rows.iterrows()],
+        "run": rows["ablation"].map(ablation_label),
+        "changes": [_changes(r, base) for _, r in rows.iterrows()],
         "final loss": rows["final_loss"], "token": rows["token_accuracy"],
         "sequence": rows["sequence_accuracy"],
     })
@@ -144,7 +146,7 @@ def build_copy_without_position(load):
     for _, run in pd.concat([blind, base]).iterrows():
         questions = sequences[sequences["case"] == run["case"]]
         split = distinct_split(questions["correct"], questions["all_distinct"])
-        rows.append({"run": run["ablation"], "position": bool(run["position"]),
+        rows.append({"run": ablation_label(run["ablation"]), "position": bool(run["position"]),
                      "distinct: accuracy": split["accuracy_distinct"], "distinct: cases": split["n_distinct"],
                      "repeated: accuracy": split["accuracy_repeated"], "repeated: cases": split["n_repeated"],
                      "distinct share: measured": split["share_distinct"],
