@@ -171,9 +171,13 @@ def test_a_table_that_prints_no_claim_is_left_as_built():
     assert table.marks == {} and table.extra is None and table.note == "The note."
 
 
-def test_the_symbols_are_the_editions():
-    assert printed.SYMBOLS == {v: page.SYMBOLS[v] for v in printed.SYMBOLS}
-    assert set(published.VERDICTS) <= set(printed.SYMBOLS)
+def test_every_verdict_has_a_symbol_of_its_own_and_a_style_in_the_editions():
+    """One vocabulary: the tables and the editions show each of the ledger's verdicts by one symbol."""
+    assert set(printed.SYMBOLS) == set(published.VERDICTS) == set(page.VERDICT_CLASSES)
+    assert len(set(printed.SYMBOLS.values())) == len(printed.SYMBOLS)
+    assert printed.OTHER not in printed.SYMBOLS.values()
+    for verdict, css in page.VERDICT_CLASSES.items():  # the editions' marks draw the same symbol
+        assert f'.{css} mark::after {{ content: "{printed.SYMBOLS[verdict]}"; }}' in page.CSS, verdict
 
 
 def test_a_ledger_without_a_verdict_column_is_refused_naming_the_file(tmp_path):

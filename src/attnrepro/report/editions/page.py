@@ -8,6 +8,7 @@ and ``p``); below it, the same numbers as a list of links, for reading without t
 
 import html
 
+from attnrepro.report.ledger.claims import SYMBOLS
 from attnrepro.report.ledger.verdicts import VERDICTS
 
 VERDICT_CLASSES = {"reproduced": "v-reproduced", "within tolerance": "v-within",
@@ -15,8 +16,6 @@ VERDICT_CLASSES = {"reproduced": "v-reproduced", "within tolerance": "v-within",
                    "disturbed": "v-disturbed"}
 CLAIM_CLASSES = {"exact": "c-exact", "echo": "c-echo", "round-off": "c-roundoff",
                  "stochastic": "c-stochastic", "machine-bound": "c-machine"}
-SYMBOLS = {"reproduced": "✓", "within tolerance": "≈", "differs": "✗", "missing": "?",
-           "other parameters": "○", "disturbed": "~"}
 CLASS_STYLES = (("exact", "solid"), ("echo", "wavy"), ("round-off", "dotted"),
                 ("stochastic", "dashed"), ("machine-bound", "double"))
 

@@ -16,9 +16,7 @@ import pandas as pd
 
 from attnrepro.report.ledger import claims as published
 
-# a verdict's symbol, as the annotated editions show it (attnrepro.report.editions.page.SYMBOLS)
-SYMBOLS = {"reproduced": "✓", "within tolerance": "≈", "differs": "✗", "missing": "?",
-           "other parameters": "○"}
+SYMBOLS = published.SYMBOLS  # a verdict's symbol, as the annotated editions show it
 OTHER = "!"  # the symbol of a verdict SYMBOLS does not name
 LEDGER_COLUMNS = ("id", "published", "reproduced", "verdict")  # what annotate reads of the ledger
 PARTS = ("claim", "published", "verdict")  # the CSV's columns "<column>: <part>" per printing column
