@@ -31,6 +31,9 @@ def test_the_schema_is_the_codes_and_every_key_is_described():
     assert tree["$defs"]["reduce"]["enum"] == list(claims_.REDUCERS)
     fields = set(claims_.Claim.__dataclass_fields__) - {"cls", "rationale"}  # rationale: from why
     assert set(claim["properties"]) == fields | {"class"}
+    needs_why = {rule["if"]["properties"]["class"]["const"] for rule in claim["allOf"]
+                 if "why" in rule.get("then", {}).get("required", [])}
+    assert needs_why == set(claims_.JUSTIFIED)
     assert undescribed(tree) == []
 
 
@@ -64,10 +67,10 @@ def test_a_misspelt_tolerance_is_refused_naming_file_claim_and_key(tmp_path):
     ({"class": "exactly"}, ["key class", "'exactly' is not one of"]),
     ({"tolerance": None}, ["'tolerance' is a required property", "a round-off claim names its tolerance"]),
     ({"why": None}, ["'why' is a required property"]),
-    ({"class": "exact"}, ["key tolerance", "only a round-off claim has a tolerance"]),
-    ({"class": "echo"}, ["key tolerance", "only a round-off claim has a tolerance"]),
-    ({"band": [1, 2]}, ["key band", "only a machine-bound claim has a band"]),
-    ({"raw_time": True}, ["key raw_time", "only a machine-bound claim is a raw time"]),
+    ({"class": "exact"}, ["key class", "'round-off' was expected (a claim with a tolerance is a round-off"]),
+    ({"class": "echo"}, ["key class", "(a claim with a tolerance is a round-off claim)"]),
+    ({"band": [1, 2]}, ["key class", "'machine-bound' was expected (a claim with a band is a machine-bound"]),
+    ({"raw_time": True}, ["key class", "(a raw time is a machine-bound claim)"]),
     ({"location": {"line": 3, "colum": 4}}, ["key location", "unknown key 'colum'",
                                               "'column' is a required"]),
     ({"location": {"line": 0, "column": 4}}, ["key location.line", "0 is less than the minimum of 1"]),
@@ -78,8 +81,6 @@ def test_a_misspelt_tolerance_is_refused_naming_file_claim_and_key(tmp_path):
      ["key source.reduce", "'median'"]),
     ({"source": {"experiment": "e", "column": "c", "over": {"column": "d", "were": {}}}},
      ["key source.over", "unknown key 'were'"]),
-    ({"source": {"experiment": "e", "column": "c", "per": "L"}},
-     ["key source.per", "only a stochastic range"]),
     ({"published": 0.5}, ["key published", "0.5 is not of type 'string'"]),
     ({"decimals": 1.0}, ["key decimals", "1.0 is not of type 'integer'"]),
 ])
@@ -88,6 +89,17 @@ def test_each_class_has_its_keys_and_no_other(tmp_path, data, change, words):
     changed = {k: v for k, v in {**entry, **change}.items() if v is not None}
     path = _written(tmp_path, yaml.safe_dump({**data, "claims": [changed]}))
     _refused(path, f"claim {entry['id']} (claims[0])", *words)
+
+
+def test_what_the_schema_does_not_say_is_refused_naming_the_file_and_claim(tmp_path, data):
+    """A per (a range judged row by row) on a claim that is not stochastic; a why: naming no rationale."""
+    entry = next(c for c in data["claims"] if c["class"] == "round-off")
+    for change, words in (({"source": {**entry["source"], "per": "L"}}, "only a stochastic range"),
+                          ({"why": "roundoff-x"}, "why: 'roundoff-x' is not one of the rationales")):
+        path = _written(tmp_path, yaml.safe_dump({**data, "claims": [{**entry, **change}]}))
+        with pytest.raises(ValueError) as info:
+            verdicts.load_claims(path)
+        assert all(w in str(info.value) for w in (str(path), f"claim {entry['id']}", words)), info.value
 
 
 def test_each_class_needs_its_keys(tmp_path, data):

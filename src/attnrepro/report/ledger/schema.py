@@ -66,7 +66,7 @@ def _where(data, at):
 
 def _message(error):
     """The validator's message, said for this file: an unknown key by name with the keys allowed;
-    a key this class forbids, or one it needs, with the rule's description."""
+    a key of another class, or one its class needs, with the rule's description."""
     schema = error.schema if isinstance(error.schema, dict) else {}
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = sorted(schema.get("properties") or {})
@@ -75,9 +75,9 @@ def _message(error):
             return (f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
                     f"(the keys are: {', '.join(allowed)})")
     described = " ".join(str(schema.get("description", "")).split())
-    if error.validator == "not" and described:
-        return f"{error.instance!r} is given, but {described}"
-    if error.validator == "required" and described:
+    if error.validator == "const" and described:  # a key of one class (dependentSchemas)
+        return f"{error.message} ({described})"
+    if error.validator == "required" and described and "properties" not in schema:  # a class's rule
         return f"{error.message} ({described})"
     return error.message
 
