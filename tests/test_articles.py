@@ -141,14 +141,15 @@ def _as_dict(claim):
     """A claim as published.yaml writes it (for Claim.from_dict)."""
     out = {k: getattr(claim, k) for k in ("id", "article", "section", "claim", "published", "source",
                                           "tolerance", "band", "note", "decimals", "location")}
-    return {"class": claim.cls, **{k: v for k, v in out.items() if v is not None}}
+    return {"class": claim.cls, **{k: v for k, v in out.items() if v not in (None, "")}}
 
 
 def test_a_claim_without_a_valid_location_is_refused(tmp_path, claims):
     entry = _as_dict(next(c for c in claims if c.cls == "exact"))
-    for location, error in ((None, "without a location"), ({"line": 0, "column": 3}, "integers from 1"),
-                            ({"line": 2, "column": 3, "row": 1}, "location must be"),
-                            ({"line": 2, "column": 3, "text": " "}, "printed string")):
+    for location, error in ((None, "'location' is a required property"),
+                            ({"line": 0, "column": 3}, "key location.line: 0 is less than the minimum of 1"),
+                            ({"line": 2, "column": 3, "row": 1}, "key location: unknown key 'row'"),
+                            ({"line": 2, "column": 3, "text": " "}, "key location.text: ' ' does not match")):
         path = tmp_path / "published.yaml"
         changed = {k: v for k, v in entry.items() if k != "location"}
         entry_now = changed if location is None else {**changed, "location": location}

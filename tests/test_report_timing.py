@@ -59,6 +59,18 @@ def test_timing_tables_label_their_times_machine_bound(name, timing):
     assert times or name == "timing_exponent", labels  # the only timing table without a time: slopes
 
 
+def test_no_built_note_or_subtitle_asserts_that_a_quantity_transfers(timing):
+    """The notes and subtitles as built say what can transfer, and that the ledger judges whether it
+    does (tests/test_transfers.py scans the source texts)."""
+    from test_transfers import asserted_transfers
+
+    built = {name: build(name, timing) for name in PRODUCTS}
+    texts = {name: p.note if hasattr(p, "note") else p._suptitle.get_text() for name, p in built.items()}
+    assert all("can transfer" in texts[name] for name in ("kv_cache", "kv_speedup", "causal_timing",
+                                                           "quadratic_cost", "kv_speedup_curve"))
+    assert {name: found for name, t in texts.items() if (found := asserted_transfers(t))} == {}
+
+
 def test_memory_table_is_not_labelled_as_a_time(timing):
     note = build("score_memory", timing).note
     assert "machine-bound" not in note and "same on any machine" in note

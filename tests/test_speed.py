@@ -153,15 +153,15 @@ def test_a_raw_times_reason_says_its_ratio_then_its_band_as_information_then_its
         return verdicts.judge(claim, value, factor=FACTOR, rule=RULE)
 
     banded = _raw("0.4", [0.1, 0.2], rationale="its order only", note="timed once")
-    assert judged(banded, 0.1) == ("within tolerance", "0.1", f"{SAID} 4 is consistent with it {ACCEPTED}; "
+    assert judged(banded, 0.1) == ("within tolerance", "0.100", f"{SAID} 4 is consistent with it {ACCEPTED}; "
                                    "as information, the raw time lies inside the claim's band 0.1 to 0.2 "
                                    "(its order only); timed once")
     assert judged(_raw("0.8", [0.1, 0.2]), 0.2)[2].endswith("lies inside the claim's band 0.1 to 0.2")
     consistent = f"{SAID} 4 is consistent with it {ACCEPTED}"
-    assert judged(_raw("0.4"), 0.1) == ("within tolerance", "0.1", consistent)
+    assert judged(_raw("0.4"), 0.1) == ("within tolerance", "0.100", consistent)  # 3 significant digits
     # the article's interval is the band said as information when the claim has none
     assert judged(_raw("0.3-0.5"), 0.6) == (
-        "differs", "0.6", f"{SAID} 0.5 to 0.833 is outside it: this time does not scale like the "
+        "differs", "0.600", f"{SAID} 0.5 to 0.833 is outside it: this time does not scale like the "
         f"article's other raw times (the finding) {ACCEPTED}; as information, the raw time lies outside the "
         "claim's band 0.3 to 0.5")
 

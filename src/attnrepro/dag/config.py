@@ -7,6 +7,7 @@ an integer is a Python int (1.0 is not a count), and no output file name (nor it
 longer than the file system allows.
 """
 
+import functools
 import math
 import re
 import unicodedata
@@ -150,13 +151,23 @@ def _validator(schema):
     return strict(schema)
 
 
-def schema_errors(config, schema_path=SCHEMA):
-    """Messages for every violation of the JSON schema, each starting with its key."""
+def validator(schema_path=SCHEMA):
+    """The strict validator (:func:`_validator`) of the JSON schema file ``schema_path``; built once
+    per schema text (config/published.yaml is checked by every job that reads its claims)."""
+    return _compiled(Path(schema_path).read_text())
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(text):
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: the same data
-    validator = _validator(yaml.load(Path(schema_path).read_text(), Loader=loader))
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    return _validator(yaml.load(text, Loader=loader))
+
+
+def schema_errors(config, schema_path=SCHEMA):
+    """Messages for every violation of the JSON schema, each starting with its key."""
+    errors = sorted(validator(schema_path).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     return [f"{_key(list(e.absolute_path))}: {e.message}{_bound(e)}" for e in errors]
 
 

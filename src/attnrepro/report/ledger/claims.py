@@ -21,11 +21,12 @@ dropped trailing zeros: "0.54" printed from ``x.round(3)`` is compared at 3 deci
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from attnrepro.dag import yamlfile
+from attnrepro.report.ledger import schema
 from attnrepro.report.products import statistics
 
 CLASSES = ("exact", "echo", "round-off", "stochastic", "machine-bound")
@@ -64,7 +65,6 @@ class Claim:
     raw_time: bool = False  # machine-bound: a raw time, judged against its article's speed factor
     why: str = None  # the name of its rationale (published.yaml rationales:): why its class, band, tolerance
     rationale: str = None  # that rationale's sentence, quoted in the reason (load_claims)
-    extra: dict = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d):
@@ -84,7 +84,9 @@ class Claim:
             check_location(known.get("id"), known["location"])
         if known.get("printed") is not None:
             check_printed(known.get("id"), known["printed"])
-        return cls(cls=klass, extra=d, **known)
+        if d:  # a misspelt key is refused, never kept aside (the schema names it first: load_claims)
+            raise ValueError(f"claim {known.get('id')}: unknown key(s) {', '.join(map(repr, d))}")
+        return cls(cls=klass, **known)
 
 
 def check_location(claim_id, location):
@@ -112,30 +114,32 @@ def load_speed(path):
     """The speed rule of ``config/published.yaml`` (its ``speed`` entry, a speed.Rule), or None."""
     from attnrepro.report.ledger import speed
 
-    entry = yamlfile.load(path, fast=True).get("speed")
+    data = yamlfile.load(path, fast=True)
+    schema.check(data, path)
+    entry = data.get("speed")
     return None if entry is None else speed.Rule.from_dict(entry)
 
 
 def load_claims(path):
     """The claims of ``config/published.yaml``: each with its location in the article, refused
-    when one has none, two share an id, or a claim gives a key twice (yamlfile.DuplicateKey,
-    naming file, line and key: YAML would keep the last value silently)."""
+    when the file does not follow its schema (schema.check: an unknown key, a class's key missing,
+    naming file, claim and key), two share an id, a why: names no rationale, or a claim gives a
+    key twice (yamlfile.DuplicateKey, naming file, line and key: YAML would keep the last value
+    silently)."""
     # libyaml's parser when PyYAML has it: the same data, 8 times faster
     data = yamlfile.load(path, fast=True)
-    claims = [Claim.from_dict(e) for e in data["claims"]]
+    schema.check(data, path)
+    try:
+        claims = [Claim.from_dict(e) for e in data["claims"]]
+    except ValueError as error:  # what the schema does not say (per on a stochastic claim only)
+        raise ValueError(f"{path}: {error}") from error
     rationales = data.get("rationales") or {}
-    for claim in claims:
-        if claim.cls in JUSTIFIED and claim.why is None:
-            raise ValueError(f"claim {claim.id} ({claim.cls}) in {path}: no why: (the name of its rationale)")
+    for claim in claims:  # the schema has refused a claim of a JUSTIFIED class without a why:
         if claim.why is not None:
             if claim.why not in rationales:
                 raise ValueError(f"claim {claim.id} in {path}: why: {claim.why!r} is not one of the "
                                  f"rationales ({', '.join(rationales)})")
             claim.rationale = " ".join(str(rationales[claim.why]).split())
-    unplaced = [c.id for c in claims if c.location is None]
-    if unplaced:
-        raise ValueError(f"claims without a location in {path}: {', '.join(unplaced[:5])}"
-                         + (f" and {len(unplaced) - 5} more" if len(unplaced) > 5 else ""))
     ids = [c.id for c in claims]
     duplicated = sorted({i for i in ids if ids.count(i) > 1})
     if duplicated:

@@ -13,7 +13,7 @@ that one is the finding. So, per article (each was timed on its own machine):
 - each raw time, single value or the article's interval, is **consistent** with the factor when
   its ratio lies within the band ``speed.band`` of published.yaml (factor / band to factor x band),
   whose rationale ``speed.why`` the reason quotes (:func:`judge`). Slopes and ratios of times keep
-  their own bands (they transfer between machines as they are).
+  their own bands (they can transfer between machines as they are; their bands judge whether they do).
 
 :class:`Factor` is what LEDGER.md, the annotated editions and ``results/speed.csv`` show.
 """

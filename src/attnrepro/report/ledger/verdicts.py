@@ -16,8 +16,11 @@ column, reduction) and its class:
   the reason says this is the weaker judgement and names ``snakemake --cores 2 seeds``.
   What the article's own code gives here is the listings' (``snakemake --cores 2 listings``,
   :mod:`attnrepro.report.evidence.citations`): said beside the verdict, never deciding it.
-- ``machine-bound``: a timing; *within tolerance* inside the claim's stated band; *disturbed*
-  when read from a measurement that another process slowed (:mod:`attnrepro.report.ledger.disturbed`).
+- ``machine-bound``: a timing; *within tolerance* inside the claim's stated band (a raw time: near
+  its article's speed factor); *disturbed* when read from a measurement that another process slowed
+  (:mod:`attnrepro.report.ledger.disturbed`). Never *reproduced*: a time moves with the machine, and
+  digits that rounding makes alike (0.001 s published, 0.000970 s here) say nothing; its reproduced
+  value is written with the digits that were judged (:func:`timing_text`).
 
 How a published string is parsed and a reproduced value written like it, and how a claim's
 value is selected, live in :mod:`attnrepro.report.ledger.claims` (its names are re-exported here).
@@ -63,7 +66,7 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None):
     interval = (_parse(claim.published)
                 or (None,) * 4  # pragma: no mutate (equivalent: (None,) * 5 has None at [3] too)
                 )[3]
-    if text == _published_text(claim) and not interval:
+    if text == _published_text(claim) and not interval and claim.cls != "machine-bound":
         return "reproduced", text, ""
     if claim.cls in ("exact", "echo"):
         what = "exact claim" if claim.cls == "exact" else f"echo{_why(claim)}"
@@ -197,10 +200,10 @@ def _judge_timing(claim, value, text):
     if band is not None:
         low, high = band
         inside = low <= float(value) <= high
-        text = decisive_text(value, claim.published, claim.decimals, low, high)
+        text = timing_text(value, claim, low, high)
         reason = f"machine-bound: accepted band {low:g} to {high:g}{_why(claim)}"
         return ("within tolerance" if inside else "differs"), text, _join(reason, claim.note)
-    return "differs", text, _join("machine-bound: raw time of another CPU", claim.note)
+    return "differs", timing_text(value, claim), _join("machine-bound: raw time of another CPU", claim.note)
 
 
 def decisive_text(value, published, decimals, low, high):
@@ -217,6 +220,35 @@ def decisive_text(value, published, decimals, low, high):
     return text
 
 
+SIGNIFICANT = 3  # the fewest significant digits a raw time is written with
+
+
+def timing_text(value, claim, low=None, high=None):
+    """A machine-bound ``value`` written like its claim's published string, never as the published
+    string reads (one digit more when they read alike: "20.23" for a published 20.2), a raw time
+    with at least :data:`SIGNIFICANT` significant digits, then, beside a band [low, high], with the
+    digits that put it on its side of the band (:func:`decisive_text`): the value that was judged,
+    not one that rounding makes equal to the article's ("0.001 s" for 0.000970 s)."""
+    published, pattern, decimals = _published_text(claim), claim.published, claim.decimals
+    text = format_like(value, pattern, decimals)
+    if _parse(pattern) is None:  # a published text, not a number: nothing to write like it
+        return text
+    fewest = SIGNIFICANT if claim.raw_time else 0
+    for extra in range(1, 9):
+        if _significant(text) >= fewest and text != published:
+            break
+        pattern, decimals = _more_digits(claim.published, extra), None
+        text = format_like(value, pattern)
+    return text if low is None else decisive_text(value, pattern, decimals, low, high)
+
+
+def _significant(text):
+    """The significant digits of a number written as text ("0.00097 s": 2), 0 for a text that is none."""
+    parsed = _parse(text)
+    mantissa = parsed[0].partition("e")[0] if parsed else ""
+    return len(mantissa.replace(",", "").replace(".", "").lstrip("+-").lstrip("0"))
+
+
 def _more_digits(published, extra):
     """``published`` with ``extra`` more decimals in its number ("0.07-0.09 s" -> "0.090 s")."""
     number, space, unit, _ = _parse(published)
@@ -230,6 +262,7 @@ def _judge_raw_time(claim, value, text, factor, rule):
     claim's own band said as information."""
     low_p, high_p = published_range(claim.published)
     inside, reason = speed.judge(low_p / float(value), high_p / float(value), factor, rule)
+    text = timing_text(value, claim)
     band = claim.band or ([low_p, high_p] if low_p != high_p else None)
     info = ""  # pragma: no mutate (equivalent: _join drops None as it drops "")
     if band is not None:

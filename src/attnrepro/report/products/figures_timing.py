@@ -11,6 +11,9 @@ from attnrepro.report.products import style
 
 TIME_MS = "time (ms, machine-bound, log scale)"
 REFERENCE = {"color": style.COLORS["other"], "ls": ":", "lw": 1.2}
+# what a subtitle says of the slopes and the ratio: that they can transfer, never that they do
+TRANSFERS_SLOPES = "the slopes can transfer between machines: the ledger judges whether they do"
+TRANSFERS_RATIO = "the ratio can transfer between machines: the ledger judges whether it does"
 
 
 def _loglog(ax, x, y, slope, xlabel, marker_label, colour):
@@ -31,7 +34,7 @@ def draw_attention_cost_loglog(load):
     grid, fit = load("timing_exponent", "points").sort_values("n"), load("timing_exponent").iloc[0]
     fig, axes = style.figure(3, style.sections_title(
         ("quadratic_cost", "causal_timing"),
-        "time of one attention against the length (times machine-bound; the slopes transfer)"), width=15)
+        f"time of one attention against the length (times machine-bound; {TRANSFERS_SLOPES})"), width=15)
     a, b, c = axes[0]
     _loglog(a, cost["n"], cost["mean_seconds"] * 1000, cost["loglog_slope"].iloc[0],
             "n (sequence length, log\u2082 scale)", f"mean of {cost['runs'].iloc[0]} runs", "C0")
@@ -59,8 +62,8 @@ def draw_kv_speedup_curve(load):
     single = load("kv_cache").iloc[0]
     r = df.iloc[0]
     fig, axes = style.figure(2, style.section_title("kv_speedup", (
-        f"toy decoder: {r['layers']} layers, {r['heads']} heads, d = {r['d']}, prompt {r['prompt']} "
-        "(times machine-bound; the ratio transfers)")))
+        f"toy decoder: {r['layers']} layers, {r['heads']} heads, d = {r['d']}, prompt {r['prompt']}\n"
+        f"(times machine-bound; {TRANSFERS_RATIO})")))
     times, ratio = axes[0]
     for column, label, colour in (("min_seconds_without_cache", "without cache", "without"),
                                   ("min_seconds_with_cache", "with cache", "with")):

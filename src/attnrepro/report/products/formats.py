@@ -77,9 +77,33 @@ def machine(frame):
     return f"{r['cpu']}, {r['cores']} cores, {blas}, {int(ran)} thread(s){capped}"
 
 
-def timing_note(what, machine_frame, transfers):
-    """The note of a timing table: what it shows, where the times come from, what transfers."""
-    return f"{what}; {MACHINE_BOUND} ({machine(machine_frame)}), {transfers} transfer between machines."
+def timing_note(what, machine_frame, transfers, verdicts=None):
+    """The note of a timing table: what it shows, where the times come from, and what can transfer
+    between machines (:func:`transfer_sentence`; ``verdicts``: the ledger's, when the table reads it)."""
+    return f"{what}; {MACHINE_BOUND} ({machine(machine_frame)}); {transfer_sentence(transfers, verdicts)}."
+
+
+LEDGER_SAYS = "whether it does here is the ledger's verdict (results/LEDGER.md)"
+
+
+def transfer_sentence(quantities, verdicts=None):
+    """What a product says of ``quantities`` (ratios, slopes, memory) between machines: that they are
+    what can transfer, never that they do, which only the ledger judges. ``verdicts`` ({claim id:
+    verdict}, read from results/ledger.csv by :func:`ledger_verdicts`) are then quoted as the
+    ledger gives them; without them the sentence points to the ledger."""
+    said = f"what can transfer between machines: {quantities}"
+    if not verdicts:
+        return f"{said}; {LEDGER_SAYS}"
+    judged = ", ".join(f"{claim} {verdict!r}" for claim, verdict in verdicts.items())
+    return f"{said}; the ledger judges {judged}"
+
+
+def ledger_verdicts(ledger_csv, ids):
+    """{claim id: verdict} of ``ids`` in the ledger's CSV (results/ledger.csv), in the order of ``ids``;
+    a claim the ledger does not hold is left out."""
+    table = pd.read_csv(ledger_csv, usecols=["id", "verdict"], dtype=str, keep_default_na=False)
+    found = dict(zip(table["id"], table["verdict"]))
+    return {claim: found[claim] for claim in ids if claim in found}
 
 
 def or_dash(values, fmt):

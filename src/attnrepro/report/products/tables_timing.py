@@ -1,7 +1,8 @@
 """Tables of the timing experiments: 000's n² cost, 001's O(T²) and key-value cache, and their extensions.
 
 Seconds belong to the machine that measured them: each note names it (from the job's
-``machine`` table) and says what transfers (ratios, slopes, memory). Formatting and
+``machine`` table) and says what can transfer (ratios, slopes, memory), never that it does: the
+ledger judges that (formats.transfer_sentence). Formatting and
 selection only: every number, ratios and slopes included, is a column of the Parquet.
 """
 
@@ -84,7 +85,7 @@ def build_timing_exponent_points(load):
     r = one(load("timing_exponent"))
     note = timing_note(f"{r['repeats']} sweeps over the grid after one warm-up sweep; 'quadratic' when the "
                        f"local slope is within {r['band']:g} of 2", load("timing_exponent", "machine"),
-                       "the local slopes, not the times,")
+                       "the local slopes, not the times")
     return Table(data, formats, note)
 
 

@@ -1,0 +1,148 @@
+"""config/published.yaml against workflow/schemas/published.schema.yaml (report/ledger/schema.py):
+closed objects, an enum for the class, the keys each class needs and no others; a misspelt key is
+refused naming the file, the claim and the key, before any claim is built."""
+
+import pytest
+import yaml
+
+from attnrepro.dag import config as cfg
+from attnrepro.report.ledger import claims as claims_, schema, verdicts
+
+from conftest import REPO
+from test_captions import undescribed
+
+PUBLISHED = REPO / "config" / "published.yaml"
+
+
+@pytest.fixture(scope="module")
+def data():
+    return yaml.load(PUBLISHED.read_text(), Loader=yaml.CSafeLoader)
+
+
+def test_the_published_claims_follow_the_schema(data):
+    assert schema.problems(data) == []
+    assert len(verdicts.load_claims(PUBLISHED)) == len(data["claims"])
+
+
+def test_the_schema_is_the_codes_and_every_key_is_described():
+    tree = yaml.safe_load(schema.SCHEMA.read_text())
+    claim = tree["$defs"]["claim"]
+    assert tuple(claim["properties"]["class"]["enum"]) == claims_.CLASSES
+    assert tree["$defs"]["reduce"]["enum"] == list(claims_.REDUCERS)
+    fields = set(claims_.Claim.__dataclass_fields__) - {"cls", "rationale"}  # rationale: from why
+    assert set(claim["properties"]) == fields | {"class"}
+    needs_why = {rule["if"]["properties"]["class"]["const"] for rule in claim["allOf"]
+                 if "why" in rule.get("then", {}).get("required", [])}
+    assert needs_why == set(claims_.JUSTIFIED)
+    assert undescribed(tree) == []
+
+
+def _written(tmp_path, text):
+    path = tmp_path / "published.yaml"
+    path.write_text(text)
+    return path
+
+
+def _refused(path, *words):
+    """The error of load_claims (and of load_speed: the same check) on ``path``, holding ``words``."""
+    for load in (verdicts.load_claims, claims_.load_speed):
+        with pytest.raises(ValueError) as info:
+            load(path)
+        message = str(info.value)
+        assert str(path) in message and all(w in message for w in words), message
+    return message
+
+
+def test_a_misspelt_tolerance_is_refused_naming_file_claim_and_key(tmp_path):
+    text = PUBLISHED.read_text()
+    line = next(t for t in text.splitlines() if "tolerance: 1.0e-14" in t)
+    claim = yaml.safe_load(line.strip()[2:])["id"]
+    path = _written(tmp_path, text.replace(line, line.replace("tolerance: 1.0e-14", "tolerence: 1.0e-14")))
+    message = _refused(path, f"claim {claim}", "unknown key 'tolerence'",
+                       "'tolerance' is a required property")
+    assert len(message.splitlines()) == 3  # the file, then the two problems of that claim
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"class": "exactly"}, ["key class", "'exactly' is not one of"]),
+    ({"tolerance": None}, ["'tolerance' is a required property", "a round-off claim names its tolerance"]),
+    ({"why": None}, ["'why' is a required property"]),
+    ({"class": "exact"}, ["key class", "'round-off' was expected (a claim with a tolerance is a round-off"]),
+    ({"class": "echo"}, ["key class", "(a claim with a tolerance is a round-off claim)"]),
+    ({"band": [1, 2]}, ["key class", "'machine-bound' was expected (a claim with a band is a machine-bound"]),
+    ({"raw_time": True}, ["key class", "(a raw time is a machine-bound claim)"]),
+    ({"location": {"line": 3, "colum": 4}}, ["key location", "unknown key 'colum'",
+                                              "'column' is a required"]),
+    ({"location": {"line": 0, "column": 4}}, ["key location.line", "0 is less than the minimum of 1"]),
+    ({"location": {"line": 3, "column": 4, "text": " "}}, ["key location.text", "does not match"]),
+    ({"printed": {"table": "t", "column": "c"}}, ["key printed", "'row' is a required property"]),
+    ({"source": {"experiment": "e", "column": "c", "wher": {}}}, ["key source", "unknown key 'wher'"]),
+    ({"source": {"experiment": "e", "column": "c", "reduce": "median"}},
+     ["key source.reduce", "'median'"]),
+    ({"source": {"experiment": "e", "column": "c", "over": {"column": "d", "were": {}}}},
+     ["key source.over", "unknown key 'were'"]),
+    ({"published": 0.5}, ["key published", "0.5 is not of type 'string'"]),
+    ({"decimals": 1.0}, ["key decimals", "1.0 is not of type 'integer'"]),
+])
+def test_each_class_has_its_keys_and_no_other(tmp_path, data, change, words):
+    entry = next(c for c in data["claims"] if c["class"] == "round-off")
+    changed = {k: v for k, v in {**entry, **change}.items() if v is not None}
+    path = _written(tmp_path, yaml.safe_dump({**data, "claims": [changed]}))
+    _refused(path, f"claim {entry['id']} (claims[0])", *words)
+
+
+def test_what_the_schema_does_not_say_is_refused_naming_the_file_and_claim(tmp_path, data):
+    """A per (a range judged row by row) on a claim that is not stochastic; a why: naming no rationale."""
+    entry = next(c for c in data["claims"] if c["class"] == "round-off")
+    for change, words in (({"source": {**entry["source"], "per": "L"}}, "only a stochastic range"),
+                          ({"why": "roundoff-x"}, "why: 'roundoff-x' is not one of the rationales")):
+        path = _written(tmp_path, yaml.safe_dump({**data, "claims": [{**entry, **change}]}))
+        with pytest.raises(ValueError) as info:
+            verdicts.load_claims(path)
+        assert all(w in str(info.value) for w in (str(path), f"claim {entry['id']}", words)), info.value
+
+
+def test_each_class_needs_its_keys(tmp_path, data):
+    """An echo names its rationale; a machine-bound claim its band unless it is a raw time (judged
+    against its article's speed factor); a stochastic claim needs neither."""
+    first = {klass: next(c for c in data["claims"] if c["class"] == klass and not c.get("raw_time"))
+             for klass in ("echo", "machine-bound", "stochastic")}
+    raw = next(c for c in data["claims"] if c.get("raw_time"))
+    cases = [({**first["echo"], "why": None}, "'why' is a required property"),
+             ({**first["machine-bound"], "band": None}, "'band' is a required property"),
+             ({**first["stochastic"], "why": "article-interval"}, None),
+             ({**raw, "band": None}, None)]
+    for entry, words in cases:
+        entry = {k: v for k, v in entry.items() if v is not None}
+        found = schema.problems({**data, "claims": [entry]})
+        assert (found == []) if words is None else (words in " ".join(found)), (entry["id"], found)
+
+
+def test_the_top_level_speed_and_rationales_are_closed(tmp_path, data):
+    for change, words in (({"speeds": {}}, "unknown key 'speeds'"),
+                          ({"speed": {**data["speed"], "bands": 2}}, "key speed"),
+                          ({"speed": {**data["speed"], "band": 1}}, "1 is less than or equal to the minimum"),
+                          ({"rationales": {**data["rationales"], "Echo config": "x"}}, "key rationales"),
+                          ({"articles": {"0001": "ab"}}, "key articles")):
+        found = schema.problems({**data, **change})
+        assert found and words in " ".join(found), (change, found)
+
+
+def test_a_claim_refuses_an_unknown_key_when_built_alone():
+    entry = {"id": "x", "article": "000", "section": "s", "claim": "c", "published": "1", "class": "exact",
+             "source": {"experiment": "e", "column": "c"}}
+    assert verdicts.Claim.from_dict(entry).id == "x"
+    with pytest.raises(ValueError, match="claim x: unknown key"):
+        verdicts.Claim.from_dict({**entry, "tolerence": 1e-14})
+
+
+def test_a_file_is_validated_once_per_process(monkeypatch, data):
+    """load_claims and load_speed of one file check the schema once (about 0.2 s for 574 claims)."""
+    calls = []
+    real = cfg.validator
+    monkeypatch.setattr(cfg, "validator", lambda path=cfg.SCHEMA: calls.append(path) or real(path))
+    monkeypatch.setattr(schema, "_FOLLOWED", set())
+    verdicts.load_claims(PUBLISHED)
+    claims_.load_speed(PUBLISHED)
+    verdicts.load_claims(PUBLISHED)
+    assert calls == [schema.SCHEMA]
