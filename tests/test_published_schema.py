@@ -69,7 +69,7 @@ def test_a_misspelt_tolerance_is_refused_naming_file_claim_and_key(tmp_path):
     ({"why": None}, ["'why' is a required property"]),
     ({"class": "exact"}, ["key class", "'round-off' was expected (a claim with a tolerance is a round-off"]),
     ({"class": "echo"}, ["key class", "(a claim with a tolerance is a round-off claim)"]),
-    ({"band": [1, 2]}, ["key class", "'machine-bound' was expected (a claim with a band is a machine-bound"]),
+    ({"band": [1, 2]}, ["key class", "'round-off' is not one of ['machine-bound', 'exact', 'echo']"]),
     ({"raw_time": True}, ["key class", "(a raw time is a machine-bound claim)"]),
     ({"location": {"line": 3, "colum": 4}}, ["key location", "unknown key 'colum'",
                                               "'column' is a required"]),

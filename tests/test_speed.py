@@ -54,9 +54,10 @@ def test_one_outlying_raw_time_and_only_it_differs_and_says_why():
     inside = table.loc["000.cost.n-512", "reason"]
     assert inside.startswith("raw time: this machine runs article 000's raw times 3.9x as fast")
     assert "ratio 4 is consistent with it" in inside
-    # the prose's interval (not part of the factor) is judged against it too
-    prose = table.loc["000.prose.cost.n-8192", "reason"]
-    assert "this time's ratio 3.46 to 4.23 is consistent with it" in prose
+    # the prose's interval (not part of the factor) restates the cell n = 8192: it takes its verdict
+    prose = table.loc["000.prose.cost.n-8192"]
+    assert prose["reason"].startswith("restates the cells 000.cost.n-8192: within tolerance")
+    assert prose["verdict"] == table.loc["000.cost.n-8192", "verdict"] == "within tolerance"
 
 
 def test_without_a_rule_a_raw_time_is_judged_alone_by_its_band():
