@@ -35,7 +35,8 @@ def claim(source, cls="exact", why=None, id="x.y"):
 def test_a_declared_column_is_derived_with_its_declared_reason(load):
     source = {"experiment": "causal_weights", "table": "weights", "where": {"query": 1, "key": 3},
               "column": "allowed"}
-    assert echoes.derivation(claim(source), load) == plan.EXPERIMENTS["causal_weights"].derived["weights.allowed"]
+    declared = plan.EXPERIMENTS["causal_weights"].derived["weights.allowed"]
+    assert echoes.derivation(claim(source), load) == declared
     ratio = {"experiment": "quadratic_cost", "where": {"n": 4096}, "column": "cells",
              "over": {"where": {"n": 512}, "column": "cells"}}
     assert echoes.derivation(claim(ratio), load) == "n^2"

@@ -24,7 +24,8 @@ def test_the_cells_of_a_prose_claim_are_found_by_what_it_reads(claims):
         f"001.train.sort-L{L}.sequence-mean" for L in (4, 6, 8)]  # per L, the same reduction: not the minima
     assert found["001.prose.causal_timing.slope"] == ["001.causal_timing.slope"]
     assert found["001.prose.causal_timing.T-512.min-ms"] == ["001.causal_timing.T-512.min-ms"]
-    assert found["000.prose.scale_sweep.jacobian-unscaled-4"] == ["000.scale_sweep.d_k-4.jacobian_norm_unscaled"]
+    assert found["000.prose.scale_sweep.jacobian-unscaled-4"] == [
+        "000.scale_sweep.d_k-4.jacobian_norm_unscaled"]
     # a statistic of several cells (a mean over d_k, a minimum over positions) restates none of them
     assert "000.prose.scale_sweep.max-weight-scaled-around" not in found
     assert "000.prose.causal_change.none-min" not in found
@@ -94,13 +95,15 @@ def test_a_range_over_rows_takes_its_cells_verdict_in_the_ledger():
     range is judged as its cell is (within the seed spread), not stricter."""
     frame = pd.DataFrame({"task": "sort", "ablation": "full", "L": [4] * 3 + [8] * 3, "seed": [0, 1, 2] * 2,
                           "sequence_accuracy": [0.99, 0.98, 0.97, 0.90, 0.95, 0.96]})
-    cells = [Claim(id=f"001.train.sort-L{L}.sequence-mean", article="001", section="s", claim="c", published=p,
+    cells = [Claim(id=f"001.train.sort-L{L}.sequence-mean", article="001", section="s", claim="c",
+                   published=p,
                    cls="stochastic", source={"experiment": "train", "where": {"task": "sort", "L": L,
                                                                               "ablation": "full"},
                                              "column": "sequence_accuracy", "reduce": "mean"})
              for L, p in ((4, "0.981"), (8, "0.951"))]
     prose = Claim(id="001.prose.train.share", article="001", section="s", claim="c", published="95-98%",
-                  cls="stochastic", source={"experiment": "train", "where": {"task": "sort", "ablation": "full"},
+                  cls="stochastic",
+                  source={"experiment": "train", "where": {"task": "sort", "ablation": "full"},
                                             "column": "sequence_accuracy", "reduce": "mean", "per": "L"})
     ledger = verdicts.evaluate(cells + [prose], lambda e, t: frame).set_index("id")
     # the L = 8 mean, 0.937, lies outside 95-98%; its seeds (0.90 to 0.96) reach 0.951: within tolerance

@@ -35,7 +35,7 @@ EXPERIMENT = {
         "main.seen_share": "steps x batch / alphabet^L",
         "main.chance_token_accuracy": "1 / alphabet",
         "main.d_head": "d / heads",
-        "main.distinct_share_expected": "the expected share of sequences of distinct symbols, of the alphabet and L",
+        "main.distinct_share_expected": "the share of sequences of distinct symbols: alphabet and L",
         "main.n_parameters": "the model's entries: a product of its sizes",
         "main.vocab": "the alphabet and the special symbols",
     },

@@ -76,8 +76,8 @@ def check(claim, why):
     or None): an echo the rule derives must be classed echo (echo-derived), and a claim classed
     echo-derived must be one the rule derives."""
     if why is not None and (claim.cls != "echo" or claim.why != "echo-derived"):
-        raise ValueError(f"claim {claim.id} in config/published.yaml: class {claim.cls}, but its value follows "
-                         f"from the sizes or a definition ({why}): class it echo, why: echo-derived "
+        raise ValueError(f"claim {claim.id} in config/published.yaml: class {claim.cls}, but its value "
+                         f"follows from the sizes or a definition ({why}): class it echo, why: echo-derived "
                          "(report.ledger.echoes)")
     if why is None and claim.why == "echo-derived":
         raise ValueError(f"claim {claim.id} in config/published.yaml: why: echo-derived, but no rule of "
