@@ -77,8 +77,16 @@ def test_each_claim_not_reproduced_is_named_by_exactly_one_cause(claims):
     assert headline.reason_head(REASONS[0]) == "machine-bound: accepted band N to N"
     lines = headline.lines(table)
     for verdict, cls, experiment, head, ids in found:
-        assert f"- **{verdict}**, {cls}, {experiment} ({len(ids)}): {head}: " + ", ".join(
-            f"`{i}`" for i in ids) in lines
+        line = f"- **{verdict}**, {cls}, {experiment} ({len(ids)}): {head}: "
+        assert line + ", ".join(f"`{i}`" for i in ids[:headline.MOST]) + (
+            f" and {len(ids) - headline.MOST} more (LEDGER.md lists every claim)" if len(ids) > headline.MOST
+            else "") in lines
+    many = [f"001.x.c{i}" for i in range(headline.MOST + 5)]  # a long cause: its first claims, a count
+    last = f"`001.x.c{headline.MOST - 1}`"
+    assert headline.named(many).endswith(f"{last} and 5 more (LEDGER.md lists every claim)")
+    raw = ("raw time: this machine runs article 001's raw times 3.5x as fast (median of 4 ratios; 95% "
+           "bootstrap interval 2x to 5x); this time's ratio 1.2 is outside it")
+    assert headline.reason_head(raw) == "raw time: this machine runs article N's raw times Nx as fast"
 
 
 def test_the_environment_sets_the_runs_versions_beside_the_articles(tmp_path):

@@ -26,6 +26,7 @@ from attnrepro.run import io
 PACKAGES = {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"}  # the versions the articles state
 _PARENTHESES = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)")  # a parenthesis, one level of nesting inside
 _NUMBER = re.compile(r"[-+]?\d[\d.,]*(?:e[-+]?\d+)?")
+MOST = 15  # claims named on one line of causes: a summary, the full list follows it in LEDGER.md
 
 
 def verdict_names(table):
@@ -61,10 +62,16 @@ def experiment_of(claim_id):
 
 
 def reason_head(reason):
-    """The opening words of a reason: its first clause, without parentheses and numbers (the
-    rationale it quotes, the values), so that claims judged by one rule share it."""
-    first = re.split(r";|: (?=[a-z]+ = )", str(reason), maxsplit=1)[0]
-    words = _NUMBER.sub("N", _PARENTHESES.sub("", first)).strip()
+    """The opening words of a reason: its first clause (up to a ";" outside parentheses), without
+    parentheses and numbers (the rationale it quotes, the values), so that claims judged by one
+    rule share it."""
+    text, depth = str(reason), 0
+    for end, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == ";" and depth <= 0:
+            text = text[:end]
+            break
+    words = " ".join(_NUMBER.sub("N", _PARENTHESES.sub("", text)).split())
     return words or "no reason given"
 
 
@@ -81,6 +88,12 @@ def causes(table):
     return [(*key, ids) for key, ids in sorted(
         groups.items(), key=lambda kv: (kv[0][1] == "echo", names.index(kv[0][0]), order.get(kv[0][1], 99),
                                         kv[0][2], kv[0][3]))]
+
+
+def named(ids, most=MOST):
+    """The claim ids of one cause, in backticks; past ``most``, the count of the others."""
+    shown = ", ".join(f"`{i}`" for i in ids[:most])
+    return shown + (f" and {len(ids) - most} more (LEDGER.md lists every claim)" if len(ids) > most else "")
 
 
 def run_environment(paths):
@@ -133,6 +146,7 @@ def stochastic_line(table):
     groups = []
     for verdict in verdict_names(table):
         named = [f"`{r['id']}` {r['published']} \u2192 {r['reproduced'] or 'none'}"
+                 + (f" (the article's code here: {r['article_code']})" if r.get("article_code") else "")
                  for _, r in rows[rows["verdict"] == verdict].iterrows()]
         if named:
             groups.append(f"{len(named)} {verdict} ({'; '.join(named)})")
@@ -166,8 +180,7 @@ def lines(table, run=None, stated=None):
                    "the reason's opening words; each reason in full below):")
         out.append("")
         for verdict, cls, experiment, head, ids in found:
-            out.append(f"- **{verdict}**, {cls}, {experiment} ({len(ids)}): {head}: "
-                       + ", ".join(f"`{i}`" for i in ids))
+            out.append(f"- **{verdict}**, {cls}, {experiment} ({len(ids)}): {head}: {named(ids)}")
         out.append("")
     out += [environment_line(run or {}, stated or {}), "", stochastic_line(table), ""]
     return out
