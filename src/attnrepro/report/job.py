@@ -261,7 +261,7 @@ def write_index(args):
 
         table = pd.read_csv(args.ledger, dtype=str, keep_default_na=False)
         stated = headline.stated_environment(args.published) if args.published else {}
-        verdict = ["## Verdict", "", *headline.lines(table, headline.run_environment(args.inputs), stated),
+        verdict = [*headline.lines(table, headline.run_environment(args.inputs), stated),
                    "The ledger in full: `LEDGER.md`, `ledger.csv`.", ""]
     io.write_text(args.out, index.lines(config, json.loads(args.unbuilt), verdict))
 

@@ -59,9 +59,10 @@ def markdown(table, factors=None, rule=None, article=None, run=None, stated=None
         lines.append("Three values side by side: published (the article), article_code (the article's own "
                      "code, run here: `snakemake --cores 2 listings`), reproduced (this pipeline, here).")
         lines.append("")
-    lines.append("Below, first every claim not reproduced with its reason, each id a link to the number in "
-                 "its article's annotated edition (`articles/<article>.html`); then every claim, by article "
-                 "and section, in one table per verdict and class. `ledger.csv` holds the same rows.")
+    lines.append("Below, first every claim not reproduced with what it is and its reason, each id a link to "
+                 "the number in its article's annotated edition (`articles/<article>.html`); then every "
+                 "claim by article and section, one table per verdict and class. `ledger.csv` holds the "
+                 "same rows with every column.")
     lines.append("")
     off = "numerics" in table.columns and (table["numerics"] != "canonical").any()
     lines += _not_reproduced(table, _columns(three, off, reason=True))
@@ -79,10 +80,11 @@ def markdown(table, factors=None, rule=None, article=None, run=None, stated=None
 
 
 def _columns(three, off, reason=False, judged=True):
-    """The columns of a claim's line after its id: article_code beside the published value when
-    the listings ran (``three``), class and verdict (``judged``; else the table's heading says
-    them), the reason (``reason``), numerics when some are not canonical."""
-    return ["claim", "published", *(["article_code"] if three else []), "reproduced",
+    """The columns of a claim's line after its id: what the claim is and, by verdict (``judged``;
+    else the table's heading says its class and verdict and the id alone names the claim: the
+    full listing stays tens of KB), article_code beside the published value when the listings ran
+    (``three``), the reason (``reason``), numerics when some are not canonical."""
+    return [*(["claim"] if judged else []), "published", *(["article_code"] if three else []), "reproduced",
             *(["class", "verdict"] if judged else []), *(["reason"] if reason else []),
             *(["numerics"] if off else [])]
 

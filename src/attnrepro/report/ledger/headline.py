@@ -25,7 +25,8 @@ from attnrepro.run import io
 
 PACKAGES = {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"}  # the versions the articles state
 _PARENTHESES = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)")  # a parenthesis, one level of nesting inside
-_NUMBER = re.compile(r"[-+]?\d[\d.,]*(?:e[-+]?\d+)?")
+_VALUE = r"[-+]?\d[\d.,]*(?:e[-+]?\d+)?"
+_NUMBER = re.compile(rf"{_VALUE}(?:\s*[-\u2013]\s*{_VALUE})?")  # a number or a range: N
 MOST = 15  # claims named on one line of causes: a summary, the full list follows it in LEDGER.md
 
 
@@ -177,7 +178,7 @@ def lines(table, run=None, stated=None):
     found = causes(table)
     if found:
         out.append("Why the others are not reproduced (one line per cause: verdict, class, experiment, "
-                   "the reason's opening words; each reason in full below):")
+                   "the reason's opening words; each reason in full in LEDGER.md):")
         out.append("")
         for verdict, cls, experiment, head, ids in found:
             out.append(f"- **{verdict}**, {cls}, {experiment} ({len(ids)}): {head}: {named(ids)}")

@@ -157,10 +157,11 @@ def left_out(table, rows):
 def title(table, rows):
     """The figure's title: the ledger's counts (headline.counts, as LEDGER.md) and how many drawn."""
     computed, echoes = headline.counts(table), headline.counts(table, computed=False)
+    echoes = {v: n for v, n in echoes.items() if n}
     return (f"The ledger: {len(table)} claims of the three articles, {len(rows)} drawn (colour: class; "
             f"marker: verdict), {len(table) - len(rows)} left out (named below)\n"
             f"{sum(computed.values())} computed: {headline.counts_sentence(computed)}\n"
-            f"{sum(echoes.values())} echoes: {headline.counts_sentence({v: n for v, n in echoes.items() if n})}")
+            f"{sum(echoes.values())} echoes: {headline.counts_sentence(echoes)}")
 
 
 def foot(table, rows):
