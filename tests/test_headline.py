@@ -137,6 +137,7 @@ def test_ledger_md_is_tens_of_kb_without_padded_rows(claims, tmp_path):
     assert len(rows) > len(table)
     assert not [line for line in rows if re.search(r"\s{2,}\||\|\s{2,}", line)]  # no padding around a cell
     assert all(re.fullmatch(r"\|(---\|)+|\| .* \|", line) for line in rows)
+    assert headline.table_lines(["a"], [["x|y"]])[2] == "| x\\|y |"  # a pipe in a cell escaped
     for _, r in table.iterrows():  # every claim in its section; linked to its number when not reproduced
         cells = [str(r[k]).replace("|", "\\|") for k in ("id", "published", "reproduced")]
         assert "\n| " + " | ".join(cells) + " |" in text

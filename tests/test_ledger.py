@@ -279,7 +279,7 @@ def test_selectors_with_lists_ratios_and_no_matching_row():
     assert verdict_of(claim("1", "exact", "no_such_column", {"d_k": 4})).verdict == "missing"
 
 
-def test_markdown_opens_with_the_verdict_and_escapes_pipes():
+def test_markdown_opens_with_the_verdict_and_lists_each_claim_not_reproduced_with_its_reason():
     from attnrepro.report import ledger_io
 
     rows = verdicts.evaluate([
@@ -296,7 +296,9 @@ def test_markdown_opens_with_the_verdict_and_escapes_pipes():
     assert "Echoes (counted apart): 1 reproduced, 0 within tolerance, 0 differs" in summary[0]
     assert any(line.startswith("| exact | 2 | 1 | 0 | 1 | 0 |") for line in text.splitlines())  # per class
     assert text.index("**Verdict**") < text.index("## Not reproduced") < text.index("## Article 000")
-    assert "| exact | differs | a \\|J\\| in the reason |" in text
+    assert ("- [c-31.900](articles/000.html#c-31.900) (exact, **differs**): c: published 31.900, reproduced "
+            "31.927.\n  Reason: a |J| in the reason.\n") in text
+    assert "| id | published | reproduced |\n|---|---|---|\n| c-31.927 | 31.927 | 31.927 |" in text
 
 
 def test_markdown_keeps_the_printed_digits():

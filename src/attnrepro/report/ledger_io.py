@@ -65,46 +65,57 @@ def markdown(table, factors=None, rule=None, article=None, run=None, stated=None
                  "same rows with every column.")
     lines.append("")
     off = "numerics" in table.columns and (table["numerics"] != "canonical").any()
-    lines += _not_reproduced(table, _columns(three, off, reason=True))
+    lines += _not_reproduced(table, [*(["article_code"] if three else []), *(["numerics"] if off else [])])
     names = headline.verdict_names(table)
     for article, rows in table.groupby("article", sort=True):
         lines += [f"## Article {article} ([annotated edition](articles/{article}.html))", ""]
         for section, part in rows.groupby("section", sort=False):
             lines += [f"### {section}", ""]
             for (verdict, cls), group in sorted(part.groupby(["verdict", "class"]),
-                                                key=lambda kv: (names.index(kv[0][0]), kv[0][1])):
+                                                key=lambda kv: (names.index(kv[0][0]), _order(kv[0][1]))):
                 lines += [f"{verdict}, {cls} ({len(group)}):", ""]
-                lines += _rows(group, article, _columns(three, off, judged=False), link=False)
+                lines += _rows(group, _columns(three, off))
                 lines.append("")
     return "\n".join(lines)
 
 
-def _columns(three, off, reason=False, judged=True):
-    """The columns of a claim's line after its id: what the claim is and, by verdict (``judged``;
-    else the table's heading says its class and verdict and the id alone names the claim: the
-    full listing stays tens of KB), article_code beside the published value when the listings ran
-    (``three``), the reason (``reason``), numerics when some are not canonical."""
-    return [*(["claim"] if judged else []), "published", *(["article_code"] if three else []), "reproduced",
-            *(["class", "verdict"] if judged else []), *(["reason"] if reason else []),
-            *(["numerics"] if off else [])]
+def _order(cls):
+    """A class's place in claims.CLASSES (exact first), an unknown one last."""
+    return published.CLASSES.index(cls) if cls in published.CLASSES else len(published.CLASSES)
 
 
-def _rows(rows, article, columns, link=True):
-    """Unpadded Markdown rows of ``rows``: the id (``link``: a link to its number in the edition),
-    then ``columns`` as printed (the published and reproduced digits kept as strings)."""
-    cells = [[f"[{r['id']}]({articles.edition_link(article, r['id'])})" if link else r["id"],
-              *(str(r[c]) for c in columns)] for _, r in rows.iterrows()]
-    return headline.table_lines(["id", *columns], cells)
+def _columns(three, off):
+    """The columns of a claim's line after its id (its heading says its class and verdict; what it
+    is, in ledger.csv and, when not reproduced, in the list above: the listing stays tens of KB):
+    article_code beside the published value when the listings ran (``three``), numerics when some
+    are not canonical."""
+    return ["published", *(["article_code"] if three else []), "reproduced", *(["numerics"] if off else [])]
 
 
-def _not_reproduced(table, columns):
-    """The section of every claim whose verdict is not "reproduced", with its reason."""
+def _rows(rows, columns):
+    """Unpadded Markdown rows of ``rows``: the id, then ``columns`` as printed (the published and
+    reproduced digits kept as strings)."""
+    return headline.table_lines(["id", *columns], [[r["id"], *(str(r[c]) for c in columns)]
+                                                  for _, r in rows.iterrows()])
+
+
+def _not_reproduced(table, extra):
+    """The section of every claim whose verdict is not "reproduced": one item each, the id a link
+    to its number in the edition, then what it is, the values and the reason on a line of its own
+    (readable in a terminal as in a browser). ``extra``: columns shown beside the values."""
     off = table[table["verdict"] != "reproduced"]
     if off.empty:
         return []
     out = [f"## Not reproduced ({len(off)} claims, computed and echoes), with their reasons", ""]
     for article, rows in off.groupby("article", sort=True):
-        out += [f"### Article {article}: {len(rows)}", "", *_rows(rows, article, columns), ""]
+        out += [f"### Article {article}: {len(rows)}", ""]
+        for _, r in rows.iterrows():
+            more = "".join(f", {c} {r[c]}" for c in extra if str(r[c]))
+            out.append(f"- [{r['id']}]({articles.edition_link(article, r['id'])}) ({r['class']}, "
+                       f"**{r['verdict']}**): {r['claim']}: published {r['published']}, reproduced "
+                       f"{r['reproduced'] or 'none'}{more}.")
+            out.append(f"  Reason: {' '.join(str(r['reason']).split()).rstrip('.') or 'none given'}.")
+        out.append("")
     return out
 
 
