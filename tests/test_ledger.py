@@ -279,7 +279,7 @@ def test_selectors_with_lists_ratios_and_no_matching_row():
     assert verdict_of(claim("1", "exact", "no_such_column", {"d_k": 4})).verdict == "missing"
 
 
-def test_markdown_opens_with_one_summary_line_and_escapes_pipes():
+def test_markdown_opens_with_the_verdict_and_lists_each_claim_not_reproduced_with_its_reason():
     from attnrepro.report import ledger_io
 
     rows = verdicts.evaluate([
@@ -289,11 +289,16 @@ def test_markdown_opens_with_one_summary_line_and_escapes_pipes():
         claim("31.927", "echo", "std", {"d_k": 1024}),  # counted apart from the headline
     ], load)
     text = ledger_io.markdown(rows)
-    summary = [line for line in text.splitlines() if line.startswith("**Summary**")]
-    assert summary == ["**Summary** (3 computed claims) - 000: 1 reproduced, 1 within tolerance, 1 differs."]
-    assert "Apart from them, 1 echoes of the configuration (values the article prints back" in text
-    assert text.index("**Summary**") < text.index("## Article 000")
-    assert "a \\|J\\| in the reason" in text
+    summary = [line for line in text.splitlines() if line.startswith("**Verdict**")]
+    assert len(summary) == 1 and text.splitlines()[2] == summary[0]  # under the title, first
+    assert summary[0].startswith("**Verdict**: 4 claims, 3 computed and 1 echoes. Computed: 1 reproduced, "
+                                 "1 within tolerance, 1 differs, 0 missing")
+    assert "Echoes (counted apart): 1 reproduced, 0 within tolerance, 0 differs" in summary[0]
+    assert any(line.startswith("| exact | 2 | 1 | 0 | 1 | 0 |") for line in text.splitlines())  # per class
+    assert text.index("**Verdict**") < text.index("## Not reproduced") < text.index("## Article 000")
+    assert ("- [c-31.900](articles/000.html#c-31.900) (exact, **differs**): c: published 31.900, reproduced "
+            "31.927.\n  Reason: a |J| in the reason.\n") in text
+    assert "| id | published | reproduced |\n|---|---|---|\n| c-31.927 | 31.927 | 31.927 |" in text
 
 
 def test_markdown_keeps_the_printed_digits():

@@ -283,6 +283,11 @@ rule:
         "index"
     input:
         config=paths.CONFIG_RESOLVED,
+        # the index opens with the ledger's summary (report.ledger.headline), the run's versions
+        # read from the data files' provenance, the articles' stated ones from published.yaml
+        ledger=paths.LEDGER_CSV,
+        published="config/published.yaml",
+        data=all_outputs(),
         code=report_code("index"),
     output:
         paths.INDEX,
@@ -298,6 +303,7 @@ rule:
         unbuilt=lambda wildcards: json.dumps(UNBUILT, sort_keys=True),
     shell:
         "python -m attnrepro.report.job index --config {input.config} --unbuilt {params.unbuilt:q}"
+        " --ledger {input.ledger} --published {input.published} --inputs {input.data}"
         " --out {output} 2> {log}"
 
 

@@ -63,7 +63,8 @@ RUNS = {
     "numerics": ("attnrepro.report.evidence.numerics_render",),
     "seeds": ("attnrepro.report.products.style", "attnrepro.report.evidence.seeds_render"),
     "listings": ("attnrepro.report.products.style", "attnrepro.report.evidence.listings_render"),
-    "index": ("attnrepro.report.index", "attnrepro.dag.plan", "attnrepro.report.products.catalog"),
+    "index": ("attnrepro.report.index", "attnrepro.dag.plan", "attnrepro.report.products.catalog",
+              "attnrepro.report.ledger.headline"),
     "archive": ("attnrepro.archive.pack",),
 }
 # the options that name a command's outputs (by dest), here and in attnrepro.report.cli: the ledger's
@@ -179,6 +180,9 @@ def add_index(index):
     index.add_argument("--config", required=True, help="the resolved config (YAML)")
     index.add_argument("--unbuilt", metavar="JSON", default="{}",
                        help="{article: why its annotated edition is not built} (the rule's, from common.smk)")
+    index.add_argument("--ledger", help="results/ledger.csv: the index opens with its summary, as LEDGER.md")
+    index.add_argument("--published", help="config/published.yaml: the versions the articles state")
+    index.add_argument("--inputs", nargs="*", default=[], help="the results files: the run's versions")
     index.add_argument("--out", required=True)
 
 
@@ -269,9 +273,17 @@ def write_index(args):
 
     from attnrepro.run import io
 
-    index = _runs("index")[0]
+    index, *_, headline = _runs("index")
     config = yaml.safe_load(Path(args.config).read_text()) or {}
-    io.write_text(args.out, index.lines(config, json.loads(args.unbuilt)))
+    verdict = None
+    if args.ledger:  # the same summary as LEDGER.md's, from the same function
+        import pandas as pd
+
+        table = pd.read_csv(args.ledger, dtype=str, keep_default_na=False)
+        stated = headline.stated_environment(args.published) if args.published else {}
+        verdict = [*headline.lines(table, headline.run_environment(args.inputs), stated),
+                   "The ledger in full: `LEDGER.md`, `ledger.csv`.", ""]
+    io.write_text(args.out, index.lines(config, json.loads(args.unbuilt), verdict))
 
 
 def write_archive(args):

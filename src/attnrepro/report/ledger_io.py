@@ -6,19 +6,10 @@ import pandas as pd
 
 from attnrepro.run import io
 from attnrepro.report.evidence import citations
-from attnrepro.report.ledger import claims as published, disturbed, verdicts as ledger, speed
+from attnrepro.report.ledger import claims as published, disturbed, headline, verdicts as ledger, speed
 from attnrepro.evidence import articles
 
 log = logging.getLogger("attnrepro.report")
-
-
-def summary_line(counts):
-    """One line: the count of each verdict per article ("000: 91 reproduced, 3 differs; 001: ...")."""
-    parts = []
-    for article, row in counts.iterrows():
-        verdicts = ", ".join(f"{int(n)} {verdict}" for verdict, n in row.items() if n)
-        parts.append(f"{article}: {verdicts}")
-    return "; ".join(parts)
 
 
 def speed_lines(factors, rule):
@@ -44,24 +35,14 @@ def config_lines(article):
             "article.", ""]
 
 
-def markdown(table, factors=None, rule=None, article=None, timings=None):
-    """LEDGER.md; ``timings``: the lines of the timing cross-check (disturbed.lines)."""
-    computed = table[table["class"] != "echo"]
-    echoes = table[table["class"] == "echo"]
-    counts = ledger.summary(computed)
+def markdown(table, factors=None, rule=None, article=None, run=None, stated=None, timings=None):
+    """LEDGER.md: the verdict first (report.ledger.headline, as results/README.md opens), the notes
+    on classes, numerics and speed, the timing cross-check (``timings``: disturbed.lines), every
+    claim not reproduced with its reason, then every claim by article and section, one unpadded
+    line each (its reason is in ledger.csv and above)."""
     lines = ["# Ledger: every published number beside the reproduced one", ""]
     lines += config_lines(article)
-    lines.append(f"**Summary** ({len(computed)} computed claims) - {summary_line(counts)}.")
-    lines.append("")
-    lines.append(f"Apart from them, {len(echoes)} echoes of the configuration (values the article prints "
-                 "back, or counts and shapes that follow from its sizes alone): "
-                 f"{int((echoes['verdict'] == 'reproduced').sum())} reproduced, "
-                 f"{int((echoes['verdict'] != 'reproduced').sum())} not.")
-    lines.append("")
-    lines.append("Computed claims per verdict, by article:")
-    lines.append("")
-    lines.append(counts.reset_index().to_markdown(index=False))
-    lines.append("")
+    lines += headline.lines(table, run, stated)
     lines.append("Classes: exact (the printed digits must come out), echo (judged as exact, counted apart), "
                  "round-off (1e-16 level: judged against a tolerance), stochastic (judged against the 95% "
                  "interval of the 3-seed statistics of the seed distribution, or, where the run has none, "
@@ -75,26 +56,69 @@ def markdown(table, factors=None, rule=None, article=None, timings=None):
     lines += speed_lines(factors or {}, rule)
     lines.append("")
     lines += [*timings, ""] if timings else []
-    if "article_code" in table.columns and (table["article_code"] != "").any():
+    three = "article_code" in table.columns and (table["article_code"] != "").any()
+    if three:
         lines.append("Three values side by side: published (the article), article_code (the article's own "
                      "code, run here: `snakemake --cores 2 listings`), reproduced (this pipeline, here).")
         lines.append("")
-    lines.append("Each id links to the number in its article's annotated edition "
-                 "(`articles/<article>.html`).")
+    lines.append("Below, first every claim not reproduced with what it is and its reason, each id a link to "
+                 "the number in its article's annotated edition (`articles/<article>.html`); then every "
+                 "claim by article and section, one table per verdict and class. `ledger.csv` holds the "
+                 "same rows with every column.")
     lines.append("")
     off = "numerics" in table.columns and (table["numerics"] != "canonical").any()
+    lines += _not_reproduced(table, [*(["article_code"] if three else []), *(["numerics"] if off else [])])
+    names = headline.verdict_names(table)
     for article, rows in table.groupby("article", sort=True):
-        lines.append(f"## Article {article}")
-        lines.append("")
-        cols = ["id", "section", "claim", "published", "reproduced", "class", "verdict", "reason"]
-        if "article_code" in table.columns and (table["article_code"] != "").any():  # three values
-            cols.insert(cols.index("published") + 1, "article_code")
-        cols += ["numerics"] if off else []
-        cells = rows[cols].astype(str).apply(lambda col: col.str.replace("|", "\\|", regex=False))
-        cells["id"] = [f"[{i}]({articles.edition_link(article, i)})" for i in cells["id"]]
-        lines.append(cells.to_markdown(index=False, disable_numparse=True))  # keep the printed digits
-        lines.append("")
+        lines += [f"## Article {article} ([annotated edition](articles/{article}.html))", ""]
+        for section, part in rows.groupby("section", sort=False):
+            lines += [f"### {section}", ""]
+            for (verdict, cls), group in sorted(part.groupby(["verdict", "class"]),
+                                                key=lambda kv: (names.index(kv[0][0]), _order(kv[0][1]))):
+                lines += [f"{verdict}, {cls} ({len(group)}):", ""]
+                lines += _rows(group, _columns(three, off))
+                lines.append("")
     return "\n".join(lines)
+
+
+def _order(cls):
+    """A class's place in claims.CLASSES (exact first), an unknown one last."""
+    return published.CLASSES.index(cls) if cls in published.CLASSES else len(published.CLASSES)
+
+
+def _columns(three, off):
+    """The columns of a claim's line after its id (its heading says its class and verdict; what it
+    is, in ledger.csv and, when not reproduced, in the list above: the listing stays tens of KB):
+    article_code beside the published value when the listings ran (``three``), numerics when some
+    are not canonical."""
+    return ["published", *(["article_code"] if three else []), "reproduced", *(["numerics"] if off else [])]
+
+
+def _rows(rows, columns):
+    """Unpadded Markdown rows of ``rows``: the id, then ``columns`` as printed (the published and
+    reproduced digits kept as strings)."""
+    return headline.table_lines(["id", *columns], [[r["id"], *(str(r[c]) for c in columns)]
+                                                  for _, r in rows.iterrows()])
+
+
+def _not_reproduced(table, extra):
+    """The section of every claim whose verdict is not "reproduced": one item each, the id a link
+    to its number in the edition, then what it is, the values and the reason on a line of its own
+    (readable in a terminal as in a browser). ``extra``: columns shown beside the values."""
+    off = table[table["verdict"] != "reproduced"]
+    if off.empty:
+        return []
+    out = [f"## Not reproduced ({len(off)} claims, computed and echoes), with their reasons", ""]
+    for article, rows in off.groupby("article", sort=True):
+        out += [f"### Article {article}: {len(rows)}", ""]
+        for _, r in rows.iterrows():
+            more = "".join(f", {c} {r[c]}" for c in extra if str(r[c]))
+            out.append(f"- [{r['id']}]({articles.edition_link(article, r['id'])}) ({r['class']}, "
+                       f"**{r['verdict']}**): {r['claim']}: published {r['published']}, reproduced "
+                       f"{r['reproduced'] or 'none'}{more}.")
+            out.append(f"  Reason: {' '.join(str(r['reason']).split()).rstrip('.') or 'none given'}.")
+        out.append("")
+    return out
 
 
 def numerics_line(table):
@@ -125,6 +149,11 @@ def numerics_column(claims, load):
     return out
 
 
+def _files(load):
+    """The result files a loader reads (results.Loader.files), none for a loader without files."""
+    return [path for found in getattr(load, "files", {}).values() for _, path in found]
+
+
 def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None, seeds_csv=None,
           speed_csv=None, article=None, listings_csv=None):
     """Evaluate every claim: the stochastic ones against the seed distribution's CSV when given
@@ -145,7 +174,8 @@ def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None
     factors = ledger.raw_time_factors(claims, load)
     with io.atomic_path(csv_path) as tmp:
         table.to_csv(tmp, index=False)
-    io.write_text(md_path, markdown(table, factors, rule, article, disturbed.lines(load)))
+    io.write_text(md_path, markdown(table, factors, rule, article, headline.run_environment(_files(load)),
+                                    headline.stated_environment(published_path), disturbed.lines(load)))
     if speed_csv is not None:
         rows = pd.DataFrame([f.row(rule) for f in factors.values()], columns=speed.COLUMNS)
         with io.atomic_path(speed_csv) as tmp:

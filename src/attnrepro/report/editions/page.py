@@ -8,8 +8,10 @@ and ``p``); below it, the same numbers as a list of links, for reading without t
 
 import html
 
+import pandas as pd
+
+from attnrepro.report.ledger import headline
 from attnrepro.report.ledger.claims import SYMBOLS
-from attnrepro.report.ledger.verdicts import VERDICTS
 
 VERDICT_CLASSES = {"reproduced": "v-reproduced", "within tolerance": "v-within",
                    "differs": "v-differs", "missing": "v-missing", "other parameters": "v-other",
@@ -148,14 +150,16 @@ SCRIPT = """
 """
 
 
+def _table(notes):
+    """The notes as the ledger's columns that headline counts (class, verdict)."""
+    return pd.DataFrame({"class": [n.cls for n in notes], "verdict": [n.verdict for n in notes]},
+                        columns=["class", "verdict"], dtype=str)
+
+
 def counts(notes):
     """{verdict: number of notes} of the computed claims (echoes of the configuration are counted
-    apart: :func:`echoes`), every verdict of the ledger present."""
-    out = {verdict: 0 for verdict in VERDICTS}
-    for note in notes:
-        if note.cls != "echo":
-            out[note.verdict] = out.get(note.verdict, 0) + 1
-    return out
+    apart: :func:`echoes`), every verdict of the ledger present: headline.counts, as LEDGER.md."""
+    return headline.counts(_table(notes))
 
 
 def echoes(notes):
@@ -193,7 +197,9 @@ def others(notes):
     items = "".join(f'<li><a href="#{html.escape(n.id)}">{html.escape(n.printed)}</a>: '
                     f"{html.escape(n.verdict)} ({html.escape(n.cls)}), {html.escape(n.claim)}</li>"
                     for n in off)
-    return (f'<details class="others"><summary>{len(off)} numbers not reproduced, in reading order</summary>'
+    found = {v: k for v in headline.verdict_names(_table(off)) if (k := sum(n.verdict == v for n in off))}
+    return (f'<details class="others"><summary>{len(off)} numbers whose verdict is not reproduced '
+            f"({html.escape(headline.counts_sentence(found))}), in reading order</summary>"
             f"<ol>{items}</ol></details>")
 
 

@@ -9,15 +9,22 @@ tolerances of ``config/published.yaml``:
     value, a round-off tolerance a shaded square (both values below it: within tolerance);
     a published range a horizontal bar; a missing value a mark under the axis.
 (b) the claims not judged digit for digit (round-off left out: a ratio of two round-off figures
-    says nothing), as reproduced / published on a log axis, one column per claim: the accepted
-    band (or the published range) as a bar around the published 1, the point inside it or not.
+    says nothing), as reproduced / published on a log axis, one column per claim, named by its id:
+    the accepted band (or the published range) as a bar around the published 1, the point inside
+    it or not.
+
+The title counts the whole ledger as LEDGER.md does (report.ledger.headline.counts: the same
+numbers, the ledger's verdict names); the foot names the claims not drawn (:func:`left_out`: a
+published value that is no number, such as True, a shape or an array) with their verdicts.
 """
+
+import textwrap
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from attnrepro.report.ledger import verdicts
+from attnrepro.report.ledger import headline, verdicts
 from attnrepro.report.products import style
 
 CLASS_COLORS = {"exact": "#2471a3", "echo": "#95a5a6", "round-off": "#8e44ad", "stochastic": "#d68910",
@@ -86,14 +93,15 @@ def _overview(ax, rows):
     ax.set_yscale("log")
     ax.set_xlim(ZERO / 30, high)
     ax.set_ylim(ZERO / 30, high)
-    ticks = [ZERO] + [10.0 ** e for e in range(-15, int(np.log10(high)) + 1, 3)]
-    labels = ["0"] + [f"1e{e}" for e in range(-15, int(np.log10(high)) + 1, 3)]
-    for axis in (ax.xaxis, ax.yaxis):
-        axis.set_ticks(ticks, labels)
+    decades = range(-16, int(np.log10(high)) + 1)  # a tick on every decade, "0" on its own line
+    ticks, labels = [ZERO] + [10.0 ** e for e in decades], ["0"] + [f"1e{e}" for e in decades]
+    ax.set_xticks(ticks, labels, rotation=90, fontsize=6.5)
+    ax.set_yticks(ticks, labels, fontsize=6.5)
     ax.minorticks_off()
     ax.set_xlabel("published value (log; 0 on its own line)")
     ax.set_ylabel("reproduced value (log; a missing one below the axis)")
-    ax.set_title(f"(a) every numeric claim ({len(rows)}), published against reproduced", fontsize=9)
+    ax.set_title(f"(a) the {len(rows)} claims whose published value is a number, published against "
+                 "reproduced", fontsize=9)
     ax.grid(alpha=0.25)
 
 
@@ -112,39 +120,71 @@ def _ratios(ax, rows):
                    marker=VERDICT_MARKERS.get(verdict, "o"), color=CLASS_COLORS.get(cls, "#333333"))
     ax.axhline(1.0, color="#999999", lw=0.8, ls="--")
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))  # 0.5, 1, 2, 5, 10, ...
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
-    ax.set_xticks([])
+    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(x, picked["id"], rotation=90, fontsize=5.5)  # each column named by its claim
+    ax.set_xlim(-0.7, len(picked) - 0.3)
     missing = int(picked["rep_high"].isna().sum())
     ax.set_xlabel(f"{len(picked)} machine-bound and stochastic claims (by class, then id)"
-                  + (f"; {missing} missing, not drawn" if missing else ""))
+                  + (f"; {missing} missing, not drawn" if missing else ""), fontsize=8)
     ax.set_ylabel("reproduced / published (log)")
     ax.set_title("(b) the claims judged by a band, a range or seeds", fontsize=9)
     ax.grid(alpha=0.25, axis="y")
 
 
-def _legend(fig, ax, rows):
+def _legend(fig, ax, table, rows):
     from matplotlib.lines import Line2D
 
     handles, labels = ax.get_legend_handles_labels()
     for cls, colour in CLASS_COLORS.items():
         if (rows["class"] == cls).any():
             handles.append(Line2D([], [], ls="", marker="s", color=colour))
-            labels.append(f"class {cls} ({int((rows['class'] == cls).sum())})")
-    for verdict, marker in VERDICT_MARKERS.items():
-        handles.append(Line2D([], [], ls="", marker=marker, color="#444444"))
-        labels.append(f"{verdict} ({int((rows['verdict'] == verdict).sum())})")
-    fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=7, frameon=False)
+            labels.append(f"class {cls} ({int((rows['class'] == cls).sum())} drawn)")
+    for verdict in headline.verdict_names(rows):
+        handles.append(Line2D([], [], ls="", marker=VERDICT_MARKERS.get(verdict, "o"), color="#444444"))
+        labels.append(f"{verdict} ({int((rows['verdict'] == verdict).sum())} drawn)")
+    # the claims not drawn under the legend, as its title at the foot (the layout makes room for it)
+    fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=7, frameon=False,
+               title="\n".join(textwrap.wrap(foot(table, rows), 190)), title_fontsize=7)
+
+
+def left_out(table, rows):
+    """The ledger's claims that ``rows`` (numeric_rows) does not draw: their rows of ``table``."""
+    return table[~table["id"].isin(set(rows["id"]))]
+
+
+def title(table, rows):
+    """The figure's title: the ledger's counts (headline.counts, as LEDGER.md) and how many drawn."""
+    computed, echoes = headline.counts(table), headline.counts(table, computed=False)
+    echoes = {v: n for v, n in echoes.items() if n}
+    return (f"The ledger: {len(table)} claims of the three articles, {len(rows)} drawn (colour: class; "
+            f"marker: verdict), {len(table) - len(rows)} left out (named below)\n"
+            f"{sum(computed.values())} computed: {headline.counts_sentence(computed)}\n"
+            f"{sum(echoes.values())} echoes: {headline.counts_sentence(echoes)}")
+
+
+def foot(table, rows):
+    """The claims not drawn, by experiment, with why and their verdicts (one line or a few)."""
+    out = left_out(table, rows)
+    if out.empty:
+        return "Every claim of the ledger is drawn."
+    groups = out.groupby(out["id"].map(lambda i: ".".join(str(i).split(".")[:2])), sort=True).size()
+    found = {v: int((out["verdict"] == v).sum()) for v in headline.verdict_names(out)}
+    named = ", ".join(f"{g} ({n})" for g, n in groups.items())
+    return (f"Left out: the {len(out)} claims whose published value is no number (True/False, a shape, an "
+            f"array, a word): {named}; their verdicts: "
+            f"{headline.counts_sentence({v: n for v, n in found.items() if n})}.")
 
 
 def draw(table, claims):
     """The figure of the ledger ``table`` (results/ledger.csv) with the ``claims``' bands."""
     rows = numeric_rows(table, claims)
-    fig, axes = style.figure(2, "The ledger: every numeric claim of the three articles, published "
-                                "against reproduced\n(colour: class; marker: verdict)", width=13, height=6.6)
+    fig, axes = style.figure(2, title(table, rows), width=13, height=8)
     _overview(axes[0][0], rows)
     _ratios(axes[0][1], rows)
-    _legend(fig, axes[0][0], rows)
+    _legend(fig, axes[0][0], table, rows)
     return fig
 
 
