@@ -179,8 +179,8 @@ def test_the_editions_list_says_its_verdicts_by_name_and_counts_as_the_ledger():
              Note(2, "differs"), Note(3, "reproduced"), Note(4, "disturbed", "machine-bound"),
              Note(5, "reproduced", "echo")]
     summary = re.search(r"<summary>(.*?)</summary>", page.others(notes)).group(1)
-    assert summary == ("4 numbers whose verdict is not reproduced (2 within tolerance, 1 differs, "
-                       "1 disturbed), in reading order")
+    assert summary == ("4 numbers whose verdict is not reproduced (2 within tolerance, 1 disturbed, "
+                       "1 differs), in reading order")  # the ledger's order of verdicts
     table = pd.DataFrame({"class": [n.cls for n in notes], "verdict": [n.verdict for n in notes]})
     assert page.counts(notes) == headline.counts(table)
     assert page.counts(notes)["within tolerance"] == 2 and page.counts(notes)["reproduced"] == 1

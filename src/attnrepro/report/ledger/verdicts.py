@@ -309,7 +309,7 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
     run's config left out, is judged "other parameters"."""
     factors = raw_time_factors(claims, load) if rule is not None else {}
     check = disturbed.Check(load)
-    rows = {}
+    rows = []
     for claim in claims:
         _check_echo(claim, load)
         value, values = None, None
@@ -323,14 +323,14 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
         else:
             verdict, text, reason = judge(claim, value, values, spread, factors.get(claim.article), rule)
             verdict, reason = _disturbed(claim, verdict, reason, check)
-        rows[claim.id] = {
+        rows.append({
             "id": claim.id, "article": claim.article, "section": claim.section,
             "claim": claim.claim, "published": claim.published, "reproduced": text,
             "class": claim.cls, "verdict": verdict, "reason": reason,
-        }
-    _take_cells_verdicts(claims, rows)
-    return pd.DataFrame(list(rows.values()), columns=["id", "article", "section", "claim", "published",
-                                                      "reproduced", "class", "verdict", "reason"])
+        })
+    _take_cells_verdicts(claims, {row["id"]: row for row in rows})
+    return pd.DataFrame(rows, columns=["id", "article", "section", "claim", "published",
+                                       "reproduced", "class", "verdict", "reason"])
 
 
 def _check_echo(claim, load):
