@@ -103,7 +103,7 @@ GIT_SHA = git_sha()
 
 def workflow_files():
     """The workflow's own files that the archive holds: the Snakefile, the rule files, the
-    config schema and the conda environment."""
+    config and published-claims schemas and the conda environment."""
     base = Path(workflow.basedir)
     rules = sorted(
         p.relative_to(base).as_posix() for p in (base / "workflow/rules").glob("*.smk")
@@ -112,6 +112,7 @@ def workflow_files():
         "Snakefile",
         *rules,
         "workflow/schemas/config.schema.yaml",
+        "workflow/schemas/published.schema.yaml",
         CONDA_ENV.removeprefix("../../"),
     ]
 
