@@ -106,3 +106,22 @@ def test_every_printed_claim_of_the_small_run_reads_as_its_ledger(small_run):
     checked = [c for c in claims if c.printed and agreement.cell(small_run / "results/tables", c.printed)[0]
                is not None]
     assert len(checked) > 150
+
+
+def test_a_printed_time_reads_at_the_digits_the_ledger_shows(tmp_path):
+    """A raw time is written with the digits that were judged (0.00151 s, not the article's 0.002):
+    its cell must read as that text, and a cell with another value at those digits disagrees."""
+    timing = verdicts.Claim.from_dict({
+        "id": "000.quadratic_cost.n-512.mean-seconds", "article": "000", "section": "s", "claim": "c",
+        "published": "0.001", "class": "machine-bound", "raw_time": True, "why": "raw-order",
+        "source": {"experiment": "quadratic_cost", "where": {"n": 512}, "column": "mean_seconds"},
+        "location": {"line": 1, "column": 1},
+        "printed": {"table": "quadratic_cost", "row": {"n": 512}, "column": "mean time (s, machine-bound)"}})
+    pd.DataFrame({"n": [512], "mean time (s, machine-bound)": [0.0015089]}).to_csv(
+        tmp_path / "quadratic_cost.csv", index=False)
+    row = pd.DataFrame({"id": [timing.id], "reproduced": ["0.00151"]})
+    assert agreement.disagreements([timing], row, tmp_path) == []  # at the article's 0.001 it reads 0.002
+    row.loc[0, "reproduced"] = "0.00152"
+    assert agreement.disagreements([timing], row, tmp_path) == [
+        f"claim {timing.id}: table quadratic_cost {{'n': 512}} 'mean time (s, machine-bound)' prints 0.00151 "
+        "at the ledger's digits (np.float64(0.0015089)), the ledger 0.00152"]

@@ -6,9 +6,10 @@ column}`` in config/published.yaml). The table and the ledger compute the value 
 as the ledger's reproduced text: otherwise a reader who compares the table with the article sees
 a digit the ledger says is reproduced (a pandas mean printing 0.996 where the ledger's NumPy mean,
 the article's, prints 0.995). :func:`disagreements` lists every cell of a finished run that does
-not; the CI gate (``python -m attnrepro.report gate --tables``) fails on any, and the tests check it
-on the small run. A claim whose row the run's table does not hold (another config's grid) and a
-claim the ledger could not reproduce are left out; a missing table or column is a disagreement.
+not (a machine-bound cell: at the digits the ledger shows); the CI gate (``python -m
+attnrepro.report gate --tables``) fails on any, and the tests check it on the small run. A claim
+whose row the run's table does not hold (another config's grid) and a claim the ledger could not
+reproduce are left out; a missing table or column is a disagreement.
 """
 
 from pathlib import Path
@@ -43,6 +44,15 @@ def _typed(value):
         return value
 
 
+def _written_as_ledger(value, claim, ledger_text):
+    """The cell's ``value`` written as the ledger writes the claim: at the article's precision, and a
+    machine-bound one with the digits its ledger text shows (a time is written with the digits that
+    were judged, never the article's rounding: verdicts.timing_text)."""
+    if claim.cls == "machine-bound":
+        return verdicts.format_like(value, ledger_text)
+    return verdicts.format_like(value, claim.published, claim.decimals)
+
+
 def disagreements(claims, ledger_table, tables):
     """One sentence per claim whose table cell, written at the article's precision, is not the
     ledger's reproduced text (``ledger_table``: the ledger, text cells; ``tables``: results/tables)."""
@@ -57,8 +67,9 @@ def disagreements(claims, ledger_table, tables):
         if problem:
             out.append(f"claim {claim.id}: {problem}")
         elif value is not None:
-            shown = verdicts.format_like(value, claim.published, claim.decimals)
+            shown = _written_as_ledger(value, claim, reproduced[claim.id])
             if shown != reproduced[claim.id]:
-                out.append(f"claim {claim.id}: table {where} prints {shown} at the article's precision "
+                how = "the ledger's digits" if claim.cls == "machine-bound" else "the article's precision"
+                out.append(f"claim {claim.id}: table {where} prints {shown} at {how} "
                            f"({value!r}), the ledger {reproduced[claim.id]}")
     return out

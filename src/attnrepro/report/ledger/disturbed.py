@@ -54,8 +54,8 @@ class Disagreement:
         (a, ta), (b, tb) = self.seconds.items()
         apart = max(ta, tb) / min(ta, tb)
         return (f"{a} and {b} time the same causal attention at length {self.length}: "
-                f"medians {ta * 1e3:.4g} ms and {tb * 1e3:.4g} ms, {apart:.2f}x apart (a quiet machine gives them "
-                f"within {self.factor:g}x): {self.slower}'s measurement was slowed")
+                f"medians {ta * 1e3:.4g} ms and {tb * 1e3:.4g} ms, {apart:.2f}x apart (a quiet machine "
+                f"gives them within {self.factor:g}x): {self.slower}'s measurement was slowed")
 
 
 def _medians(load, experiment, table, length, column):
