@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 from attnrepro.experiments import _timing, causal_timing
 from attnrepro.report import ledger_io
 from attnrepro.report.ledger import claims as published, disturbed, verdicts
+from conftest import not_in_a_mutant
 from report_helpers import FrameLoad
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "config" / "published.yaml"
@@ -199,6 +200,7 @@ def busy_machine():
 
 
 def test_causal_timing_on_a_busy_machine_is_quiet_or_disturbed_never_differs(busy_machine, monkeypatch):
+    not_in_a_mutant("times attention on a loaded machine for seconds")
     monkeypatch.setattr(_timing, "PAUSE", 0.05)
     params = {"seed": 0, "d_k": 64, "T": [128, 512, 2048], "trials": [20, 5, 2]}
     with threadpool_limits(limits=1):
