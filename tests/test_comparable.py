@@ -12,15 +12,15 @@ from conftest import REPO, copy_run, snakemake
 from report_helpers import FrameLoad
 
 
-def _claim(id, source, published="0.5"):
+def _claim(id, source, published="0.5", **classed):
     return verdicts.Claim.from_dict({"id": id, "article": "000", "section": "s", "claim": "c",
                                    "published": published, "class": "exact", "source": source,
-                                   "location": {"line": 1, "column": 1}})
+                                   "location": {"line": 1, "column": 1}, **classed})
 
 
 SWEEP = _claim("000.sweep.std", {"experiment": "scale_sweep", "where": {"d_k": 4}, "column": "std"})
 COST = _claim("000.cost.n-2048", {"experiment": "quadratic_cost", "where": {"n": 2048}, "column": "cells"},
-              "4194304")
+              "4194304", **{"class": "echo", "why": "echo-derived"})  # n^2 (ledger.echoes)
 LOAD = FrameLoad({("scale_sweep", "main"): pd.DataFrame({"d_k": [4, 16], "std": [0.5, 0.25]}),
                   ("quadratic_cost", "main"): pd.DataFrame({"n": [64, 128], "cells": [4096, 16384]})},
                  params={"default": {"seed": 1, "trials": 200}})
