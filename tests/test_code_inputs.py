@@ -128,8 +128,8 @@ def test_editing_the_plan_the_catalog_or_the_archive_reruns_only_the_jobs_that_r
         editions = {j for j in jobs if j.startswith("edition_")} if path in READ_BY_EDITIONS else set()
         # a rerun ledger reruns what reads it: every table (its cells' verdicts), the editions, and
         # the products that state the machine's speed factor
-        readers = ({j for j in jobs if j.startswith(("table_", "figure_", "edition_"))}
-                   if "ledger" in rerun else set())
+        readers = ({j for j in jobs if j.startswith(("table_", "figure_", "edition_"))
+                    or j in ("ledger_overview", "machine_speed")} if "ledger" in rerun else set())
         assert not readers or any(j.startswith("table_") for j in readers), (path, jobs)
         assert jobs == rerun | editions | readers, (path, jobs)
         if not rerun:

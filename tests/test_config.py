@@ -173,6 +173,7 @@ def test_a_key_given_twice_in_published_yaml_is_refused(tmp_path):
     path = tmp_path / "published.yaml"
     path.write_text((REPO / "config/published.yaml").read_text().replace(
         "class: exact,", "class: exact, class: round-off,", 1))
-    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "class: round-off," in text)
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1)
+                if "class: exact, class: round-off," in text)
     with pytest.raises(ValueError, match=rf"line {line}: key claims\[\d+\]\.class given twice"):
         verdicts.load_claims(path)

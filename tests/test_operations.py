@@ -269,8 +269,10 @@ def test_a_result_of_other_parameters_stops_its_readers_and_the_named_command_re
 
     rebuilt = snakemake(run_copy, "table_train_accuracy", "--forcerun", f"{TRAINING}.parquet")
     assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]
-    # and the ledger, which the table reads (its printed cells' verdicts)
-    assert planned_jobs(rebuilt) == {"train_case": 1, "ledger": 1, "table_train_accuracy": 1}
+    # and the ledger, which the table reads (its printed cells' verdicts), with the attention map the
+    # ledger reads, which reads that training's model
+    assert planned_jobs(rebuilt) == {"train_case": 1, "attention_map_case": 1, "ledger": 1,
+                                     "table_train_accuracy": 1}
     assert io.read_provenance(path)["params"]["steps"] == 100
 
 

@@ -27,9 +27,10 @@ MARGIN = 3
 JOB_STEP = 4.0
 
 # --- start-up: the interpreter, the imports, the writing of the tables --------------------
-# `python -c "import attnrepro.experiments.job, numpy, pandas, pyarrow.parquet"`: 0.9 to 1.2 s of CPU; the
-# default run's numpy jobs whose work is milliseconds: 1.0 to 2.0 s wall, median 1.3
-START = 1.2
+# `python -c "import attnrepro.experiments.job, numpy, pandas, pyarrow.parquet"`: 0.35 to 0.5 s wall
+# (2026-12-02, this machine kind, quiet; 0.9 to 1.2 s of CPU before the packages by concept); the small
+# run's numpy jobs whose work is milliseconds: 0.4 s wall quiet, up to 2 s on a loaded machine
+START = 0.9
 # the same imports and torch: 3.8 to 4.3 s of CPU; the default run's torch jobs: 3.8 to 6.8 s
 # wall, median 4.8
 START_TORCH = 4.8

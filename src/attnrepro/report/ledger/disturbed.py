@@ -22,7 +22,6 @@ it): the claims read from its row are judged "disturbed" too, and LEDGER.md says
 
 from dataclasses import dataclass
 
-from attnrepro.experiments import _timing
 from attnrepro.report.ledger.claims import _matching
 
 VERDICT = "disturbed"
@@ -122,7 +121,7 @@ def _described(experiment, row):
     if {"load_before", "load_after"} <= set(row.index):
         load = f"; 1-minute load {row['load_before']:.2f} before, {row['load_after']:.2f} after"
     return (f"{_label(experiment, row)}: the timing thread ran {row['cpu_share']:.0%} of the wall time "
-            f"(a quiet core gives at least {_timing.MIN_SHARE:.0%}) after {int(row['attempts'])} "
+            f"(below the share a quiet core gives: experiments._timing) after {int(row['attempts'])} "
             f"attempt{'s' if int(row['attempts']) != 1 else ''}{load}")
 
 
