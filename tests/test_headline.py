@@ -226,3 +226,10 @@ def test_machine_speed_reads_plain_ticks_and_its_legend_hides_no_point():
         assert labels and all(re.fullmatch(r"\d+(\.\d+)?", t) for t in labels), labels  # not 3x10^0
         assert not box.overlaps(ax.get_window_extent(renderer))
     assert [t.get_text() for t in fig.axes[1].get_yticklabels() if t.get_text()][:3] == ["1", "2", "5"]
+
+
+def test_a_cause_names_no_claim_id_inside_its_words():
+    """A reason that names cells (one rule per number) groups by the cells' verdicts, its ids hidden."""
+    head = headline.reason_head("restates the cells 001.train.sort-L4.sequence-mean: within tolerance, "
+                                "and takes the least good of their verdicts (one rule per number)")
+    assert head == "restates the cells [claim]: within tolerance, and takes the least good of their verdicts"

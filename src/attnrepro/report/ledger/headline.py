@@ -27,6 +27,7 @@ PACKAGES = {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"}  # the ver
 _PARENTHESES = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)")  # a parenthesis, one level of nesting inside
 _VALUE = r"[-+]?\d[\d.,]*(?:e[-+]?\d+)?"
 _NUMBER = re.compile(rf"{_VALUE}(?:\s*[-\u2013]\s*{_VALUE})?")  # a number or a range: N
+_CLAIM_ID = re.compile(r"\b\d{3}\.[A-Za-z_][\w.\-]*")  # a claim's id in a reason: [claim]
 MOST = 15  # claims named on one line of causes: a summary, the full list follows it in LEDGER.md
 
 
@@ -64,15 +65,15 @@ def experiment_of(claim_id):
 
 def reason_head(reason):
     """The opening words of a reason: its first clause (up to a ";" outside parentheses), without
-    parentheses and numbers (the rationale it quotes, the values), so that claims judged by one
-    rule share it."""
+    parentheses, claim ids and numbers (the rationale it quotes, the cells, the values), so that
+    claims judged by one rule share it."""
     text, depth = str(reason), 0
     for end, char in enumerate(text):
         depth += {"(": 1, ")": -1}.get(char, 0)
         if char == ";" and depth <= 0:
             text = text[:end]
             break
-    words = " ".join(_NUMBER.sub("N", _PARENTHESES.sub("", text)).split())
+    words = " ".join(_NUMBER.sub("N", _CLAIM_ID.sub("[claim]", _PARENTHESES.sub("", text))).split())
     return words or "no reason given"
 
 
