@@ -106,3 +106,42 @@ def test_the_ledger_refuses_a_claim_classed_against_the_rule(load):
     right.published = "0"
     ledger = verdicts.evaluate([right], load)
     assert ledger.loc[0, ["class", "verdict"]].tolist() == ["echo", "reproduced"]
+
+
+def test_only_one_cell_of_a_masked_softmax_as_it_is_can_be_forced(load):
+    one = {"experiment": "causal_weights", "table": "weights", "where": {"query": 0, "key": 3},
+           "column": "weight"}
+    assert echoes.derivation(claim({**one, "reduce": "single"}), load) == echoes.MASKED  # one cell
+    assert echoes.derivation(claim({**one, "reduce": "mean"}), load) is None  # a statistic, not the cell
+    assert echoes.derivation(claim({**one, "where": {"query": 0, "key": [3, 4]}}), load) is None  # two cells
+
+
+def test_a_softmax_of_a_main_table_is_read_from_main(monkeypatch):
+    """A source without ``table`` reads ``main``, here as everywhere (claims.reproduced)."""
+    from dataclasses import replace
+
+    import pandas as pd
+
+    softmax = {"main.w": {"rows": ["q"], "mask": "m"}}
+    experiment = replace(plan.EXPERIMENTS["causal_weights"], softmax=softmax)
+    monkeypatch.setitem(plan.EXPERIMENTS, "causal_weights", experiment)
+    frame = pd.DataFrame({"q": [0, 0], "k": [0, 1], "m": [True, False], "w": [1.0, 0.0]})
+    read = []
+
+    def load(experiment, table):
+        read.append(table)
+        return frame
+
+    source = {"experiment": "causal_weights", "where": {"q": 0, "k": 1}, "column": "w"}
+    assert echoes.derivation(claim(source), load) == echoes.MASKED and read == ["main"]
+
+
+def test_a_refusal_says_where_the_rule_is_and_what_to_do():
+    with pytest.raises(ValueError) as derived:
+        echoes.check(claim({}, cls="echo", why="echo-config"), echoes.MASKED)  # not the rule's why
+    assert str(derived.value).endswith("class it echo, why: echo-derived (report.ledger.echoes)")
+    with pytest.raises(ValueError) as undeclared:
+        echoes.check(claim({}, cls="echo", why="echo-derived"), None)
+    assert str(undeclared.value).endswith(
+        "no rule of report.ledger.echoes derives it: declare its column in its experiment's "
+        "EXPERIMENT['derived'], or class it by what it computes")

@@ -110,3 +110,38 @@ def test_a_range_over_rows_takes_its_cells_verdict_in_the_ledger():
     assert ledger.loc["001.train.sort-L8.sequence-mean", "verdict"] == "within tolerance"
     assert ledger.loc["001.prose.train.share", "verdict"] == "within tolerance"
     assert ledger.loc["001.prose.train.share", "reproduced"] == "94-98%"
+
+
+def _c(id, cls="exact", **source):
+    return Claim(id=id, article="001", section="s", claim="c", published="1", cls=cls,
+                 source={"experiment": "e", "column": "v", **source})
+
+
+def test_a_cell_reads_the_same_table_column_rows_and_reduction_as_its_prose():
+    prose = _c("001.prose.p", where={"L": 4})
+    assert restated.cells(prose, [_c("001.e.a", where={"L": 4}, table="main")]) != []  # main by default
+    explicit = _c("001.prose.p", where={"L": 4}, table="main")
+    assert restated.cells(explicit, [_c("001.e.a", where={"L": 4})]) != []
+    assert restated.cells(prose, [_c("001.e.b", where={"L": 4}, table="other")]) == []
+    other = _c("001.prose.p", where={"L": 4}, table="other")
+    assert restated.cells(other, [_c("001.e.b", where={"L": 4})]) == []
+    assert restated.cells(prose, [_c("001.e.c", where={"L": 4}, reduce="single")]) != []  # "single": one row
+    single = _c("001.prose.p", where={"L": 4}, reduce="single")
+    assert restated.cells(single, [_c("001.e.c", where={"L": 4})]) != []
+    assert restated.cells(prose, [_c("001.e.d", where={"L": 4}, reduce="mean")]) == []
+    assert restated.cells(prose, [_c("001.e.e", where={"L": 4}, over={"column": "w"})]) == []  # a ratio
+    assert restated.cells(prose, [_c("001.e.f", where={"L": 4}, per="L")]) == []  # a range is no cell
+    ranged = _c("001.prose.r", reduce="mean", per="L", where={"task": "sort"})
+    assert restated.cells(ranged, [_c("001.e.g", reduce="mean", where={"task": "sort"})]) == []  # no L
+    row = _c("001.e.h", reduce="mean", where={"task": "sort", "L": 6})
+    assert [c.id for c in restated.cells(ranged, [row])] == ["001.e.h"]
+
+
+def test_only_an_exact_or_echo_prose_claim_says_its_own_digits():
+    cells = {"a": ("reproduced", "")}
+    for cls in ("exact", "echo"):
+        verdict, reason = restated.judge(prose_claim(cls), ("differs", "digits differ"), cells)
+        assert verdict == "differs" and reason.startswith("restates the cells a: reproduced")
+        assert reason.endswith("; its own digits differ: digits differ")
+    verdict, reason = restated.judge(prose_claim("stochastic"), ("differs", "its range"), cells)
+    assert verdict == "reproduced" and "its own digits" not in reason
