@@ -324,3 +324,57 @@ def test_a_roundoff_claim_reproduced_as_exactly_zero_differs_and_says_why():
                                    "published": "0", "class": "round-off", "tolerance": 1e-14,
                                    "source": {"experiment": "e", "column": "c"}})
     assert verdicts.judge(zero, 0.0)[0] == "reproduced"  # a declared exact zero: the article prints 0
+
+
+@pytest.mark.parametrize("cls", ["exact", "echo"])
+def test_a_bound_stated_in_words_is_reproduced_inside_it_and_differs_outside(cls):
+    """"more than ten times": band [10, null]; the value shown with three significant digits."""
+    words = {"line": 1, "column": 1, "text": "more than ten times"}
+    bound = claim("10", cls, "std", {"d_k": 1024}, band=[10, None], location=words, note="a note",
+                  **({"why": "echo-derived"} if cls == "echo" else {}))
+    verdict, text, reason = verdicts.judge(bound, 10.66)
+    assert (verdict, text) == ("reproduced", "10.7")
+    assert reason.startswith("the article states it in words, 'more than ten times': a bound, 10 to inf")
+    assert verdicts.judge(bound, 9.5)[:2] == ("differs", "9.5")
+    assert verdicts.judge(bound, 9.5)[2].endswith("; a note")
+    below = claim("0.5", cls, "std", {"d_k": 1024}, band=[None, 0.5], location=words)
+    assert verdicts.judge(below, 0.25)[0] == "reproduced" and verdicts.judge(below, 0.75)[0] == "differs"
+    assert verdicts.judge(bound, "ten")[:2] == ("differs", "ten")
+
+
+def test_a_time_is_written_with_the_digits_that_were_judged():
+    raw = claim("0.001", "machine-bound", "std", {"d_k": 4}, raw_time=True)
+    assert verdicts.timing_text(0.00097, raw) == "0.000970"  # three significant digits, never "0.001"
+    sci = claim("3.0e-06", "machine-bound", "std", raw_time=True)
+    assert verdicts.timing_text(2.5e-06, sci) == "2.50e-06"
+    ratio = claim("20.2", "machine-bound", "std", band=[12.13, 24.25])
+    assert verdicts.timing_text(20.2, ratio) == "20.20"  # one digit more when it reads as published
+    assert verdicts.timing_text(19.8, ratio) == "19.8"  # a ratio keeps the article's digits otherwise
+    assert verdicts.timing_text(0.093, claim("0.07-0.09 s", "machine-bound", "std"), 0.07, 0.09) == "0.093 s"
+    printed = claim("0.54", "machine-bound", "std", band=[0.1, 1.0], decimals=3)
+    assert verdicts.timing_text(0.5514, printed) == "0.551"  # the printer's 3 decimals, zeros dropped
+    assert verdicts._significant("2.50e-06") == 3 and verdicts._significant("0.000970") == 3
+    assert verdicts._significant("text") == 0
+
+
+def test_a_missing_value_stays_missing_on_a_disturbed_row_and_a_disturbed_reason_keeps_the_judgement():
+    class Always:
+        def finding(self, claim):
+            return "disturbed measurement: x"
+
+    timing = claim("1.0", "machine-bound", "std", band=[0.5, 2.0])
+    assert verdicts._disturbed(timing, "missing", "no file", Always()) == ("missing", "no file")
+    assert verdicts._disturbed(timing, "differs", "band 0.5 to 2", Always()) == (
+        "disturbed", "disturbed measurement: x; judged on these times it would be differs; band 0.5 to 2")
+
+
+def test_a_restating_prose_claim_keeps_its_own_note():
+    cell = claim("31.927", "exact", "std", {"d_k": 1024})
+    prose = verdicts.Claim.from_dict({
+        "id": "000.prose.std", "article": "000", "section": "s", "claim": "c", "published": "31.9",
+        "class": "exact", "note": "the prose's note",
+        "source": {"experiment": "sweep", "column": "std", "where": {"d_k": 1024}}})
+    rows = verdicts.evaluate([cell, prose], load).set_index("id")
+    assert rows.loc["000.prose.std", "reason"] == (
+        "restates the cells c-31.927: reproduced, and takes the least good of their verdicts (one rule per "
+        "number); the prose's note")

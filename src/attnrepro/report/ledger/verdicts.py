@@ -76,8 +76,8 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None):
     if claim.cls == "stochastic":
         return _judge_stochastic(claim, value, text, values, spread)
     if claim.raw_time and factor is not None and rule is not None:
-        return _judge_raw_time(claim, value, text, factor, rule)
-    return _judge_timing(claim, value, text)
+        return _judge_raw_time(claim, value, factor, rule)
+    return _judge_timing(claim, value)
 
 
 def _judge_bound(claim, value):
@@ -189,7 +189,7 @@ def _span(values, published):
     return f"{low.removesuffix(space + unit)}-{high}"
 
 
-def _judge_timing(claim, value, text):
+def _judge_timing(claim, value):
     """Inside the claim's band (or the article's own interval), which its rationale explains; the
     reproduced value is shown at the precision that decides (0.093 s against 0.07-0.09 s)."""
     band = claim.band
@@ -257,7 +257,7 @@ def _more_digits(published, extra):
     return f"{mantissa}{e}{exponent}{space}{unit}"
 
 
-def _judge_raw_time(claim, value, text, factor, rule):
+def _judge_raw_time(claim, value, factor, rule):
     """A raw time: consistent with this machine's speed factor for the article (speed.judge); the
     claim's own band said as information."""
     low_p, high_p = published_range(claim.published)
