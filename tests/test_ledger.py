@@ -378,3 +378,18 @@ def test_a_restating_prose_claim_keeps_its_own_note():
     assert rows.loc["000.prose.std", "reason"] == (
         "restates the cells c-31.927: reproduced, and takes the least good of their verdicts (one rule per "
         "number); the prose's note")
+
+
+def test_a_bound_in_words_includes_its_ends_and_names_what_the_article_prints():
+    plain = claim("10", "exact", "std", band=[10, 20], location={"line": 1, "column": 1}, note="n")
+    assert verdicts.judge(plain, 10.0)[0] == verdicts.judge(plain, 20.0)[0] == "reproduced"  # ends inside
+    words = "the article states it in words, '10': a bound, 10 to 20"
+    assert verdicts.judge(plain, 10.0)[2].startswith(words)
+    assert verdicts.judge(plain, "ten")[2] == "the article states it in words, '10': a bound, 10 to 20; n"
+    unplaced = claim("10", "exact", "std", band=[10, 20])
+    assert verdicts._judge_bound(unplaced, 12)[2].startswith("the article states it in words, '10'")
+
+
+def test_a_time_that_rounds_to_nothing_is_written_as_its_pattern_says():
+    """Beyond raw times no digits are added for significance: 0.001 against a band pattern "0.07"."""
+    assert verdicts.timing_text(0.001, claim("0.07", "machine-bound", "std", band=[0.05, 0.1])) == "0.00"
