@@ -273,11 +273,11 @@ def _judge_raw_time(claim, value, factor, rule):
     return ("within tolerance" if inside else "differs"), text, _join(reason, info, claim.note)
 
 
-def raw_time_factors(claims, load):
+def raw_time_factors(claims, load, check=None):
     """{article: speed.Factor} from the claims marked ``raw_time`` that print one value (the prose's
     intervals are judged against the factor, they do not make it) and that the run reproduces from
-    an undisturbed measurement (:mod:`attnrepro.report.ledger.disturbed`)."""
-    ratios, check = {}, disturbed.Check(load)
+    an undisturbed measurement (``check``: a disturbed.Check of ``load``, made here when None)."""
+    ratios, check = {}, check or disturbed.Check(load)
     for claim in claims:
         low_p, high_p = published_range(claim.published) if claim.raw_time else (None, None)
         if not claim.raw_time or low_p != high_p or check.finding(claim):
@@ -308,8 +308,8 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
     (a comparable.Article, or None: every claim taken as computed with the article's parameters)
     what the article's config plans: a claim computed with other parameters, or whose row this
     run's config left out, is judged "other parameters"."""
-    factors = raw_time_factors(claims, load) if rule is not None else {}
-    check = disturbed.Check(load)
+    check = disturbed.Check(load)  # one cross-check of the timings for the factors and the verdicts
+    factors = raw_time_factors(claims, load, check) if rule is not None else {}
     rows = []
     for claim in claims:
         _check_echo(claim, load)
