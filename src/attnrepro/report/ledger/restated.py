@@ -67,12 +67,10 @@ def judge(prose, own, judged):
     """(verdict, reason) of prose claim ``prose`` from its cells' ``judged`` {id: (verdict, reason)}
     and its ``own`` (verdict, reason) by its own rule, which decides only an exact or echo digit
     mismatch."""
-    named = [(cell_id, judged[cell_id][0]) for cell_id in judged]
-    verdicts = [v for _, v in named]
-    if prose.cls in ("exact", "echo") and own[0] == "differs":
-        verdicts.append(own[0])
-    listed = ", ".join(f"{cell_id}: {verdict}" for cell_id, verdict in named)
+    listed = ", ".join(f"{cell_id}: {verdict}" for cell_id, (verdict, _) in judged.items())
     reason = f"restates the cells {listed}, and takes the least good of their verdicts (one rule per number)"
-    if prose.cls in ("exact", "echo") and own[0] == "differs":
+    verdicts = [verdict for verdict, _ in judged.values()]
+    if prose.cls in ("exact", "echo") and own[0] == "differs":  # the article restates its table wrongly
+        verdicts.append(own[0])
         reason += f"; its own digits differ: {own[1]}"
     return worst(verdicts), reason
