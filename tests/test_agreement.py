@@ -125,3 +125,49 @@ def test_a_printed_time_reads_at_the_digits_the_ledger_shows(tmp_path):
     assert agreement.disagreements([timing], row, tmp_path) == [
         f"claim {timing.id}: table quadratic_cost {{'n': 512}} 'mean time (s, machine-bound)' prints 0.00151 "
         "at the ledger's digits (np.float64(0.0015089)), the ledger 0.00152"]
+
+
+def test_a_cell_of_a_mixed_column_reads_as_its_value(tmp_path):
+    """A CSV column of mixed cells keeps text: "True" and "False" are booleans, "4.0" a number, "NA"
+    (a row label, never a missing value) and other words stay text."""
+    assert [agreement._typed(v) for v in ("True", "False", "4.0", "NA", "[0 1]", 2.5)] == [
+        True, False, 4.0, "NA", "[0 1]", 2.5]
+    pd.DataFrame({"check": ["NA", "b"], "value": ["True", "0.5"]}).to_csv(tmp_path / "t.csv", index=False)
+    assert agreement.cell(tmp_path, {"table": "t", "row": {"check": "NA"}, "column": "value"}) == (True, None)
+
+
+def test_a_numpy_printed_claim_reads_at_its_printers_decimals(tmp_path):
+    """A value the article's NumPy printer rounded to 3 decimals and printed without trailing zeros
+    ("0.54" for 0.5404) reads at those decimals: 0.5404 agrees with "0.54", 0.5414 does not."""
+    printed = verdicts.Claim.from_dict({**_as_dict(CLAIM), "published": "0.54", "decimals": 3})
+    pd.DataFrame({"task": ["sort"], "L": [4], "per-token mean": [0.5404]}).to_csv(
+        tmp_path / "train_accuracy.csv", index=False)
+    row = pd.DataFrame({"id": [CLAIM.id], "reproduced": ["0.54"]})
+    assert agreement.disagreements([printed], row, tmp_path) == []
+    pd.DataFrame({"task": ["sort"], "L": [4], "per-token mean": [0.5414]}).to_csv(
+        tmp_path / "train_accuracy.csv", index=False)
+    assert agreement.disagreements([printed], row, tmp_path) == [
+        f"claim {CLAIM.id}: table train_accuracy {{'task': 'sort', 'L': 4}} 'per-token mean' prints 0.541 "
+        "at the article's precision (np.float64(0.5414)), the ledger 0.54"]
+
+
+def test_every_claim_is_compared_past_one_without_a_cell_or_a_value(tmp_path):
+    """A claim printed nowhere, or that the ledger could not reproduce, is skipped, not the end."""
+    pd.DataFrame({"task": ["sort"], "L": [4], "per-token mean": [0.9]}).to_csv(
+        tmp_path / "train_accuracy.csv", index=False)
+    unprinted = verdicts.Claim.from_dict({k: v for k, v in _as_dict(CLAIM).items() if k != "printed"})
+    row = pd.DataFrame({"id": [CLAIM.id], "reproduced": ["0.995"]})
+    assert len(agreement.disagreements([unprinted, CLAIM], row, tmp_path)) == 1
+    missing = pd.DataFrame({"id": ["other", CLAIM.id], "reproduced": ["", "0.995"]})
+    other = verdicts.Claim.from_dict({**_as_dict(CLAIM), "id": "other"})
+    assert len(agreement.disagreements([other, CLAIM], missing, tmp_path)) == 1
+
+
+def test_a_one_row_tables_cell_is_named_by_its_table_and_column(tmp_path):
+    one_row = verdicts.Claim.from_dict({**_as_dict(CLAIM), "printed": {
+        "table": "attention_check", "row": {}, "column": "max diff"}})
+    pd.DataFrame({"max diff": [0.9]}).to_csv(tmp_path / "attention_check.csv", index=False)
+    row = pd.DataFrame({"id": [CLAIM.id], "reproduced": ["0.995"]})
+    assert agreement.disagreements([one_row], row, tmp_path) == [
+        f"claim {CLAIM.id}: table attention_check 'max diff' prints 0.900 at the article's precision "
+        "(np.float64(0.9)), the ledger 0.995"]
