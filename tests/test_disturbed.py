@@ -219,3 +219,50 @@ def test_causal_timing_on_a_busy_machine_is_quiet_or_disturbed_never_differs(bus
         verdict = table.loc[claim.id, "verdict"]
         assert verdict == "disturbed" if read["disturbed"].any() else verdict != "disturbed", claim.id
     assert "disturbed" in set(table["verdict"])  # so "differs" only where every row read was quiet
+
+
+def _rows(cases, disturbed_rows=(), attempts=3):
+    """A timing table over ``cases`` {case: [T, ...]}: T = 2048 rows of ``disturbed_rows`` cases slowed."""
+    rows = [{"case": case, "T": T, "min_ms": float(T), "time_ratio": 4.0,
+             "cpu_share": 0.5 if case in disturbed_rows and T == 2048 else 0.99,
+             "attempts": attempts if case in disturbed_rows and T == 2048 else 1,
+             "disturbed": case in disturbed_rows and T == 2048}
+            for case, lengths in cases.items() for T in lengths]
+    return pd.DataFrame(rows)
+
+
+def test_a_ratio_reads_every_row_of_its_own_case_and_of_its_divisor():
+    frame = _rows({"a": [128, 2048], "b": [128, 2048]}, disturbed_rows=["b"])
+    load = FrameLoad({("causal_timing", "main"): frame})
+    check = disturbed.Check(load)
+    ratio = _claim("r", "time_ratio", 128)
+    ratio.source["where"] = {"T": 128, "case": "a"}
+    assert check.finding(ratio) == ""  # case b's slowed row is not case a's
+    ratio.source["where"] = {"T": 128, "case": "b"}
+    assert check.finding(ratio).startswith(
+        "disturbed measurement: causal_timing case b, T = 2048: the timing thread ran 50% of the wall time")
+    raw = _claim("t", "min_ms", 128, raw_time=True)
+    raw.source["where"] = {"T": 128, "case": "b"}
+    assert check.finding(raw) == ""  # a raw time reads its own row only
+    over = _claim("o", "min_ms", 128, raw_time=True)
+    over.source.update(where={"T": 128, "case": "a"}, over={"where": {"T": 2048, "case": "b"}})
+    assert "case b, T = 2048" in check.finding(over)  # the divisor's row counts too
+    named = _claim("n", "min_ms", 2048, raw_time=True)
+    named.source.update(table="main", where={"T": 2048, "case": "b"})
+    assert "after 3 attempts" in check.finding(named)
+    once = FrameLoad({("causal_timing", "main"): _rows({"b": [2048]}, disturbed_rows=["b"], attempts=1)})
+    assert disturbed.Check(once).finding(named).endswith("after 1 attempt")  # no load columns: no load said
+
+
+def test_a_claim_of_another_class_or_a_table_without_the_columns_is_never_disturbed():
+    frame = _rows({"b": [2048]}, disturbed_rows=["b"])
+    exact = verdicts.Claim.from_dict({**{k: v for k, v in vars(_claim("x", "min_ms", 2048)).items()
+                                        if k in ("id", "article", "section", "claim", "published", "source",
+                                                 "location")}, "class": "exact"})
+    assert disturbed.Check(FrameLoad({("causal_timing", "main"): frame})).finding(exact) == ""
+    bare = frame.drop(columns=["cpu_share"])
+    bare_load = FrameLoad({("causal_timing", "main"): bare})
+    assert disturbed.Check(bare_load).finding(_claim("y", "min_ms", 2048)) == ""
+    unflagged = frame.assign(disturbed=[None])
+    assert disturbed.Check(FrameLoad({("causal_timing", "main"): unflagged})).finding(
+        _claim("z", "min_ms", 2048)) == ""  # an unknown flag is no disturbance
