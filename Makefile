@@ -5,95 +5,113 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= all
+REQ := requirements
 
-.PHONY: reproduce test lint env slurm-env crate-env mutation-env mutation article-env
+.PHONY: reproduce test test-full test-all lint env dev-env slurm-env crate-env mutation article-env lock
 
+# The runtime: what the jobs import and Snakemake (requirements/runtime.lock). `make reproduce` needs
+# no more. The project itself installs editable without dependencies: the lock holds them all.
 env: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.lock pyproject.toml
+$(VENV)/.installed: $(REQ)/runtime.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet -r $(REQ)/runtime.lock
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/pip check
 	touch $@
 
-# The slurm profile's environment (docs/cluster.md): .venv's packages plus
-# requirements-slurm.lock, in a venv of its own. Never in .venv: with the SLURM plugin
-# installed, every `snakemake` call first asks for a SLURM controller (~9 s where none answers).
-# It sees .venv's packages through a .pth file (site.addsitedir, which also reads .venv's own
-# .pth files: the editable attnrepro), so both run the same installed numpy and torch, and it
-# installs only the plugins and its own copy of snakemake (for .venv-slurm/bin/snakemake):
-# 2 minutes and 1.5 GB less than a second install of the lock.
+# Development on top of the runtime, in the same venv: tests, linters, mutation testing, the crate
+# validator, uv for `make lock` (requirements/dev.lock).
+dev-env: $(VENV)/.dev-installed
+
+$(VENV)/.dev-installed: $(VENV)/.installed $(REQ)/dev.lock
+	$(BIN)/pip install --quiet -r $(REQ)/runtime.lock -r $(REQ)/dev.lock
+	$(BIN)/pip check
+	touch $@
+
+# Regenerate every lock from its .in file, with hashes (CONTRIBUTING.md, "Locks"). uv keeps the
+# versions a lock already has; `make lock UPGRADE=--upgrade` takes the newest that the .in files allow.
+# torch's CPU build comes from the local wheels of PIP_FIND_LINKS where set, else from PyTorch's
+# CPU index.
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+LOCK_SOURCES ?= $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS),--extra-index-url $(TORCH_CPU_INDEX) --index-strategy unsafe-best-match)
+COMPILE = cd $(REQ) && ../$(BIN)/uv pip compile --quiet --generate-hashes --python-version 3.11 \
+	--custom-compile-command "make lock" $(LOCK_SOURCES) $(UPGRADE)
+
+lock: $(VENV)/.dev-installed
+	$(COMPILE) runtime.in -o runtime.lock
+	$(COMPILE) dev.in -o dev.lock
+	$(COMPILE) --no-deps slurm.in -o slurm.lock
+	$(COMPILE) runcrate.in -o runcrate.lock
+	$(COMPILE) runtime.in --override article.in -o article.lock
+
+# The side environments (requirements/README.md says why each stays apart).
+# .venv-slurm, the slurm profile's (docs/cluster.md): the SLURM plugin and its own Snakemake (for
+# .venv-slurm/bin/snakemake), seeing .venv's packages through a .pth file (site.addsitedir, which
+# also reads .venv's own .pth files: the editable attnrepro), so both run the same numpy and torch.
 SLURM_VENV ?= .venv-slurm
 
 slurm-env: $(SLURM_VENV)/.installed
 
-$(SLURM_VENV)/.installed: $(VENV)/.installed requirements-slurm.lock
+$(SLURM_VENV)/.installed: $(VENV)/.installed $(REQ)/slurm.lock
 	rm -rf $(SLURM_VENV)
 	$(PYTHON) -m venv $(SLURM_VENV)
 	$(SLURM_VENV)/bin/pip install --quiet --upgrade pip
 	$(SLURM_VENV)/bin/pip uninstall --quiet --yes setuptools  # the venv's own, older than .venv's (pip check)
 	$(BIN)/python -c "import site; print(f'import site; site.addsitedir({site.getsitepackages()[0]!r})')" \
 	  > "$$($(SLURM_VENV)/bin/python -c 'import site; print(site.getsitepackages()[0])')/attnrepro-venv.pth"
-	$(SLURM_VENV)/bin/pip install --quiet --no-deps --ignore-installed $$(grep -E '^snakemake==' requirements.lock)
-	$(SLURM_VENV)/bin/pip install --quiet -r requirements-slurm.lock
+	$(SLURM_VENV)/bin/pip install --quiet --no-deps --ignore-installed -r $(REQ)/slurm.lock
 	$(SLURM_VENV)/bin/pip check
 	touch $@
 
-# runcrate, the second reader of the archive's RO-Crate (tests/test_crate.py runs `runcrate
-# report`): a venv of its own from requirements-runcrate.lock, since runcrate pins networkx 3.1
-# where requirements.lock (snakemake) has 3.6.1.
+# .venv-runcrate: runcrate, the second reader of the archive's RO-Crate (tests/test_crate.py).
 CRATE_VENV ?= .venv-runcrate
 
 crate-env: $(CRATE_VENV)/.installed
 
-$(CRATE_VENV)/.installed: requirements-runcrate.lock
+$(CRATE_VENV)/.installed: $(REQ)/runcrate.lock
 	$(PYTHON) -m venv $(CRATE_VENV)
 	$(CRATE_VENV)/bin/pip install --quiet --upgrade pip
-	$(CRATE_VENV)/bin/pip install --quiet -r requirements-runcrate.lock
+	$(CRATE_VENV)/bin/pip install --quiet -r $(REQ)/runcrate.lock
+	$(CRATE_VENV)/bin/pip check
 	touch $@
 
-# The articles' stated environment (docs/evidence.md): the lock with requirements-article.lock's
-# numpy and torch instead (NumPy 2.3.5, torch 2.12.0), in a venv of its own: the numerics sweep's
-# side environment `article` (config numerics.environments; the rule numerics_environment_article
-# runs this).
+# .venv-article: the articles' stated environment (docs/evidence.md), the numerics sweep's side
+# environment `article` (config numerics.environments; the rule numerics_environment_article runs
+# this). The jobs import attnrepro from src/ (PYTHONPATH): no install of the package here.
 ARTICLE_VENV ?= .venv-article
 
 article-env: $(ARTICLE_VENV)/.installed
 
-$(ARTICLE_VENV)/.installed: requirements.lock requirements-article.lock pyproject.toml
+$(ARTICLE_VENV)/.installed: $(REQ)/article.lock
 	$(PYTHON) -m venv $(ARTICLE_VENV)
 	$(ARTICLE_VENV)/bin/pip install --quiet --upgrade pip
-	grep -v -E '^(numpy|torch)==' requirements.lock > $(ARTICLE_VENV)/requirements-lock-rest.txt
-	$(ARTICLE_VENV)/bin/pip install --quiet -r $(ARTICLE_VENV)/requirements-lock-rest.txt -r requirements-article.lock
-	touch $@  # the jobs import attnrepro from src/ (PYTHONPATH): no install of the package here
-
-# Mutation testing of the guard modules (CONTRIBUTING.md, "Mutation testing of the guards"): mutmut in a venv
-# of its own (requirements-mutation.lock on top of the lock, without the crate validator: it pins
-# rich below 14, where mutmut's interface, textual, needs 14.2 or later).
-MUTATION_VENV ?= .venv-mutation
-
-mutation-env: $(MUTATION_VENV)/.installed
-
-$(MUTATION_VENV)/.installed: requirements.lock requirements-mutation.lock pyproject.toml
-	$(PYTHON) -m venv $(MUTATION_VENV)
-	$(MUTATION_VENV)/bin/pip install --quiet --upgrade pip
-	grep -v -E '^(rich|roc-validator)==' requirements.lock > $(MUTATION_VENV)/requirements-lock-rest.txt
-	$(MUTATION_VENV)/bin/pip install --quiet -r $(MUTATION_VENV)/requirements-lock-rest.txt -r requirements-mutation.lock
-	$(MUTATION_VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
+	$(ARTICLE_VENV)/bin/pip install --quiet -r $(REQ)/article.lock
+	$(ARTICLE_VENV)/bin/pip check
 	touch $@
 
 # every guard module, or one: `make mutation MODULES=attnrepro.run.io`
-mutation: $(MUTATION_VENV)/.installed
-	$(MUTATION_VENV)/bin/python tests/mutation/run.py $(MODULES)
+mutation: $(VENV)/.dev-installed
+	$(BIN)/python tests/mutation/run.py $(MODULES)
 
 reproduce: $(VENV)/.installed
 	$(BIN)/snakemake --workflow-profile workflow/profiles/default --cores $(CORES)
 
-test: $(VENV)/.installed
-	$(BIN)/python -m pytest -q --durations=15 tests
+# The tests (CONTRIBUTING.md, "Tests"): `make test` the fast tier, `make test-full` the rest (the
+# tests marked `full`), `make test-all` both in one session.
+PYTEST = $(BIN)/python -m pytest -q --durations=15
 
-lint: $(VENV)/.installed
+test: $(VENV)/.dev-installed
+	$(PYTEST) -m "not full" tests
+
+test-full: $(VENV)/.dev-installed
+	$(PYTEST) -m full tests
+
+test-all: $(VENV)/.dev-installed
+	$(PYTEST) tests
+
+lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check src tests bench
 	$(BIN)/lint-imports
 	$(BIN)/snakemake --lint

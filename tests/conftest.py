@@ -107,7 +107,7 @@ def _subprocesses_under_mutation():
 
 
 # tests/golden/numerics.json: the golden fingerprint, which every job reads (attnrepro.numerics.fingerprint)
-COPIED = ("Snakefile", "workflow", "src", "config", "envs", "requirements-article.lock",
+COPIED = ("Snakefile", "workflow", "src", "config", "envs", "requirements",
           "tests/golden/numerics.json")
 
 
@@ -194,13 +194,31 @@ def planned_resource(text, resource):
     return jobs
 
 
+def snapshot(root):
+    """{path: (size, mtime)} of every file under ``root`` (Python's bytecode caches aside)."""
+    found = {}
+    for folder, folders, files in os.walk(root):
+        folders[:] = [f for f in folders if f != "__pycache__"]
+        for name in files:
+            path = os.path.join(folder, name)
+            stat = os.lstat(path)
+            found[os.path.relpath(path, root)] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
 @pytest.fixture(scope="session")
 def small_run(tmp_path_factory):
-    """A finished run of the small config in a temporary copy of the repository."""
+    """A finished run of the small config in a temporary copy of the repository: the one pipeline
+    run of `make test`, which every test shares read-only (a test that writes works in a copy,
+    ``copy_run``). At the session's end, a file it changed, added or removed fails the session."""
     root = copy_repo(tmp_path_factory.mktemp("small_run"))
     proc = snakemake(root)
     assert proc.returncode == 0, proc.stderr[-6000:]
-    return root
+    before = snapshot(root)
+    yield root
+    after = snapshot(root)
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    assert not changed, f"a test wrote into the shared small run (use copy_run): {changed[:10]}"
 
 
 @pytest.fixture(scope="session")
@@ -210,7 +228,7 @@ def archived(small_run, tmp_path_factory):
     root = tmp_path_factory.mktemp("archived") / "run"
     copy_run(small_run, root)
     shutil.rmtree(root / "results/archive", ignore_errors=True)
-    shutil.copy(REPO / "requirements.lock", root / "requirements.lock")
+    shutil.copy(REPO / "requirements/runtime.lock", root / "requirements/runtime.lock")
     proc = snakemake(root, "archive")
     assert proc.returncode == 0, proc.stderr[-3000:]
     (archive,) = (root / "results/archive").glob("attnrepro-results-*.tar.gz")

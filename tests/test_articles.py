@@ -29,7 +29,7 @@ from attnrepro import paths
 from attnrepro.evidence import articles
 from attnrepro.report.ledger import coverage, overview_figure, verdicts
 
-from conftest import REPO, copy_repo, copy_run, link_articles, missing, planned_jobs, snakemake
+from conftest import REPO, copy_repo, copy_run, missing, planned_jobs, snakemake
 from test_html_report import CHROMIUM, PROBE, console_errors, page_state, render
 
 PUBLISHED = REPO / "config" / "published.yaml"
@@ -244,13 +244,15 @@ def test_the_overview_draws_every_numeric_claim_with_its_band(claims):
 # --- the editions of a run -------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def run(small_run):
-    """The small run, with its editions (built by `snakemake`, the articles linked beside it)."""
-    if not all((small_run / paths.edition_path(a)).is_file() for a in articles.ARTICLES):
-        link_articles(small_run)
-        proc = snakemake(small_run, "articles")
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    return small_run
+def run(small_run, tmp_path_factory):
+    """The small run, with its editions (built by `snakemake` in a copy where it has none: the
+    small run is shared read-only)."""
+    if all((small_run / paths.edition_path(a)).is_file() for a in articles.ARTICLES):
+        return small_run
+    root = copy_run(small_run, tmp_path_factory.mktemp("editions") / "run")
+    proc = snakemake(root, "articles")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return root
 
 
 def _ledger(root):
@@ -289,6 +291,7 @@ def test_ledger_md_and_the_index_link_to_the_editions(run):
         assert f"`{path.removeprefix('results/')}`" in index, path
 
 
+@pytest.mark.full
 def test_editing_a_published_value_changes_the_verdict_in_the_edition(run, tmp_path):
     root = tmp_path / "copy"
     copy_run(run, root)  # only what the edit feeds reruns
@@ -362,6 +365,7 @@ def browsed(run, tmp_path_factory):
     return out
 
 
+@pytest.mark.full
 @pytest.mark.needs(None if CHROMIUM else "Debian's chromium is not installed (CI installs it)")
 def test_each_edition_renders_in_a_browser_with_the_ledgers_counts(run, browsed):
     table = _ledger(run)
@@ -379,6 +383,7 @@ def test_each_edition_renders_in_a_browser_with_the_ledgers_counts(run, browsed)
             assert state["next"] not in (None, "reproduced"), article  # "next" steps to one not reproduced
 
 
+@pytest.mark.full
 @pytest.mark.needs(None if CHROMIUM else "Debian's chromium is not installed (CI installs it)")
 def test_focusing_a_number_shows_its_reproduced_value(run, browsed):
     table = _ledger(run).set_index("id")

@@ -349,6 +349,7 @@ ENVIRONMENTS = {  # what a host's environment may say; the pin overrides all of 
 STEPS = ("--set", "steps=100")
 
 
+@pytest.mark.full
 def test_a_sort_training_gives_the_same_bits_whatever_the_environment(tmp_path):
     """Sort, L = 6, seed 0, default config but 100 steps: four environments, one set of tables, bit
     for bit; the control (native numerics, the Sandybridge kernel) shows that the environment can
@@ -372,6 +373,7 @@ def test_a_sort_training_gives_the_same_bits_whatever_the_environment(tmp_path):
     assert _hashes(control) != hashes["unset"]
 
 
+@pytest.mark.full
 def test_torch_runs_pinned_and_a_native_job_is_marked_in_the_ledger_status(tmp_path):
     not_in_a_mutant("runs torch jobs in subprocesses")
     pinned, log = _run(tmp_path / "pinned.parquet", {"ATEN_CPU_CAPABILITY": "default"},

@@ -113,6 +113,7 @@ def test_a_data_file_that_a_module_reads_is_a_code_input_of_every_job_importing_
     assert fingerprint.GOLDEN in code_inputs.source_files("attnrepro.experiments.job")
 
 
+@pytest.mark.full
 def test_editing_the_plan_the_catalog_or_the_archive_reruns_only_the_jobs_that_run_them(small_run, tmp_path):
     """For real: a finished small run, one file edited, `snakemake -n`."""
     for path, rerun in (("src/attnrepro/dag/plan.py", {"index", "ledger"}),
@@ -134,6 +135,39 @@ def test_editing_the_plan_the_catalog_or_the_archive_reruns_only_the_jobs_that_r
         assert jobs == rerun | editions | readers, (path, jobs)
         if not rerun:
             assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def _reasons(proc):
+    """{rule[/case]: its reason} of every job a dry run's output lists."""
+    jobs = {}
+    for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) )", proc.stdout + proc.stderr):
+        rule = re.match(r"(?:local)?(?:rule|checkpoint) (\w+):", block)
+        case, reason = re.search(r"\bcase=([^,\s]+)", block), re.search(r"reason: (.*)", block)
+        if rule and reason:
+            jobs[rule[1] + (f"/{case[1]}" if case else "")] = reason[1]
+    return jobs
+
+
+def test_a_changed_pin_reruns_exactly_the_jobs_whose_code_imports_it(small_run, tmp_path):
+    """For real: a finished small run, torch's pin changed in the runtime lock, `snakemake -n`. The
+    experiments that declare torch (EXPERIMENT["torch"]) rerun because their parameter `software`
+    changed, and the dry run shows the pins; every other job listed only reads what they write."""
+    root = copy_run(small_run, tmp_path / "run")
+    lock = root / "requirements/runtime.lock"
+    pinned = lock.read_text()
+    assert pinned.count("\ntorch==2.13.0+cpu ") == 1
+    lock.write_text(pinned.replace("\ntorch==2.13.0+cpu ", "\ntorch==2.13.1+cpu "))
+    proc = snakemake(root, "-n")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    reasons = _reasons(proc)
+    changed = {job.split("/")[0] for job, why in reasons.items() if why.startswith("Params have changed")}
+    declared = {f"{e.id}_case" for e in plan.EXPERIMENTS.values() if e.torch}
+    assert changed == declared & set(planned_jobs(proc)) and len(changed) >= 3, changed
+    others = {job: r for job, r in reasons.items() if job.split("/")[0] not in changed}
+    assert others and all(r.startswith("Input files updated by another job") for r in others.values()), others
+    # the reason shows the new pin beside the old
+    assert all("torch==2.13.0+cpu" in r and "torch==2.13.1+cpu" in r for j, r in reasons.items()
+               if j.split("/")[0] in changed)
 
 
 def test_the_report_layer_imports_nothing_from_the_model():
@@ -291,6 +325,7 @@ def _hidden(text, src):
     return re.sub(r"^( +)from (attnrepro[\w.]*) import ([\w ,]+)$", by_name, text, flags=re.M)
 
 
+@pytest.mark.full
 def test_how_a_module_is_imported_changes_no_rules_inputs(tmp_path):
     """In a scratch copy: every former import by name (of a DAG-only module, or in the command line
     for people) made one again, and every DAG-only module imported plainly by every job's entry,

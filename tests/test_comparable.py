@@ -5,6 +5,7 @@ the article's, or whose row the config left out, is "other parameters", naming i
 import types
 
 import pandas as pd
+import pytest
 
 from attnrepro.dag import config as cfg
 from attnrepro.report.ledger import comparable, verdicts
@@ -134,6 +135,7 @@ def test_claims_of_experiments_the_small_config_leaves_alone_are_judged_as_in_th
     assert not table.loc[alone, "verdict"].eq("other parameters").any()
 
 
+@pytest.mark.full
 def test_an_override_of_one_key_turns_exactly_its_experiments_claims_into_other_parameters(
         small_run, tmp_path):
     root = tmp_path / "copy"

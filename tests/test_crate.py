@@ -189,6 +189,7 @@ RECOMMENDED = {
 }
 
 
+@pytest.mark.full
 def test_the_validator_finds_no_required_failure_at_the_provenance_run_crate_profile(extracted):
     """~20 s (SHACL with OWL-RL inference): the community's validator, offline."""
     _, top, _ = extracted
@@ -268,7 +269,7 @@ def test_verify_takes_config_lock_commit_and_versions_from_the_crate(tmp_path, m
     said = verify.warnings(top)
     assert "the archive's commit (abc123) is not this checkout's HEAD" in " ".join(said)
     assert "the archive's run had uncommitted changes to tracked files" in said
-    assert any(s.startswith("requirements.lock differs: archive ['pins/pip.lock']") for s in said)
+    assert any(s.startswith("requirements/runtime.lock differs: archive ['pins/pip.lock']") for s in said)
     assert any(s.startswith("package versions differ: archive numpy 0.1 here ") for s in said)
     assert ("1 file(s) of the archive do not match the SHA-256 of ro-crate-metadata.json (changed after it "
             "was written): run.yaml") in said

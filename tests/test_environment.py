@@ -1,59 +1,125 @@
-"""The conda env files and the pip lock pin the same stack."""
+"""The environments hold what the code needs, and no more: the locks, the conda env, pyproject."""
 
 import re
+import tomllib
 
+import pytest
 import yaml
 
 from conftest import REPO
+from attnrepro.dag import software
+from attnrepro.run import locks
 
+REQUIREMENTS = REPO / "requirements"
+RUNTIME = REQUIREMENTS / "runtime.lock"
+CONDA_ENV = REPO / "envs" / "attnrepro.yaml"
 CONDA_TO_PIP = {"pytorch": "torch"}
+# what develops the pipeline and never runs in it (requirements/dev.in)
+DEVELOPMENT = ("pytest", "pytest-timeout", "ruff", "snakefmt", "black", "import-linter", "roc-validator",
+               "mutmut", "textual", "pyshacl", "uv")
 
 
-def normalise(name):
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def lock_pins():
-    pins = {}
-    for line in (REPO / "requirements.lock").read_text().splitlines():
-        line = line.split("#")[0].strip()
-        if line:
-            name, _, version = line.partition("==")
-            pins[normalise(name)] = version.split("+")[0]
-    return pins
-
-
-def conda_pins(path):
+def conda_pins(path=CONDA_ENV):
     pins = {}
     for dep in yaml.safe_load(path.read_text())["dependencies"]:
         if isinstance(dep, str):
             name, _, version = dep.partition("=")
-            pins[normalise(CONDA_TO_PIP.get(name, name))] = version
+            pins[locks.normal(CONDA_TO_PIP.get(name, name))] = version
     return pins
 
 
-def test_every_conda_pin_matches_the_pip_lock():
-    lock = lock_pins()
-    env_files = sorted((REPO / "envs").glob("*.yaml"))
-    assert env_files
-    for env in env_files:
-        for name, version in conda_pins(env).items():
-            if name == "python":
-                continue
-            assert name in lock, f"{env.name}: {name} is not in requirements.lock"
-            assert lock[name] == version, f"{env.name}: {name}={version} but the lock has {lock[name]}"
+def pyproject_names(path=REPO / "pyproject.toml"):
+    deps = tomllib.loads(path.read_text())["project"]["dependencies"]
+    return {locks.normal(re.split(r"[=<>!~\[; ]", d, maxsplit=1)[0]): d for d in deps}
 
 
-def test_the_lock_pins_the_stack_the_brief_names():
-    lock = lock_pins()
-    assert lock["torch"] == "2.13.0"
-    assert lock["snakemake"].startswith("9.")
-    for name in ("numpy", "pandas", "pyarrow", "matplotlib"):
-        assert re.fullmatch(r"\d+\.\d+(\.\d+)?", lock[name]), name
+def needed():
+    """{distribution: (file, why)} of every module of the package (attnrepro.dag.software's scan)."""
+    return software.distributions(sorted(str(p) for p in (REPO / "src").rglob("*.py")))
+
+
+def missing(names, where):
+    """What the code needs that ``names`` (one environment's distributions) lacks, said."""
+    return [f"{where} lacks {name}, which {file} needs ({why})"
+            for name, (file, why) in sorted(needed().items()) if name not in names]
+
+
+def test_the_scan_finds_the_imports_and_what_pandas_calls_for_us():
+    found = needed()
+    for name in ("numpy", "pandas", "pyarrow", "matplotlib", "torch", "threadpoolctl", "pyyaml",
+                 "jsonschema", "jinja2", "rocrate"):
+        assert name in found, name
+    assert found["numpy"][1] == "imports numpy" and found["pyyaml"][1] == "imports yaml"
+    assert found["tabulate"][1] == "calls to_markdown"  # no module imports it: pandas does
+    assert "attnrepro" not in found and "json" not in found and "yaml" not in found
+
+
+@pytest.mark.parametrize("where", ["conda", "pyproject", "runtime lock"])
+def test_every_environment_holds_every_distribution_the_code_needs(where):
+    names = {"conda": conda_pins, "pyproject": pyproject_names, "runtime lock": lambda: locks.pins(RUNTIME)}
+    assert missing(set(names[where]()), where) == []
+
+
+def test_an_environment_without_tabulate_is_refused(tmp_path):
+    env = tmp_path / "env.yaml"
+    env.write_text(CONDA_ENV.read_text().replace("  - tabulate=", "  - not-tabulate="))
+    said = missing(set(conda_pins(env)), "env.yaml")
+    assert len(said) == 1 and said[0].startswith("env.yaml lacks tabulate, which ")
+    assert said[0].endswith("(calls to_markdown)")
+
+
+def test_every_conda_pin_matches_the_runtime_lock():
+    lock = locks.pins(RUNTIME)
+    for name, version in conda_pins().items():
+        if name != "python":
+            pinned = lock.get(name, "")
+            assert pinned.removesuffix("+cpu") == version, f"{name}={version}, lock {pinned}"
+
+
+def torch_is_the_cpu_build(pin):
+    return bool(re.fullmatch(r"\d+\.\d+\.\d+\+cpu", pin or ""))
+
+
+def test_torch_is_named_by_its_cpu_build():
+    assert torch_is_the_cpu_build(locks.pins(RUNTIME)["torch"])
+    assert torch_is_the_cpu_build(locks.pins(REQUIREMENTS / "runtime.in")["torch"])
+    assert pyproject_names()["torch"] == f"torch=={locks.pins(RUNTIME)['torch']}"
+    assert not torch_is_the_cpu_build("2.13.0") and not torch_is_the_cpu_build("2.13.0+cu130")
+    assert "torch==2.13.0+cpu" in (REPO / "README.md").read_text()
+
+
+def test_the_runtime_lock_holds_no_development_package():
+    runtime = locks.pins(RUNTIME)
+    assert [name for name in DEVELOPMENT if name in runtime] == []
+    dev = locks.pins(REQUIREMENTS / "dev.lock")
+    assert {"pytest", "pytest-timeout", "ruff", "mutmut", "roc-validator", "uv"} <= set(dev)
+    shared = {name for name in dev if name in runtime}
+    assert {n: dev[n] for n in shared} == {n: runtime[n] for n in shared}  # the runtime's pins hold
+
+
+@pytest.mark.parametrize("name", ["runtime", "dev", "slurm", "runcrate", "article"])
+def test_every_lock_pins_its_in_file_with_hashes(name):
+    lock_text = (REQUIREMENTS / f"{name}.lock").read_text()
+    blocks = re.split(r"\n(?=\S)", lock_text)
+    pinned = [b for b in blocks if re.match(r"[A-Za-z0-9]", b)]
+    assert pinned and all("==" in b.split()[0] and "--hash=sha256:" in b for b in pinned), name
+    lock = locks.pins(REQUIREMENTS / f"{name}.lock")
+    wanted = locks.pins(REQUIREMENTS / ("runtime.in" if name == "article" else f"{name}.in"))
+    if name == "article":
+        wanted.update(locks.pins(REQUIREMENTS / "article.in"))
+    assert {n: lock.get(n) for n in wanted} == wanted, f"{name}.lock is older than {name}.in: make lock"
+
+
+def test_every_lock_is_named_in_the_requirements_readme():
+    readme = (REQUIREMENTS / "README.md").read_text()
+    locks_here = sorted(p.name for p in REQUIREMENTS.glob("*.lock"))
+    assert locks_here == ["article.lock", "dev.lock", "runcrate.lock", "runtime.lock", "slurm.lock"]
+    assert all(f"`{name}`" in readme for name in locks_here)
+    assert not list(REPO.glob("requirements*.lock"))  # one folder
 
 
 def test_every_rule_names_an_existing_conda_env():
     rules = list((REPO / "workflow" / "rules").glob("*.smk"))
     text = "\n".join(p.read_text() for p in rules)
     assert 'CONDA_ENV = "../../envs/attnrepro.yaml"' in text
-    assert (REPO / "envs" / "attnrepro.yaml").is_file()
+    assert CONDA_ENV.is_file()

@@ -222,6 +222,7 @@ def measured(request, default_config, tmp_path_factory):
     return {id(c): (case["params"], peak) for c, case, peak in zip(selected, cases, measured)}
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_the_estimate_is_within_its_stated_bounds_of_the_measured_peak(measured, case):
     params, peak = measured[id(case)]

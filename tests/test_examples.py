@@ -47,7 +47,8 @@ SKIPPED = [
     (r"^make (reproduce|test)\b", "runs the whole pipeline or the whole test suite"),
     (r"^make lint\b", "lints the whole tree (ruff, snakemake --lint, snakefmt, import-linter); CI runs it"),
     (r"^make (slurm|crate)-env\b", "installs a venv from PyPI (network)"),
-    (r"^make mutation\b|\.venv-mutation/bin/", "mutation testing: a venv of its own and about an hour"),
+    (r"^make mutation\b|/bin/mutmut\b", "mutation testing: about an hour"),
+    (r"^make (lock|dev-env)\b", "installs or resolves packages from PyPI (network)"),
     (r"tests/crate_validation\.py\b", "needs an extracted archive of a finished run"),
     (r"^pytest -m slurm\b", "needs a SLURM cluster on localhost (root, slurm-wlm, munge)"),
     (r"^\.venv-slurm/bin/snakemake\b", "needs .venv-slurm (make slurm-env: network) and SLURM"),
@@ -210,7 +211,7 @@ def _workdir(path):
     """A copy of the workflow with what the examples read: bench/, the lock, .venv."""
     copy_repo(path)
     shutil.copytree(REPO / "bench", path / "bench", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("requirements.lock", "pyproject.toml"):
+    for name in ("requirements/runtime.lock", "pyproject.toml"):
         shutil.copy(REPO / name, path / name)
     (path / ".venv").symlink_to(sys.prefix)
     (path / "tmp").mkdir()
@@ -291,6 +292,7 @@ def _id(cmd):
                  marks=[pytest.mark.skip(reason=r)] if (r := skip_reason(cmd)) else [])
     for cmd, where in EXAMPLES
 ])
+@pytest.mark.full
 def test_example_runs(outcomes, cmd, where):
     proc, seconds, words = outcomes[cmd]
     assert proc.returncode == 0, (

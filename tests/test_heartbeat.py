@@ -351,6 +351,7 @@ def test_no_output_is_renamed_once_another_run_beats(beat, tmp_path, monkeypatch
 
 # --- the workflow publishes it ---------------------------------------------------------------
 
+@pytest.mark.full
 def test_the_run_publishes_its_heartbeat_and_removes_it_at_its_end(tmp_path):
     """A dry run writes none (only a run that starts jobs does: onstart); a run overwrites one that a
     killed run left, its job logs its age, and the file is gone when the run ends."""

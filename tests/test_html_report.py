@@ -20,11 +20,12 @@ from attnrepro import evidence
 from attnrepro.report.products import catalog
 from attnrepro.report import index
 
-from conftest import small_config, snakemake
+from conftest import copy_run, small_config, snakemake
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # conftest.missing: skipped without chromium, a failure where ATTNREPRO_REQUIRE_ALL=1 (CI)
-pytestmark = pytest.mark.needs(None if CHROMIUM else "Debian's chromium is not installed (CI installs it)")
+pytestmark = [pytest.mark.full,  # a browser (CONTRIBUTING.md, "Tests")
+              pytest.mark.needs(None if CHROMIUM else "Debian's chromium is not installed (CI installs it)")]
 
 # results of the report that are not catalog products: path -> caption (workflow/rules/*.smk)
 OTHER_CAPTIONS = {
@@ -130,8 +131,9 @@ def words(text):
 
 @pytest.fixture(scope="module")
 def rendered(small_run, tmp_path_factory):
-    report = small_run / "report.html"
-    proc = snakemake(small_run, "--report", str(report))
+    root = copy_run(small_run, tmp_path_factory.mktemp("report") / "run")  # the small run is shared read-only
+    report = root / "report.html"
+    proc = snakemake(root, "--report", str(report))
     assert proc.returncode == 0, proc.stderr[-3000:]
     folder = tmp_path_factory.mktemp("chromium")
     page = folder / "report.html"

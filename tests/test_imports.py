@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
 
 MODULES = sorted(
@@ -63,6 +65,7 @@ def test_the_package_has_its_modules():
             "attnrepro.model.decoder"} <= set(MODULES)
 
 
+@pytest.mark.full
 def test_every_module_imports_first_in_a_fresh_interpreter():
     """Two forking interpreters, one per core, each with every other module."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "OMP_NUM_THREADS": "1"}

@@ -202,6 +202,7 @@ def _kill_trial(root, instant, calibration):
     return killed, shell is not None, (spawned - started) if spawned else None
 
 
+@pytest.mark.full
 def test_no_job_writes_after_its_run_is_killed_at_any_instant_around_its_start(tmp_path):
     """SIGKILL Snakemake from before a job's shell exists to after the job's first write: in every
     trial, no output is renamed into place after the kill, and no temporary is left. The identity

@@ -21,6 +21,8 @@ from attnrepro.report import ledger_io
 from conftest import REPO
 from report_helpers import FrameLoad
 
+LOCK = "requirements/runtime.lock"  # what the listings job checks the imports against
+
 PROSE = ("A paragraph of prose, long enough to be one in the article's text: it says what the two "
          "listings below compute and print.")
 ARTICLE = f"""Synthetic article
@@ -80,7 +82,7 @@ def run_record(tmp_path_factory):
     """The synthetic article's listings, run as the listings job runs an article's."""
     text = tmp_path_factory.mktemp("article") / "900.txt"
     text.write_text(ARTICLE)
-    return listings_run.run("900", text, "haswell-noavx512", timeout=60, lock=REPO / "requirements.lock")
+    return listings_run.run("900", text, "haswell-noavx512", timeout=60, lock=REPO / LOCK)
 
 
 def test_listings_and_their_output_blocks_are_read_from_the_text():
@@ -128,7 +130,7 @@ def test_the_printed_output_is_compared_number_by_number_and_claim_by_claim(run_
 def test_a_listing_that_fails_or_imports_outside_the_lock_is_reported(tmp_path):
     text = tmp_path / "901.txt"
     text.write_text(f"{PROSE}\n\nimport not_a_locked_package_xyz\n\n{PROSE}\n\nprint('still', 1)\nstill 1\n")
-    record = listings_run.run("901", text, "haswell-noavx512", timeout=60, lock=REPO / "requirements.lock")
+    record = listings_run.run("901", text, "haswell-noavx512", timeout=60, lock=REPO / LOCK)
     failed, after = record["listings"]
     assert failed["status"] == "failed" and failed["outside_lock"] == ["not_a_locked_package_xyz"]
     assert failed["error"] == "ModuleNotFoundError: No module named 'not_a_locked_package_xyz' (line 1)"
@@ -141,7 +143,7 @@ def test_packages_outside_the_lock_are_found_by_their_distribution():
     code = "import os, numpy as np\nfrom torch import nn\nimport sklearn.linear_model\nimport yaml\n"
     dists = {"numpy": ["numpy"], "torch": ["torch"], "sklearn": ["scikit-learn"], "yaml": ["PyYAML"]}
     assert listings_run.outside_lock(code, {"numpy", "torch", "pyyaml"}, dists) == ["sklearn"]
-    assert "numpy" in listings_run.lock_names(REPO / "requirements.lock")
+    assert "numpy" in listings_run.lock_names(REPO / LOCK)
 
 
 class CanonicalLoad(FrameLoad):

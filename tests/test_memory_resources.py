@@ -68,6 +68,7 @@ def test_the_margin_covers_what_no_estimate_counts():
     assert 1.2 * peak + loaded < asked <= preflight.MARGIN * peak + preflight.OVERHEAD + 1e6
 
 
+@pytest.mark.full
 def test_a_budget_of_one_job_runs_the_jobs_one_after_the_other(tmp_path):
     """Two one-thread jobs on two cores, with a memory.limit_gib whose budget (the pre-flight's
     limit) holds either job but not both: Snakemake never runs them together."""

@@ -3,7 +3,11 @@ experiment"): in a scratch copy of the repository, a toy experiment is written a
 (its module with its declaration and estimates, its config section and schema, its catalog line,
 builder and caption) and Snakemake runs it to its table."""
 
+import pytest
+
 from conftest import copy_repo, planned_resource, snakemake
+
+pytestmark = pytest.mark.full  # a pipeline run of its own (CONTRIBUTING.md, "Tests")
 
 MODULE = '''"""Toy: the sum of 0 .. n - 1, counted and in closed form (one job per n)."""
 

@@ -4,7 +4,6 @@ import copy
 import functools
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -193,6 +192,7 @@ def _narrow_the_sweep(root, kernel):
         path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
+@pytest.mark.full
 def test_the_numerics_target_runs_end_to_end_on_a_tiny_sweep(probed, tmp_path):
     """`snakemake numerics` for real (~12 s): the probe, one job per setting, the sweep's ledger."""
     default, other = probed
@@ -428,9 +428,9 @@ def _as_dict(claim):
 # --- the workflow --------------------------------------------------------------------------
 
 
+@pytest.mark.full
 def test_rule_all_builds_the_evidence_only_when_switched_on_and_the_ledger_cites_it(tmp_path):
     root = copy_repo(tmp_path / "repo")
-    shutil.copy(REPO / "requirements.lock", root)  # what the articles' side environment installs from
     default = snakemake(root, "-n", "-p", configfile=None)  # the seed distribution is on by default
     assert default.returncode == 0, default.stderr[-3000:]
     jobs = planned_jobs(default)
@@ -463,6 +463,7 @@ def test_rule_all_builds_the_evidence_only_when_switched_on_and_the_ledger_cites
     )
 
 
+@pytest.mark.full
 def test_the_ledger_cites_the_evidence_it_is_given(small_run, tmp_path):
     claims = verdicts.load_claims(REPO / "config/published.yaml")
     grad = next(c for c in claims if c.id == "001.grad_check.post-ln.eps-1e-06")
@@ -569,6 +570,7 @@ def _ledger_as_if_comparable(run, out, seeds_csv):
     return pd.read_csv(out / "ledger.csv", dtype=str, keep_default_na=False)
 
 
+@pytest.mark.full
 def test_the_run_judges_by_its_seed_distribution_and_switched_off_says_it_falls_back(small_run, tmp_path):
     seeds_csv = small_run / "results/seeds/seed_distribution.csv"
     table = pd.read_csv(seeds_csv)  # on by default

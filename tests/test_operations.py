@@ -60,6 +60,7 @@ def _tables(root, outputs):
     return frames
 
 
+@pytest.mark.full
 def test_two_clean_runs_give_identical_tables(small_run, tmp_path):
     from attnrepro.report.products import catalog
 
@@ -149,6 +150,7 @@ def _training_tables(root):
     return {t: root / plan.output_path("train", "copy-L6-seed0", t) for t in plan.EXPERIMENTS["train"].tables}
 
 
+@pytest.mark.full
 def test_a_job_killed_between_two_table_writes_leaves_no_set_and_reruns_exactly(
         small_run, tmp_path, monkeypatch):
     root = copy_repo(tmp_path / "repo")
@@ -192,6 +194,7 @@ def _ended(pid):
     return stat is None or stat[0] == "Z"
 
 
+@pytest.mark.full
 def test_an_orphaned_job_never_replaces_the_outputs_of_a_newer_run(tmp_path):
     import os
     import signal
@@ -250,6 +253,7 @@ def _keep_mtime(path, write):
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
+@pytest.mark.full
 def test_a_result_of_other_parameters_stops_its_readers_and_the_named_command_rebuilds_it(run_copy):
     # what an orphan of an earlier run leaves: the file of another config, newer than nothing
     path = run_copy / f"{TRAINING}.parquet"
@@ -276,6 +280,7 @@ def test_a_result_of_other_parameters_stops_its_readers_and_the_named_command_re
     assert io.read_provenance(path)["params"]["steps"] == 100
 
 
+@pytest.mark.full
 def test_a_flipped_bit_or_a_truncated_file_stops_the_ledger_naming_the_file(run_copy):
     import pyarrow.parquet as pq
 

@@ -58,6 +58,7 @@ def test_every_experiment_job_asks_for_its_estimated_runtime(default_run_jobs, d
     assert asked[("train_case", "copy-L8-seed0")] == 2
 
 
+@pytest.mark.full
 def test_a_profile_scales_every_runtime_by_runtime_factor_and_a_bad_one_is_refused(tmp_path, default_config):
     """The SLURM profile's way: `config: {runtime_factor: ...}` in a profile's config.yaml."""
     root = copy_repo(tmp_path / "run")

@@ -63,7 +63,8 @@ def _skip_reason():
 
 
 SKIP = _skip_reason()
-pytestmark = [pytest.mark.slurm, pytest.mark.needs(SKIP)]  # conftest.missing: skip, or fail in CI
+# conftest.missing: skip, or fail in CI
+pytestmark = [pytest.mark.slurm, pytest.mark.full, pytest.mark.needs(SKIP)]
 
 
 def run(argv, cwd, env, timeout):

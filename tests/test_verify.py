@@ -195,13 +195,14 @@ def test_canonical_status_of_a_side(tmp_path):
 
 def test_the_lock_is_compared_with_this_checkouts(tmp_path):
     assert verify._lock_warnings(tmp_path) == [
-        "the archive holds no requirements.lock: the locks are not compared"]
-    lock = (REPO / "requirements.lock").read_text()
-    (tmp_path / "requirements.lock").write_text(lock)
+        "the archive holds no requirements/runtime.lock: the locks are not compared"]
+    lock = (REPO / "requirements/runtime.lock").read_text()
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements/runtime.lock").write_text(lock)
     assert verify._lock_warnings(tmp_path) == []
-    (tmp_path / "requirements.lock").write_text(lock.replace("numpy==", "numpy==0.0.0+", 1))
+    (tmp_path / "requirements/runtime.lock").write_text(lock.replace("numpy==", "numpy==0.0.0+", 1))
     (warning,) = verify._lock_warnings(tmp_path)
-    assert "requirements.lock differs" in warning and "numpy==0.0.0+" in warning
+    assert "requirements/runtime.lock differs" in warning and "numpy==0.0.0+" in warning
 
 
 
@@ -527,7 +528,7 @@ def test_without_workdir_the_rerun_runs_in_the_temporary_folder_beside_the_extra
     assert workdir.parent.name.startswith("attnrepro-verify-")  # a temporary folder named for us
     assert top == workdir.parent / "archive/top" and not workdir.parent.exists()  # removed after
     out = capsys.readouterr().out.splitlines()
-    assert "warning: the archive holds no requirements.lock: the locks are not compared" in out
+    assert "warning: the archive holds no requirements/runtime.lock: the locks are not compared" in out
     assert out[-1] == "verdict: RERUN FAILED (see above)"
 
 
@@ -595,7 +596,7 @@ def _archive_top(root, files):
 def test_warnings_name_what_differs_from_this_checkout(tmp_path, this_checkout):
     lock = (verify.REPO / verify.LOCK).read_bytes()
     env = {"git": {"commit": "abc", "dirty": False}, "versions": {"numpy": "2.0", "scipy": "1.0"}}
-    same = {"results/a.csv": b"a", "environment.json": json.dumps(env).encode(), "requirements.lock": lock}
+    same = {"results/a.csv": b"a", "environment.json": json.dumps(env).encode(), verify.LOCK: lock}
     assert verify.warnings(_archive_top(tmp_path / "same", same)) == []
 
     env = {"git": {"commit": "def", "dirty": True}, "versions": {"numpy": "1.0", "torch": "2.0"}}
@@ -610,7 +611,7 @@ def test_warnings_name_what_differs_from_this_checkout(tmp_path, this_checkout):
         "the archive's commit (def) is not this checkout's HEAD (abc)",
         "the archive's run had uncommitted changes to tracked files",
         "this checkout had uncommitted changes to tracked files",
-        "the archive holds no requirements.lock: the locks are not compared",
+        "the archive holds no requirements/runtime.lock: the locks are not compared",
         "package versions differ: archive numpy 1.0 here 2.0; torch 2.0 here 2.1"]
     this_checkout["commit"] = None
     assert verify.warnings(top)[1] == ("the archive's commit (def) is not this checkout's HEAD "
@@ -619,7 +620,7 @@ def test_warnings_name_what_differs_from_this_checkout(tmp_path, this_checkout):
 
 @pytest.mark.parametrize("environment", [None, b"{", b"[]", b'{"git": "abc"}', b'{"versions": ["x"]}'])
 def test_an_archive_without_a_readable_environment_is_warned_of(tmp_path, this_checkout, environment):
-    files = {"requirements.lock": (verify.REPO / verify.LOCK).read_bytes()}
+    files = {"requirements/runtime.lock": (verify.REPO / verify.LOCK).read_bytes()}
     top = _archive_top(tmp_path, {**files, **({"environment.json": environment} if environment else {})})
     (top / "MANIFEST.sha256").unlink()
     unreadable = ["the archive's environment.json cannot be read: its commit and package versions are not "
@@ -708,7 +709,7 @@ def test_canonical_status_reads_old_files_and_counts_what_it_cannot_read_as_unkn
 
 CHECKOUT = {  # a small checkout: what a rerun copies, in this order, and what it leaves
     "Snakefile": "rule all:\n", "workflow/rules/a.smk": "", "src/pkg/__init__.py": "x = 1\n",
-    "config/config.yaml": "a: 1\n", "envs/env.yaml": "", "requirements.lock": "numpy==2.0\n",
+    "config/config.yaml": "a: 1\n", "envs/env.yaml": "", "requirements/runtime.lock": "numpy==2.0\n",
     "src/pkg/stray.pyc": "", "src/pkg/__pycache__/m.cpython-311.pyc.4242": "", "README.md": "",
     "results/ledger.csv": "",
 }
@@ -725,7 +726,7 @@ def _checkout(root):
 def test_a_rerun_copies_the_workflow_its_code_config_and_lock(tmp_path):
     assert verify.workflow_files(_checkout(tmp_path)) == [
         "Snakefile", "workflow/rules/a.smk", "src/pkg/__init__.py", "config/config.yaml", "config/link.yaml",
-        "envs/env.yaml", "requirements.lock"]
+        "envs/env.yaml", "requirements/runtime.lock"]
 
 
 @pytest.fixture
@@ -811,8 +812,8 @@ def _verify(capsys, archive, results):
 def test_the_archive_carries_the_lock_in_its_manifest(archived, tmp_path):
     _, archive = archived
     top = verify.extract(archive, tmp_path)
-    assert (top / "requirements.lock").read_text() == (REPO / "requirements.lock").read_text()
-    assert "  requirements.lock" in (top / "MANIFEST.sha256").read_text()
+    assert (top / "requirements/runtime.lock").read_text() == (REPO / "requirements/runtime.lock").read_text()
+    assert "  requirements/runtime.lock" in (top / "MANIFEST.sha256").read_text()
     assert verify.manifest_mismatches(top) == []
 
 
@@ -828,7 +829,7 @@ def test_verify_passes_on_the_run_it_archived(archived):
     assert any(line.startswith("equal            results/ledger.csv: ") for line in lines)
     assert "skipped          results/tables/causal_timing.csv" in out
     assert "parquet: " in out and ", 0 differs, 0 only in archive, 0 only here" in out
-    assert "requirements.lock" not in out and "MANIFEST" not in out  # the lock archived, equal to ours
+    assert verify.LOCK not in out and "MANIFEST" not in out  # the lock archived, equal to ours
     assert "canonical numerics: archive " in out and "canonical numerics: here " in out
     assert lines[-1].startswith("verdict: REPRODUCED")
 
@@ -875,6 +876,7 @@ def test_one_altered_ledger_value_fails_naming_the_claim(archived, tmp_path, cap
     assert out.splitlines()[-1].startswith("verdict: DIFFERS: 1 of")
 
 
+@pytest.mark.full
 def test_a_file_on_one_side_only_fails(archived, tmp_path, capsys):
     results, archive = archived
     status, out = _verify(capsys, _altered(archive, tmp_path, lambda top: (top / PARQUET).unlink()), results)
@@ -919,10 +921,11 @@ def test_an_archive_whose_ledger_lost_its_verdicts_differs(archived, tmp_path, c
 # ---- the rerun: a run of two cheap experiments, archived, then rerun by verify -------------
 
 
+@pytest.mark.full
 def test_verify_reruns_the_archived_config(tmp_path, capsys):
     """~20 s: two runs of a config that skips every experiment but two cheap ones."""
     root = copy_repo(tmp_path / "theirs")
-    shutil.copy(REPO / "requirements.lock", root / "requirements.lock")
+    shutil.copy(REPO / "requirements/runtime.lock", root / "requirements/runtime.lock")
     keep = {"scale_table", "self_attention_tokens"}
     tiny = {"skip": sorted(set(plan.EXPERIMENTS) - keep), "scale_table": {"d_k": [8], "repetitions": 5},
             "seed_distribution": {"build": False}, "numerics": {"sweep": False}}
@@ -955,14 +958,16 @@ def test_the_command_line_reads_as_documented():
 
 
 def test_a_lock_that_differs_is_named_by_its_first_three_lines_on_each_side(tmp_path):
-    ours = [line for line in (REPO / "requirements.lock").read_text().splitlines() if "==" in line]
-    theirs = [line for line in (REPO / "requirements.lock").read_text().splitlines() if line not in ours[:4]]
-    (tmp_path / "requirements.lock").write_text("\n".join(theirs + [f"extra{i}==1" for i in range(4)]))
+    lines = (REPO / verify.LOCK).read_text().splitlines()
+    ours = [line for line in lines if "==" in line]
+    theirs = [line for line in lines if line not in ours[:4]]
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / verify.LOCK).write_text("\n".join(theirs + [f"extra{i}==1" for i in range(4)]))
     assert verify._lock_warnings(tmp_path) == [
-        f"requirements.lock differs: archive {['extra0==1', 'extra1==1', 'extra2==1']}, here {ours[:3]}"]
-    (tmp_path / "requirements.lock").write_bytes(b"\xff\xfe not text")
+        f"{verify.LOCK} differs: archive {['extra0==1', 'extra1==1', 'extra2==1']}, here {ours[:3]}"]
+    (tmp_path / "requirements/runtime.lock").write_bytes(b"\xff\xfe not text")
     assert verify._lock_warnings(tmp_path) == [
-        "a requirements.lock cannot be read (UnicodeDecodeError): the locks are not compared"]
+        "a requirements/runtime.lock cannot be read (UnicodeDecodeError): the locks are not compared"]
 
 
 def test_a_manifest_line_names_a_file_whose_name_holds_two_spaces(tmp_path):

@@ -54,6 +54,11 @@ INDEX = f"{RESULTS}/README.md"  # every output of the run (attnrepro.report.inde
 CONFIG_RESOLVED = f"{RESULTS}/config.resolved.yaml"  # the run's config, as Snakemake resolved it
 EDITIONS = f"{RESULTS}/articles"  # the annotated editions
 
+# ---- the environment (requirements/README.md) -------------------------------------------------
+REQUIREMENTS = "requirements"  # every lock, with the .in file it is compiled from (`make lock`)
+RUNTIME_LOCK = f"{REQUIREMENTS}/runtime.lock"  # what the jobs import, and Snakemake: `make env`
+ARTICLE_LOCK = f"{REQUIREMENTS}/article.lock"  # the articles' stated versions: `make article-env`
+
 # ---- what Snakemake records, and the archive --------------------------------------------------
 LOGS = f"{RESULTS}/logs"
 BENCHMARKS = f"{RESULTS}/benchmarks"

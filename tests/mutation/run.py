@@ -3,7 +3,7 @@
     make mutation                              # every guard module (pyproject.toml [tool.mutmut])
     make mutation MODULES="attnrepro.run.io"       # one or more modules, by dotted name
 
-mutmut (requirements-mutation.lock, in .venv-mutation) copies ``src/`` into ``mutants/``, changes
+mutmut (requirements/dev.lock, in .venv) copies ``src/`` into ``mutants/``, changes
 one operator, constant or call at a time in the modules of ``[tool.mutmut] only_mutate``, and runs
 the tests of ``pytest_add_cli_args_test_selection`` that reach the changed function. A mutant that
 no test fails ("survived") is a change of behaviour the tests would let through: kill it with a

@@ -58,6 +58,7 @@ for article in articles.ARTICLES:
             CONDA_ENV
         threads: 1
         params:
+            software=pinned(report_sources("edition")),
             article=article,
             pin=NUMERICS["pin"],
         shell:
@@ -87,6 +88,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        software=pinned(report_sources("ledger-overview")),
         pin=NUMERICS["pin"],
     shell:
         "python -m attnrepro.report --pin {params.pin} ledger-overview --ledger {input.ledger}"
@@ -113,6 +115,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        software=pinned(report_sources("machine-speed")),
         pin=NUMERICS["pin"],
     shell:
         "python -m attnrepro.report --pin {params.pin} machine-speed --speed {input.speed}"

@@ -26,6 +26,7 @@ envvars:
 from attnrepro import paths  # noqa: E402
 from attnrepro.dag import config as attnrepro_config  # noqa: E402
 from attnrepro.dag import code_inputs, plan, preflight  # noqa: E402
+from attnrepro.dag import software as software_pins  # noqa: E402
 from attnrepro.resources import runtime  # noqa: E402
 from attnrepro.run import heartbeat as attnrepro_heartbeat  # noqa: E402
 from attnrepro.run import ownership as attnrepro_ownership  # noqa: E402
@@ -95,6 +96,17 @@ def all_outputs():
 def sources(*modules):
     """The files under src/ that an experiment job (attnrepro.experiments.job) running ``modules`` imports."""
     return code_inputs.source_files("attnrepro.experiments.job", *modules)
+
+
+def pinned(code):
+    """A rule's parameter `software`: the runtime lock's pins of the distributions that its
+    ``code`` inputs import (attnrepro.dag.software), so that changing one pin reruns exactly the
+    jobs that import it ("params changed"). A value, not a function of the job's input: Snakemake
+    records no parameter derived from a job's input."""
+    try:
+        return software_pins.pinned(code)
+    except software_pins.MissingPin as error:
+        raise WorkflowError(str(error))
 
 
 def report_code(command, *modules):

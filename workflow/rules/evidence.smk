@@ -87,6 +87,14 @@ def environment_built(setting=None):
     return [sweep.installed(env) for env in envs.values() if env.get("make")]
 
 
+def pinned_in_main_environment(code):
+    """A params function: pinned(code) for a setting of the main environment, nothing for one of
+    a side environment, whose jobs rerun through its installed stamp (input `environment`).
+    """
+    pins = pinned(code)
+    return lambda wildcards: "" if sweep.split(wildcards.setting)[0] else pins
+
+
 for env_name, env in sweep.environments(NUMERICS).items():
     if not env.get("make"):
         continue
@@ -95,8 +103,7 @@ for env_name, env in sweep.environments(NUMERICS).items():
         name:
             f"numerics_environment_{env_name}"
         input:
-            "requirements.lock",
-            "requirements-article.lock",
+            paths.ARTICLE_LOCK,
         output:
             sweep.installed(env),
         log:
@@ -122,6 +129,7 @@ checkpoint numerics_settings:
         CONDA_ENV
     threads: 1
     params:
+        software=pinned(code_inputs.source_files("attnrepro.evidence.sweep")),
         kernels=" ".join(NUMERICS.get("kernels", [])),
         masks=" ".join(NUMERICS.get("numpy_masks", ["default"])),
         environments=json.dumps(sweep.environments(NUMERICS), sort_keys=True),
@@ -157,6 +165,9 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
             mem_mb=job_memory(exp.id),
             runtime=job_runtime(exp.id),
         params:
+            software=pinned_in_main_environment(
+                sources(exp.module, "attnrepro.evidence.sweep")
+            ),
             json=case_params(exp.id),
             experiment=exp.id,
             article=exp.article,
@@ -203,6 +214,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        software=pinned(report_code("numerics", *listings_code_module())),
         pin=NUMERICS["pin"],
         expected=lambda wildcards: expected_params(numerics_data(wildcards)),
         article_code=lambda wildcards, input: (
@@ -245,6 +257,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        software=pinned(report_code("seeds")),
         pin=NUMERICS["pin"],
         expected=expected_params(seed_trainings()),
         sections=train_sections(),
@@ -278,6 +291,12 @@ rule:
         # to start and write (the profile's flat runtime would end it first)
         runtime=math.ceil(LISTINGS.get("timeout_s", 3600) / 60) + 1,
     params:
+        software=pinned(
+            code_inputs.source_files(
+                "attnrepro.evidence.listings_run",
+                "attnrepro.evidence.listings_session",
+            )
+        ),
         pin=NUMERICS["pin"],
         timeout=LISTINGS.get("timeout_s", 3600),
     shell:
@@ -316,6 +335,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        software=pinned(report_code("listings")),
         pin=NUMERICS["pin"],
     shell:
         "python -m attnrepro.report.job --pin {params.pin} listings --published {input.published}"

@@ -63,6 +63,7 @@ for exp in plan.EXPERIMENTS.values():
             mem_mb=job_memory(exp.id),
             runtime=job_runtime(exp.id),
         params:
+            software=pinned(sources(exp.module)),
             json=case_params(exp.id),
             experiment=exp.id,
             article=exp.article,
@@ -103,6 +104,7 @@ rule:
         mem_mb=job_memory("train"),
         runtime=job_runtime("train"),
     params:
+        software=pinned(sources(TRAIN.module)),
         json=case_params("train", SEED_EXTRA),
         article=TRAIN.article,
         section=TRAIN.section,

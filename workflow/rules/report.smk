@@ -165,6 +165,11 @@ def archive_files(wildcards):
 
 
 for product in catalog.PRODUCTS.values():
+    product_code = report_code(
+        product.kind,
+        product.module,
+        *(["attnrepro.report.ledger.speed"] if product.speed else []),
+    )
 
     rule:
         name:
@@ -180,11 +185,7 @@ for product in catalog.PRODUCTS.values():
                 else {}
             ),
             data=catalog.input_files(product, config),
-            code=report_code(
-                product.kind,
-                product.module,
-                *(["attnrepro.report.ledger.speed"] if product.speed else []),
-            ),
+            code=product_code,
         output:
             **{
                 key: report(
@@ -203,6 +204,7 @@ for product in catalog.PRODUCTS.values():
             CONDA_ENV
         threads: 1
         params:
+            software=pinned(product_code),
             kind=product.kind,
             builder=product.builder,
             article=product.article,
@@ -250,6 +252,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        software=pinned(report_code("ledger", *ledger_evidence_code())),
         evidence=evidence_options,
         pin=NUMERICS["pin"],
         expected=expected_params(all_outputs()),
@@ -299,6 +302,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        software=pinned(report_code("index")),
         # which editions are not built, and why: the index says so, and is rebuilt when they appear
         # (a function: articles.smk, which decides which are built, may be included after this file)
         unbuilt=lambda wildcards: json.dumps(UNBUILT, sort_keys=True),
@@ -327,6 +331,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        software=pinned(report_code("archive")),
         rules=rule_files,
     shell:
         "python -m attnrepro.report.job archive --config {input.config} --out {output}"

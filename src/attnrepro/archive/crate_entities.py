@@ -55,8 +55,9 @@ DESCRIPTIONS = {
     "Snakefile": "The Snakemake workflow: config, validation, the rule files it includes, target all.",
     "workflow/schemas/config.schema.yaml": "The config schema: every key of the config, typed, bounded "
                                            "and described.",
-    "envs/attnrepro.yaml": "The conda environment of every rule (the same pins as requirements.lock).",
-    "requirements.lock": "The pip lock the run's environment was installed from (every package pinned).",
+    "envs/attnrepro.yaml": "The conda environment of every rule (the same pins as the runtime lock).",
+    "requirements/runtime.lock": "The pip lock the run's environment was installed from (every package "
+                                 "pinned, with hashes).",
     "environment.json": "Package versions, BLAS libraries, machine and commit of the process that "
                         "wrote this archive.",
     "README.md": "What this archive holds and how to check it, for a person opening it.",
@@ -68,7 +69,7 @@ CONDA_ENV_FORMAT = ("https://docs.conda.io/projects/conda/en/latest/user-guide/t
                     "#create-env-file-manually", "Conda environment file")
 PIP_LOCK_FORMAT = ("https://pip.pypa.io/en/stable/reference/requirements-file-format/",
                    "pip requirements file")
-BUILD_FILES = (("envs/attnrepro.yaml", CONDA_ENV_FORMAT), ("requirements.lock", PIP_LOCK_FORMAT))
+BUILD_FILES = (("envs/attnrepro.yaml", CONDA_ENV_FORMAT), ("requirements/runtime.lock", PIP_LOCK_FORMAT))
 # the packages of provenance.package_versions() and their names for people
 PACKAGES = {"python": "Python", "numpy": "NumPy", "pandas": "pandas", "pyarrow": "pyarrow",
             "torch": "PyTorch", "matplotlib": "Matplotlib", "threadpoolctl": "threadpoolctl"}

@@ -3,7 +3,7 @@ described by an RO-Crate.
 
 The tarball holds one folder ``attnrepro-results-<sha>/`` with ``results/...``, the workflow that
 made them (``Snakefile``, ``workflow/rules/*.smk``, ``workflow/schemas/config.schema.yaml``,
-``envs/attnrepro.yaml``), ``config.resolved.yaml``, ``requirements.lock`` (when the run had one),
+``envs/attnrepro.yaml``), ``config.resolved.yaml``, ``requirements/runtime.lock`` (when the run had one),
 ``environment.json``, ``ro-crate-metadata.json`` (a Provenance Run Crate: :mod:`attnrepro.archive.crate`)
 and ``MANIFEST.sha256`` (the ``sha256sum`` format: after extraction, ``sha256sum -c
 MANIFEST.sha256`` inside that folder checks every file). ``python -m attnrepro verify``
@@ -22,6 +22,7 @@ import yaml
 from attnrepro.archive import crate, crate_jobs
 from attnrepro.run import digests, io, provenance
 from attnrepro.dag import yamlfile
+from attnrepro import paths
 
 CRATE = "ro-crate-metadata.json"
 SCHEMA = "workflow/schemas/config.schema.yaml"
@@ -53,7 +54,7 @@ def _add_bytes(tar, name, data):
 def write(out, files, config_text, root=".", lock_text=None, rules=None):
     """Write the archive ``out`` holding ``files`` (paths relative to ``root``, the run's folder:
     Snakemake's records of its jobs are read there), the resolved config, when given the lock
-    (``requirements.lock``) the run was installed from, and the RO-Crate that describes them
+    (``requirements/runtime.lock``) the run was installed from, and the RO-Crate that describes them
     (``rules``: {rule: the file defining it}, for the crate's tools)."""
     out, root = Path(out), Path(root)
     top = out.name.removesuffix(".tar.gz")
@@ -61,7 +62,7 @@ def write(out, files, config_text, root=".", lock_text=None, rules=None):
     env = environment()
     extras = {"README.md": readme(top).encode(), "config.resolved.yaml": config_text.encode()}
     if lock_text is not None:
-        extras["requirements.lock"] = lock_text.encode()
+        extras[paths.RUNTIME_LOCK] = lock_text.encode()
     extras["environment.json"] = json.dumps(env, indent=2, default=str).encode()
     sums = {f: (digests.file_sha256(root / f), (root / f).stat().st_size) for f in files}
     sums.update({name: (hashlib.sha256(data).hexdigest(), len(data)) for name, data in extras.items()})
@@ -87,7 +88,7 @@ figure of three articles on attention, with the workflow that made them.
 
 - `results/`: every output of the run (`results/README.md` indexes them; `results/LEDGER.md` sets
   each published number beside the reproduced one), with each job's log and benchmark.
-- `Snakefile`, `workflow/`, `envs/attnrepro.yaml`, `requirements.lock`: the workflow and its
+- `Snakefile`, `workflow/`, `envs/attnrepro.yaml`, `requirements/runtime.lock`: the workflow and its
   environment; `config.resolved.yaml`: every parameter of the run.
 - `ro-crate-metadata.json`: an RO-Crate (Workflow Run Crate, Provenance Run Crate profile 0.5) that
   describes the run, each job (its rule, inputs, outputs, parameters, times and numerics), the

@@ -5,7 +5,7 @@
 
 With ``--results DIR`` the archive is compared with a finished results folder. Without it,
 this checkout's workflow (``Snakefile``, ``workflow/``, ``src/``, ``config/``, ``envs/``,
-``requirements.lock``, as on disk) is copied into a temporary folder (or ``--workdir``) and
+``requirements/``, as on disk) is copied into a temporary folder (or ``--workdir``) and
 ``snakemake --cores N --configfile <the archive's config.resolved.yaml>`` reruns the archived
 run there; its ``results/`` is then compared.
 
@@ -52,9 +52,9 @@ from attnrepro import paths
 REPO = paths.REPO
 # what a rerun needs: the workflow, its code and config, the lock, and the repository files that
 # the code reads (the modules' READS, such as the golden fingerprint every job checks)
-COPIED = ("Snakefile", "workflow", "src", "config", "envs", "requirements.lock", "requirements-article.lock",
+COPIED = ("Snakefile", "workflow", "src", "config", "envs", paths.REQUIREMENTS,
           *fingerprint.READS)
-LOCK = "requirements.lock"
+LOCK = paths.RUNTIME_LOCK
 CHUNK = 1 << 20  # bytes read at a time when checking the end of an archive: never all of it at once
 
 

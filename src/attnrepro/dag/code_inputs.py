@@ -28,6 +28,7 @@ DAG_ONLY = {
     "attnrepro.dag.preflight": "refuses a config whose jobs would not fit; never changes a result",
     "attnrepro.dag.code_inputs": "this module: the rules' code inputs",
     "attnrepro.dag.sweep_plan": "the numerics sweep's cases and paths, for its rules",
+    "attnrepro.dag.software": "each rule's pinned distributions, a parameter: pins rerun jobs",
     "attnrepro.resources.runtime": "each job's runtime resource, for the scheduler",
     "attnrepro.report.products.catalog": "the tables and figures, one rule each (the index names it)",
     # read through attnrepro.experiments.declared, which runs an experiment's peak_memory and work

@@ -4,7 +4,7 @@
         --pin haswell-noavx512 --out results/listings/runs/001.json [--timeout 3600]
 
 It extracts the article's listings from its text (:mod:`attnrepro.evidence.listings_text`), checks
-which packages each imports (one outside ``requirements.lock`` is named in the result, and the
+which packages each imports (one outside ``requirements/runtime.lock`` is named in the result, and the
 listing runs all the same), then runs them all, in order and verbatim, in one fresh interpreter
 (:mod:`attnrepro.evidence.listings_session`) whose environment carries the numerics pin
 (:func:`attnrepro.numerics.canonical.apply`) and no thread limit: the listings set their own
@@ -26,7 +26,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -35,30 +34,21 @@ from importlib import metadata
 from pathlib import Path
 
 from attnrepro.numerics import canonical, threads
-from attnrepro.run import harness
+from attnrepro.run import harness, locks
 from attnrepro import paths
 
 log = logging.getLogger("attnrepro")
 SESSION = "attnrepro.evidence.listings_session"
-LOCK = "requirements.lock"
-READS = ("requirements.lock",)  # which packages are the pinned environment's (LOCK)
+LOCK = paths.RUNTIME_LOCK
+READS = ("requirements/runtime.lock",)  # which packages are the pinned environment's (LOCK)
 THREAD_VARIABLES = (*threads.VARIABLES, "GOTO_NUM_THREADS")
 NOT_RUN = "not run"
 _SRC = str(paths.SRC)
 
 
 def lock_names(path=LOCK):
-    """The normalised distribution names pinned in ``requirements.lock``."""
-    names = set()
-    for line in Path(path).read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            names.add(_normal(re.split(r"[=<>!~\[; ]", line, maxsplit=1)[0]))
-    return names
-
-
-def _normal(name):
-    return re.sub(r"[-_.]+", "-", name).lower()
+    """The normalised distribution names pinned in the runtime lock."""
+    return set(locks.pins(path))
 
 
 def imported(code):
@@ -79,7 +69,7 @@ def outside_lock(code, locked, distributions=None):
     for name in imported(code):
         if name in sys.stdlib_module_names:
             continue
-        if not any(_normal(d) in locked for d in distributions.get(name, [])):
+        if not any(locks.normal(d) in locked for d in distributions.get(name, [])):
             out.append(name)
     return out
 

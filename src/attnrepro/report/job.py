@@ -290,7 +290,7 @@ def write_archive(args):
     (archive,) = _runs("archive")
     # the logs and per-job benchmarks are written by Snakemake itself, beside the declared outputs
     records = [str(p) for folder in (paths.LOGS, paths.BENCHMARKS) for p in Path(folder).rglob("*.*")]
-    lock = Path("requirements.lock")  # what `python -m attnrepro verify` compares with its own
+    lock = Path(paths.RUNTIME_LOCK)  # what `python -m attnrepro verify` compares with its own
     out = archive.write(args.out, sorted(set(args.files) | set(records)), Path(args.config).read_text(),
                         lock_text=lock.read_text() if lock.is_file() else None, rules=json.loads(args.rules))
     log.info("wrote %s", out)
