@@ -453,6 +453,7 @@ def _config(tmp_path):
     return path
 
 
+@pytest.mark.full
 def test_a_missing_articles_folder_is_said_in_the_index_and_the_log(tmp_path):
     from attnrepro.report import index
 

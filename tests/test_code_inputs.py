@@ -81,6 +81,7 @@ def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_ru
     assert all("src/attnrepro/report/job.py" in rules[r] for r in report_jobs)
 
 
+@pytest.mark.full
 def test_the_ledger_declares_the_evidence_it_reads_only_when_switched_on(tmp_path):
     root = copy_repo(tmp_path / "repo")
     (root / "off.yaml").write_text("seed_distribution:\n  build: false\n")

@@ -220,6 +220,7 @@ def _retar(top, out):
     return out
 
 
+@pytest.mark.full
 def test_verify_names_a_file_whose_sha256_is_not_the_crates(archived, tmp_path, capsys):
     results, archive = archived
     top = verify.extract(archive, tmp_path / "x")

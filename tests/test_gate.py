@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 
 import pandas as pd
@@ -356,3 +357,21 @@ def test_the_seed_distributions_trainings_are_hashed_beside_the_runs(tmp_path):
         path.write_bytes(b"")
     assert [p.relative_to(tmp_path).as_posix() for p in golden.hashed_files(data)] == [
         "results/data/001/train/sort-L4-seed0.parquet", "results/seeds/data/001/train/sort-L4-seed5.parquet"]
+
+
+def test_the_gate_on_the_small_run_flags_exactly_its_claims_of_other_parameters(small_run, tmp_path, capsys,
+                                                                                 monkeypatch):
+    """End to end on the tests' one pipeline run: the golden update, then the gate against it, as
+    CI runs them on the default run. The small run computes many claims with other parameters than
+    the article's: the gate names each of them, and nothing else."""
+    monkeypatch.chdir(small_run)
+    ledger, data, out = "results/ledger.csv", "results/data", str(tmp_path / "golden")
+    assert cli.main(["golden", "--ledger", ledger, "--data", data, "--out", out]) == 0
+    capsys.readouterr()
+    code = cli.main(["gate", ledger, "--golden", out, "--data", data, "--tables", "results/tables"])
+    said = capsys.readouterr().out
+    table = golden.read_ledger(small_run / ledger)
+    other = set(table.loc[table["verdict"] == "other parameters", "id"])
+    assert code == 1 and len(other) > 100 and (table["verdict"] == "reproduced").sum() > 300
+    assert set(re.findall(r"^  claim (\S+): not comparable with the article", said, re.M)) == other
+    assert f"gate: {len(other)} problem(s)" in said

@@ -100,6 +100,7 @@ def _refused(read, path, problem, **options):
     assert caught.value.path == str(path)
 
 
+@pytest.mark.full
 def test_no_flipped_bit_is_read_as_data(tmp_path):
     df, path = _result(tmp_path)
     size = len(path.read_bytes())

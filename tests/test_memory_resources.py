@@ -51,6 +51,7 @@ def test_every_experiment_job_asks_for_its_estimate_with_the_margin(dry_run):
     assert mem > expected_mb("attention_map", plan.cases("attention_map", config)[case])
 
 
+@pytest.mark.full
 def test_the_margin_covers_what_no_estimate_counts():
     """OVERHEAD holds the interpreter with the libraries a job loads (measured in a fresh one),
     and a job of a large estimate asks MARGIN times it."""

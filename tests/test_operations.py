@@ -90,6 +90,7 @@ def run_copy(small_run, tmp_path):
     return copy_run(small_run, dest)
 
 
+@pytest.mark.full
 def test_editing_a_config_value_reruns_only_what_it_feeds(run_copy):
     small = run_copy / "config/small.yaml"
     small.write_text(small.read_text().replace("repetitions: 20", "repetitions: 21"))
@@ -109,6 +110,7 @@ def _touch_source(root, relative):
     path.write_text(path.read_text() + "\n# edited by a test\n")
 
 
+@pytest.mark.full
 def test_editing_the_decoder_reruns_exactly_its_importers(run_copy):
     _touch_source(run_copy, "src/attnrepro/model/decoder.py")
     jobs = planned_jobs(snakemake(run_copy, "-n"))

@@ -129,6 +129,7 @@ def test_ablation_products_need_their_base_run_in_the_grid():
     assert not ABLATION_PRODUCTS & _names(config)
 
 
+@pytest.mark.full
 def test_dry_run_without_ablations_plans_no_ablation_product(tmp_path):
     root = copy_repo(tmp_path / "repo")
     path = root / "config" / "config.yaml"

@@ -139,6 +139,7 @@ MEDIUM = [
 ]
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("experiment, case, overrides", MEDIUM, ids=[m[0] for m in MEDIUM])
 def test_the_work_estimate_agrees_with_a_measured_run(default_config, experiment, case, overrides):
     params = {**preflight.estimated_cases(experiment, default_config)[case], **overrides}

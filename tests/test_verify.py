@@ -500,6 +500,7 @@ def test_an_archive_without_results_a_missing_results_folder_or_config_exit_2(tm
     assert not (tmp_path / "rerun").exists()  # nothing copied for a rerun that cannot start
 
 
+@pytest.mark.full
 def test_a_rerun_that_fails_exits_2(tmp_path, capsys):
     """~3 s: Snakemake refuses the archive's config before any job."""
     members = {"top/results/ledger.csv": LEDGER_BYTES, "top/config.resolved.yaml": b"train:\n  lr: .nan\n"}
@@ -837,6 +838,7 @@ def test_verify_passes_on_the_run_it_archived(archived):
 PARQUET = "results/data/001/scale_table/d_k-64_scaled-true.parquet"
 
 
+@pytest.mark.full
 def test_one_altered_parquet_value_fails_naming_file_and_value(archived, tmp_path, capsys):
     results, archive = archived
     original = io.read_parquet(results.parent / PARQUET)
@@ -859,6 +861,7 @@ def test_one_altered_parquet_value_fails_naming_file_and_value(archived, tmp_pat
     assert out.splitlines()[-1].startswith("verdict: DIFFERS: 1 of")
 
 
+@pytest.mark.full
 def test_one_altered_ledger_value_fails_naming_the_claim(archived, tmp_path, capsys):
     results, archive = archived
     ledger = pd.read_csv(results / "ledger.csv", dtype=str, keep_default_na=False)
@@ -886,6 +889,7 @@ def test_a_file_on_one_side_only_fails(archived, tmp_path, capsys):
     assert status == 1 and f"only in archive  {PARQUET.replace('64', '65')}" in out.splitlines()
 
 
+@pytest.mark.full
 def test_a_changed_table_differs_naming_row_column_and_values(archived, tmp_path, capsys):
     results, archive = archived
     table = "results/tables/scale_table.csv"
@@ -904,6 +908,7 @@ def test_a_changed_table_differs_naming_row_column_and_values(archived, tmp_path
     assert out.splitlines()[-1].startswith("verdict: DIFFERS: 1 of")
 
 
+@pytest.mark.full
 def test_an_archive_whose_ledger_lost_its_verdicts_differs(archived, tmp_path, capsys):
     results, archive = archived
 
