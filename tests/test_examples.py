@@ -48,7 +48,7 @@ SKIPPED = [
     (r"^make lint\b", "lints the whole tree (ruff, snakemake --lint, snakefmt, import-linter); CI runs it"),
     (r"^make (slurm|crate)-env\b", "installs a venv from PyPI (network)"),
     (r"^make mutation\b|/bin/mutmut\b", "mutation testing: about an hour"),
-    (r"^make (lock|dev-env)\b", "installs or resolves packages from PyPI (network)"),
+    (r"^make (lock|env|dev-env)\b", "installs or resolves packages from PyPI (network)"),
     (r"tests/crate_validation\.py\b", "needs an extracted archive of a finished run"),
     (r"^pytest -m slurm\b", "needs a SLURM cluster on localhost (root, slurm-wlm, munge)"),
     (r"^\.venv-slurm/bin/snakemake\b", "needs .venv-slurm (make slurm-env: network) and SLURM"),
