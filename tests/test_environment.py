@@ -123,3 +123,17 @@ def test_every_rule_names_an_existing_conda_env():
     text = "\n".join(p.read_text() for p in rules)
     assert 'CONDA_ENV = "../../envs/attnrepro.yaml"' in text
     assert CONDA_ENV.is_file()
+
+
+def test_a_rules_pins_are_what_its_code_needs_and_an_unpinned_one_is_refused(tmp_path):
+    code = tmp_path / "module.py"
+    code.write_text("import numpy as np\nfrom yaml import safe_load\n\n\n"
+                    "def f(df):\n    return df.to_markdown()\n")
+    (tmp_path / "full.lock").write_text("numpy==1.0 \\\n    --hash=sha256:00\n"
+                                        "PyYAML==6.0\ntabulate==0.9\ntorch==2.0\n")
+    assert software.pinned([str(code), "data.csv"], lock="full.lock", root=tmp_path) == (
+        "numpy==1.0 pyyaml==6.0 tabulate==0.9")  # not torch: the code does not import it
+    (tmp_path / "short.lock").write_text("numpy==1.0\nPyYAML==6.0\n")
+    with pytest.raises(software.MissingPin, match=r"^short.lock pins no tabulate, which .*module.py needs "
+                                                   r"\(calls to_markdown\): add it to short.in"):
+        software.pinned([str(code)], lock="short.lock", root=tmp_path)
