@@ -128,10 +128,15 @@ def test_the_watchdog_ends_an_orphaned_job(tmp_path):
 # --- a job belongs to its run from the moment it is spawned -------------------------------
 
 def _descendants(pid):
-    """Every descendant of ``pid`` (children's children too)."""
+    """Every descendant of ``pid`` (children's children too) still alive while they are read: a
+    process that ends meanwhile has no children left to list."""
     out, todo = [], [pid]
     while todo:
-        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+        try:
+            tasks = list(Path(f"/proc/{todo.pop()}/task").iterdir())
+        except OSError:  # it ended
+            tasks = []
+        for task in tasks:
             try:
                 kids = [int(k) for k in (task / "children").read_text().split()]
             except OSError:
