@@ -2,11 +2,13 @@
 
 Each step of the harness is seen to happen: the start (run ownership, thread limits, the pin, before
 NumPy), the leftovers of the outputs removed, the inputs checked, an ended run or a corrupt or stale
-input turned into status 1 and one stderr line with the entry's prefix; any other error propagates.
+input turned into status 1 and one stderr line with the entry's prefix, a usage error into status 2
+and one line; any other error propagates.
 """
 
 import json
 import logging
+import re
 import subprocess
 import sys
 
@@ -20,7 +22,7 @@ from attnrepro.experiments import job as experiment_job
 from attnrepro.numerics import canonical, threads
 from attnrepro.report import cli as report_cli
 from attnrepro.report import job as report_job
-from attnrepro.run import harness, io, ownership
+from attnrepro.run import harness, io, ownership, usage
 from attnrepro import cli
 
 PLANNED = {"steps": 400, "seed": 0, "task": "copy", "L": 6}
@@ -146,6 +148,39 @@ def test_any_other_error_propagates(steps):
         harness.run_job(lambda _: harness.Job(work))
 
 
+@pytest.mark.parametrize("where", ["job", "work"])
+def test_a_usage_error_ends_the_job_with_status_2_and_one_line(steps, tmp_path, capsys, where):
+    """Raised where the entry resolves its job or in the work: status 2, its message on one line
+    after the entry's prefix; nothing after it runs (the guards, the work)."""
+    out = tmp_path / "t.md"
+    leftover = tmp_path / ".t.md.abc.tmp"
+    leftover.write_text("")
+    worked = []
+
+    def refuse():
+        raise usage.UsageError("--published p.yaml does not follow the schema:\n"
+                               "  claim a, key b: 'x'\n  claim c")
+
+    def job(_):
+        if where == "job":
+            refuse()
+        return harness.Job(lambda: worked.append(1) or refuse(), outputs=[out])
+
+    assert harness.run_job(job, prefix="attnrepro.report") == 2
+    assert capsys.readouterr().err == ("attnrepro.report: --published p.yaml does not follow the schema: "
+                                       "claim a, key b: 'x'; claim c\n")
+    assert worked == ([] if where == "job" else [1])
+    assert leftover.exists() == (where == "job")  # the guards ran only when the job was resolved
+
+
+def test_a_bad_numerics_setting_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setattr(ownership, "start", lambda: None)
+    monkeypatch.setattr(canonical, "apply_setting", canonical.environment)  # its check; NumPy is loaded here
+    assert harness.run_job(lambda _: harness.Job(lambda: None), setting="bogus") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("attnrepro: --numerics: unknown OpenBLAS kernel 'bogus'") and err.count("\n") == 1
+
+
 def test_the_numerics_of_the_start(steps, monkeypatch):
     assert harness.start("haswell-noavx512", setting="sandybridge-noavx512", n_threads=1) is None
     assert steps[-2:] == [("threads", 1), ("setting", "sandybridge-noavx512")]
@@ -160,7 +195,7 @@ def test_the_numerics_of_the_start(steps, monkeypatch):
         raise ValueError(f"unknown setting {setting}")
 
     monkeypatch.setattr(canonical, "apply_setting", refused)
-    with pytest.raises(SystemExit, match="unknown setting bogus"):
+    with pytest.raises(usage.UsageError, match="^--numerics: unknown setting bogus$"):
         harness.start(setting="bogus")
 
 
@@ -278,3 +313,56 @@ def test_fewer_threads_than_asked_are_logged_on_the_entry_s_logger(steps, monkey
     with caplog.at_level(logging.INFO):
         harness.start(n_threads=4)
     assert [r.name for r in caplog.records if "threads" in r.getMessage()] == ["attnrepro"]
+
+
+# --- usage errors: what the entries say, before the harness and through it ------------------------
+
+def test_one_line_joins_the_lines_of_a_message():
+    assert usage.one_line("a.yaml does not follow it:\n  claim x, key y: bad\n\n  claim z") == (
+        "a.yaml does not follow it: claim x, key y: bad; claim z")
+    assert usage.one_line(ValueError("one")) == "one"
+
+
+@pytest.mark.parametrize("text, said", [
+    ("{x", "--expected-params: not valid JSON: Expecting property name"),
+    ("[1]", "--expected-params: a JSON object {...}, not '[1]'"),
+])
+def test_json_options_are_objects(text, said):
+    assert usage.json_object(None, "--expected-params") == {}
+    assert usage.json_object('{"a": 1}', "--expected-params") == {"a": 1}
+    with pytest.raises(usage.UsageError, match=re.escape(said)):
+        usage.json_object(text, "--expected-params")
+
+
+def test_a_command_line_error_is_one_line_with_status_2(capsys):
+    parser = usage.Parser(prog="attnrepro.x")
+    parser.add_argument("--n", type=int)
+    with pytest.raises(SystemExit) as stop:
+        parser.parse_args(["--n", "x"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == ("attnrepro.x: argument --n: invalid int value: 'x' "
+                                       "(see attnrepro.x --help)\n")
+
+
+@pytest.mark.parametrize("words, said", [
+    (["--params-json", "{x"], "attnrepro: --params-json: not valid JSON"),
+    (["--params-json", "{}", "--expected-params", "[]"], "attnrepro: --expected-params: a JSON object"),
+    (["--params-json", "{}", "--table", "weights"], "attnrepro: --table takes NAME=FILE, got 'weights'"),
+    (["--params-json", "{}", "--input", "=x.parquet"],
+     "attnrepro: --input takes NAME=FILE, got '=x.parquet'"),
+])
+def test_the_experiment_job_refuses_a_malformed_option_before_the_harness(handed, tmp_path, capsys, words,
+                                                                          said):
+    argv = ["attention_map", "--article", "001", "--section", "s", "--out", str(tmp_path / "m.parquet"),
+            *words]
+    assert experiment_job.main(argv) == 2 and handed == []
+    err = capsys.readouterr().err
+    assert err.startswith(said) and err.count("\n") == 1, err
+
+
+def test_a_report_job_refuses_bad_json_through_the_harness(steps, tmp_path, capsys):
+    ledger = ["ledger", "--published", "p.yaml", "--csv", str(tmp_path / "l.csv"),
+              "--md", str(tmp_path / "l.md")]
+    assert report_job.main(["--expected-params", "{x", *ledger]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("attnrepro.report: --expected-params: not valid JSON") and err.count("\n") == 1, err

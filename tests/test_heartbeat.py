@@ -4,8 +4,11 @@ import errno
 import json
 import os
 import re
+import signal
 import socket
+import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -143,7 +146,7 @@ def test_the_publisher_writes_at_once_then_every_period_until_stopped(beat, no_p
     assert _wait(lambda: heartbeat.read(beat)[1] > first), "rewritten once only"
     publisher.stop()
     assert not publisher.thread.is_alive() and not beat.exists()
-    assert os.listdir(beat.parent) == []
+    assert os.listdir(beat.parent) == ["run.lock"]  # the lock's file stays: its inode is the lock
 
 
 def test_stopping_leaves_a_newer_runs_heartbeat(beat, no_publisher):
@@ -163,6 +166,7 @@ def test_stopping_leaves_a_newer_runs_heartbeat(beat, no_publisher):
 def test_a_failed_rewrite_is_logged_and_the_beat_goes_on(beat, no_publisher, caplog):
     publisher = heartbeat.Publisher(TOKEN, beat, period=0.05).start()
     beat.unlink()
+    (beat.parent / heartbeat.LOCK_NAME).unlink()  # its open file holds the lock still
     beat.parent.rmdir()
     beat.parent.write_text("not a folder")  # every write fails now
     assert _wait(lambda: len(caplog.records) >= 2), "failures not logged"
@@ -205,6 +209,148 @@ def test_stopping_tolerates_a_heartbeat_removed_after_it_was_read(beat, no_publi
     assert not publisher.thread.is_alive()
 
 
+def test_judge_names_the_other_run_it_finds_read_once_with_the_rest(beat):
+    assert heartbeat.judge(TOKEN, beat, now=50.0) == (False, f"it has no heartbeat at {beat}", None)
+    heartbeat.write(beat, OTHER, now=100.0)
+    assert heartbeat.judge(TOKEN, beat, now=101.5) == (
+        False, f"its heartbeat {beat} names another run ({OTHER}), 1.5 s old", (OTHER, 1.5))
+    assert heartbeat.judge(OTHER, beat, now=131.0)[2] is None  # its own, stale: no other run
+    assert heartbeat.judge(OTHER, beat, now=101.0) == (True, f"its heartbeat {beat} is 1.0 s old", None)
+    beat.write_text("garbage")
+    assert heartbeat.judge(TOKEN, beat)[2] is None
+
+
+# --- the run lock (the run's Snakemake, before its heartbeat) -------------------------------------
+
+HOLDER = """\
+import subprocess, sys, time
+from attnrepro.run import heartbeat
+heartbeat.RunLock(sys.argv[1]).take(sys.argv[2])
+job = subprocess.Popen(["sleep", "60"], close_fds=False)  # a job: outlives a killed run; no fd closed for it
+print(job.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def _refusal(pid, started, host=None):
+    who = f"pid {pid}" if host is None else f"pid {pid} on {host}"
+    return (f"another Snakemake run ({who}, started {time.strftime('%H:%M:%S', time.localtime(started))}) "
+            "is running in this folder: wait for it, or stop it")
+
+
+def test_the_run_lock_is_exclusive_across_processes_and_freed_when_its_holder_is_killed(tmp_path):
+    """A second process cannot take the lock while the first holds it; once the first is SIGKILLed,
+    it can, though the first one's job runs on (the lock's descriptor is not inherited)."""
+    path = tmp_path / heartbeat.LOCK_NAME
+    env = {**os.environ, "PYTHONPATH": str(Path(heartbeat.__file__).parents[2])}
+    first = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), TOKEN], env=env,
+                             stdout=subprocess.PIPE, text=True)
+    job = int(first.stdout.readline())
+    try:
+        started = json.loads(path.read_text())["started"]
+        with pytest.raises(heartbeat.Busy) as refused:
+            heartbeat.RunLock(path).take(OTHER)
+        assert str(refused.value) == _refusal(first.pid, started)
+        assert json.loads(path.read_text())["run"] == TOKEN  # the refused run wrote nothing
+        first.kill()
+        first.wait()
+        assert ownership._stat(job)[0] not in "ZX"  # the killed run's job lives on ...
+        lock = heartbeat.RunLock(path).take(OTHER)  # ... and holds no lock
+        assert json.loads(path.read_text())["run"] == OTHER
+        lock.release()
+    finally:
+        first.kill()
+        first.wait()
+        os.kill(job, signal.SIGKILL)
+
+
+def test_the_lock_names_its_holder_and_is_free_once_released(tmp_path, monkeypatch):
+    path = tmp_path / "deeper" / heartbeat.LOCK_NAME
+    monkeypatch.setattr(heartbeat.time, "time", lambda: 1_000_000.25)
+    lock = heartbeat.RunLock(path).take(TOKEN)  # its folder is made
+    assert json.loads(path.read_text()) == {"pid": os.getpid(), "host": socket.gethostname(), "run": TOKEN,
+                                            "started": 1_000_000.25}
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+    second = heartbeat.RunLock(path)  # another open file: flock refuses it even in this process
+    with pytest.raises(heartbeat.Busy, match=re.escape(f"(pid {os.getpid()}, started ")):
+        second.take(OTHER)
+    assert second.fd is None and json.loads(path.read_text())["run"] == TOKEN
+    lock.release()
+    assert lock.fd is None
+    lock.release()  # released already: nothing to do
+    second.take(OTHER)
+    assert second.fd is not None and json.loads(path.read_text())["run"] == OTHER  # the name replaced whole
+    second.release()
+    assert path.exists()  # never removed: a run that opened it just before would lock another inode
+
+
+def test_a_refusal_names_the_holder_host_and_day_and_reads_a_late_name_again(tmp_path, monkeypatch):
+    path = tmp_path / heartbeat.LOCK_NAME
+    now = time.time()
+    path.write_text(json.dumps({"pid": 77, "host": socket.gethostname(), "run": OTHER, "started": now - 5}))
+    assert heartbeat.holder(path, now=now) == _refusal(77, now - 5)
+    path.write_text(json.dumps({"pid": 77, "host": "login2", "run": OTHER, "started": now - 5}))
+    assert heartbeat.holder(path, now=now) == _refusal(77, now - 5, host="login2")
+    assert heartbeat.holder(path, now=now + 2 * 86400) == _refusal(77, now - 5, host="login2").replace(
+        "started ", f"started {time.strftime('%Y-%m-%d', time.localtime(now - 5))} ")  # another day: its date
+    sleeps = []
+
+    def holder_writes_late(seconds):
+        sleeps.append(seconds)
+        if len(sleeps) == 2:
+            path.write_text(json.dumps({"pid": 78, "host": "login2", "run": OTHER, "started": now}))
+
+    monkeypatch.setattr(heartbeat.time, "sleep", holder_writes_late)
+    path.write_text("")  # taken, not written yet
+    assert heartbeat.holder(path, now=now) == _refusal(78, now, host="login2") and sleeps == [0.1, 0.1]
+    monkeypatch.setattr(heartbeat.time, "sleep", sleeps.append)
+    nameless = (f"another Snakemake run is running in this folder (its lock {path} does not name it): wait "
+                "for it, or stop it")
+    for text in ("", "[]", '{"pid": 7}', '{"pid": "x", "host": "h", "started": 1}', "{"):
+        path.write_text(text)
+        assert heartbeat.holder(path, now=now, attempts=1) == nameless
+    path.unlink()  # gone: read as often, in vain
+    sleeps.clear()
+    assert heartbeat.holder(path) == nameless and sleeps == [0.1] * heartbeat.LOCK_READS == [0.1] * 3
+    assert heartbeat.holder(path, attempts=0) == nameless  # not read at all: named by nothing
+
+
+def test_a_filesystem_without_locks_is_said_and_the_run_goes_on(tmp_path, monkeypatch, caplog):
+    path = tmp_path / heartbeat.LOCK_NAME
+    for error, said in ((OSError(errno.ENOLCK, "No locks available"), "No locks available"),
+                        (OSError("no lock daemon"), "no lock daemon")):
+        def refuse(fd, how, error=error):
+            raise error
+
+        monkeypatch.setattr(heartbeat.fcntl, "flock", refuse)
+        caplog.clear()
+        lock = heartbeat.RunLock(path).take(TOKEN)
+        assert lock.fd is None and caplog.records[0].levelname == "WARNING"
+        assert caplog.messages == [f"run lock {path} not taken ({said}): a second run in this folder is not "
+                                   "refused"]
+        lock.release()
+
+
+def test_a_second_run_is_refused_before_it_writes_a_heartbeat(tmp_path, no_publisher):
+    path = tmp_path / "heartbeat.json"
+    holder = heartbeat.RunLock(tmp_path / heartbeat.LOCK_NAME).take(TOKEN)  # the first run
+    heartbeat.write(path, TOKEN, now=10.0)
+    environ = {}
+    with pytest.raises(heartbeat.Busy, match=f"^another Snakemake run \\(pid {os.getpid()}, started "):
+        heartbeat.publish(OTHER, environ, path=path, period=0.05)
+    assert heartbeat.read(path) == (TOKEN, 10.0) and environ == {} and heartbeat._state["publisher"] is None
+    holder.release()  # the first run ends
+    publisher = heartbeat.publish(OTHER, environ, path=path, period=60)
+    assert heartbeat.read(path)[0] == OTHER and publisher.lock.fd is not None
+    with pytest.raises(heartbeat.Busy):  # held for the whole run
+        heartbeat.RunLock(tmp_path / heartbeat.LOCK_NAME).take(TOKEN)
+    heartbeat.stop(environ)
+    assert publisher.lock.fd is None
+    heartbeat.RunLock(tmp_path / heartbeat.LOCK_NAME).take(TOKEN).release()  # released at the run's end
+
+
 # --- the jobs -------------------------------------------------------------------------------
 
 @pytest.fixture()
@@ -236,8 +382,16 @@ def test_a_job_on_another_host_lives_by_the_heartbeat_alone(beat):
     with pytest.raises(ownership.RunEnded) as raised:
         ownership.check(ELSEWHERE, beat)
     assert raised.value.run == ELSEWHERE
-    heartbeat.write(beat, OTHER)
-    assert f"has ended: its heartbeat {beat} names another run ({OTHER})" in _ended(ELSEWHERE, beat)
+    heartbeat.write(beat, OTHER)  # a second run, alive by its fresh heartbeat
+    assert re.fullmatch(
+        re.escape("a second run (pid 4343 on login1) took over this folder's heartbeat from this job's run "
+                  f"(pid 4242 on login1): its heartbeat {beat} names another run ({OTHER}), ")
+        + r"0\.\d" + re.escape(" s old; this job's outputs are not written"), _ended(ELSEWHERE, beat))
+    assert ownership.verdict(ELSEWHERE, beat).taker == ownership.parse(OTHER)
+    heartbeat.write(beat, OTHER, now=time.time() - 31)  # ... or stale: the facts say nothing of a second run
+    assert f"(pid 4242 on login1) has ended: its heartbeat {beat} names another run ({OTHER}), 31." in (
+        _ended(ELSEWHERE, beat))
+    assert ownership.verdict(ELSEWHERE, beat).taker is None
     beat.unlink()
     assert _ended(ELSEWHERE, beat) == ("the Snakemake run that started this job (pid 4242 on login1) has "
                                        f"ended: it has no heartbeat at {beat}; this job's outputs are not "
@@ -275,9 +429,10 @@ def test_handed_heartbeat_only_with_a_handed_run(beat):
 def test_a_job_of_a_remote_run_with_a_stale_or_foreign_heartbeat_does_not_begin(beat, unstarted, caplog):
     caplog.set_level("INFO", logger="attnrepro")
     environ = {ownership.RUN: ELSEWHERE.token(), heartbeat.HEARTBEAT: str(beat)}
-    for token, age in ((ELSEWHERE.token(), 45), (OTHER, 1)):
+    for token, age, said in ((ELSEWHERE.token(), 45, "has ended: its heartbeat"),
+                             (OTHER, 1, "took over this folder's heartbeat from this job's run")):
         heartbeat.write(beat, token, now=time.time() - age)
-        with pytest.raises(ownership.RunEnded, match="has ended: its heartbeat"):
+        with pytest.raises(ownership.RunEnded, match=said):
             ownership.start(environ=environ)
         assert ownership.current() is None and ownership._state["watchdog"] is None
     beat.unlink()
@@ -369,3 +524,30 @@ def test_the_run_publishes_its_heartbeat_and_removes_it_at_its_end(tmp_path):
                      + re.escape(str(path.resolve())) + r" is \d+\.\d s old \(this job: pid \d+\)", log), log
     assert not path.exists()
     assert (root / target).exists()
+
+
+@pytest.mark.full
+@pytest.mark.timeout(120)
+def test_two_runs_started_at_once_in_one_folder_one_runs_the_other_is_refused(tmp_path):
+    """Both pass Snakemake's lock (``--nolock``: what its non-atomic lock lets two runs at once do);
+    the run lock lets one run its job, and stops the other before any job, in one line."""
+    root = copy_repo(tmp_path / "repo")
+    target = "results/data/001/batched_attention/default.parquet"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", ownership.RUN,
+                                                             heartbeat.HEARTBEAT)}
+    env[ownership.FAULT] = "pause-after-table:main"  # the job outlasts the other run's start-up
+    argv = [sys.executable, "-m", "snakemake", "--cores", "1", "--scheduler", "greedy", "--nolock", target,
+            "--configfile", "config/small.yaml"]
+    runs = [subprocess.Popen(argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for _ in range(2)]
+    said = [run.communicate(timeout=100) for run in runs]
+    codes = sorted(run.returncode for run in runs)
+    assert codes == [0, 1], [err[-2000:] for _, err in said]
+    ran, refused = (0, 1) if runs[0].returncode == 0 else (1, 0)
+    last = said[refused][1].strip().splitlines()[-1]
+    assert re.fullmatch(re.escape(f"another Snakemake run (pid {runs[ran].pid}, started ") + r"\d\d:\d\d:\d\d"
+                        + re.escape(") is running in this folder: wait for it, or stop it"), last), last
+    assert "Execute 1 jobs" in said[ran][1] and "Execute" not in said[refused][1]  # no job of its own
+    log = (root / "results/logs/001/batched_attention/default.log").read_text()
+    assert f"job of the Snakemake run pid {runs[ran].pid} " in log and f"pid {runs[refused].pid} " not in log
+    assert (root / target).exists() and not (root / heartbeat.FILE).exists()

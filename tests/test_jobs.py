@@ -1,6 +1,7 @@
 """A job belongs to its Snakemake run: it finds it, and writes nothing once it has ended."""
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -14,7 +15,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from attnrepro.run import io, ownership
+from attnrepro.run import heartbeat, io, ownership
 from conftest import copy_repo
 
 
@@ -468,6 +469,67 @@ def test_publishing_holds_off_the_watchdog_and_lets_it_go_after_a_refusal(sleepe
         with ownership.publishing():
             pass
     assert watchdog_can_poll()
+
+
+# --- a second run's heartbeat: what really happened ------------------------------------------------
+
+def _second_sleeper():
+    """Another child sleeping until killed (a second run), and its Run."""
+    child = subprocess.Popen(["sleep", "60"])
+    me = ownership.this_process()
+    return child, ownership.Run(child.pid, ownership._stat(child.pid)[2], me.boot, me.host)
+
+
+def test_a_live_second_runs_heartbeat_is_said_a_dead_ones_is_an_ended_run(sleeper, tmp_path):
+    """The job's run lives, here; the heartbeat names a second run: alive, it took the heartbeat over
+    (not "has ended"); dead, the old words. The job stops without writing either way."""
+    child, run = sleeper
+    beat = tmp_path / "heartbeat.json"
+    second, taker = _second_sleeper()
+    try:
+        heartbeat.write(beat, taker.token(), now=time.time() - 40)  # stale: its process tells here
+        ended = ownership.verdict(run, beat)
+        assert re.fullmatch(
+            re.escape(f"a second run (pid {taker.pid}) took over this folder's heartbeat while this job's "
+                      f"run (pid {run.pid}) is alive: its heartbeat {beat} names another run "
+                      f"({taker.token()}), ")
+            + r"40\.\d" + re.escape(" s old; this job's outputs are not written"), str(ended)), str(ended)
+        assert ended.run == run and ended.taker == taker
+        with pytest.raises(ownership.RunEnded, match=f"^a second run \\(pid {taker.pid}\\) took over"):
+            ownership.check(run, beat)
+    finally:
+        second.kill()
+        second.wait()
+    heartbeat.write(beat, taker.token())  # fresh, but its process is gone
+    ended = ownership.verdict(run, beat)
+    assert str(ended).startswith(f"the Snakemake run that started this job (pid {run.pid} on {run.host}) has "
+                                 f"ended: its heartbeat {beat} names another run ({taker.token()}), 0.")
+    assert ended.taker is None
+
+
+def test_a_second_run_is_alive_by_its_process_where_seen_else_by_its_fresh_heartbeat(sleeper):
+    child, run = sleeper
+    remote = ownership.Run(4343, 999, "boot-a", "login2")
+    assert ownership.second_run(None) is None
+    assert ownership.second_run((run.token(), 1000.0)) == run  # here: its process, whatever the age
+    assert ownership.second_run((remote.token(), 0.0)) == remote  # elsewhere: its heartbeat
+    assert ownership.second_run((remote.token(), 30.0)) == remote
+    assert ownership.second_run((remote.token(), 30.01)) is None  # stale
+    assert ownership.second_run(("not a run", 0.0)) is None
+    child.kill()
+    child.wait()
+    assert ownership.second_run((run.token(), 0.0)) is None
+
+
+def test_a_second_run_named_by_host_where_the_job_cannot_see_it():
+    here = ownership.this_process()
+    remote = ownership.Run(4343, 999, "boot-a", "login2")
+    assert str(ownership.RunEnded(here, "why", remote)) == (
+        f"a second run (pid 4343 on login2) took over this folder's heartbeat while this job's run (pid "
+        f"{here.pid}) is alive: why; this job's outputs are not written")
+    assert str(ownership.RunEnded(remote, "why", here)) == (
+        f"a second run (pid {here.pid}) took over this folder's heartbeat from this job's run (pid 4343 on "
+        "login2): why; this job's outputs are not written")
 
 
 def test_the_fault_hook_acts_on_its_table_only(sleeper, unstarted, monkeypatch, caplog):

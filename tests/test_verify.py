@@ -22,7 +22,7 @@ import yaml
 from conftest import REPO, copy_repo, snakemake
 from attnrepro.run import io
 from attnrepro.dag import plan
-from attnrepro.archive import verify
+from attnrepro.archive import verify, verify_extract, verify_rerun
 from attnrepro.archive import verify_compare as vc
 
 # ---- unit: frames, Parquet files, the ledger, canonical numerics, the lock -----------------
@@ -176,8 +176,11 @@ def test_a_parquet_file_with_a_measured_column_on_one_side_only_differs(tmp_path
                                             "columns only in archive ['wall_seconds'], only here []")
     (b / rel).write_bytes((a / rel).read_bytes()[:-100])  # a corrupt file on one side
     entry = vc.compare_parquet(rel, a / rel, b / rel)
-    assert entry.status == "differs" and "d_k-8_scaled-true.parquet" in entry.detail
+    assert entry.status == "differs" and entry.detail.startswith("corrupt here: unreadable: ArrowInvalid")
     assert (entry.kind, entry.path) == ("parquet", rel)  # listed with the Parquet files, under its name
+    entry = vc.compare_parquet(rel, b / rel, a / rel)  # the archive's: no advice to rebuild a temporary path
+    assert entry.detail.startswith("corrupt in archive: unreadable: ArrowInvalid")
+    assert "forcerun" not in entry.detail
 
 
 def test_canonical_status_of_a_side(tmp_path):
@@ -255,9 +258,8 @@ def test_an_archive_file_from_before_integrity_records_is_compared(tmp_path):
     assert vc.compare_parquet(rel, old, new) == vc.Entry("parquet", rel, "equal", "")
     entry = vc.compare_parquet(rel, new, old)
     assert (entry.status, entry.detail) == (
-        "differs", f"{old}: corrupt result file (no integrity record: "
-        "not written by attnrepro.run.io, or before "
-                   f"it recorded one); rebuild it with `{io.rebuild_command(old)}`")
+        "differs", "corrupt here: no integrity record: not written by attnrepro.run.io, or before it "
+                   "recorded one")
 
 
 def _old_parquet(path, df, provenance):
@@ -448,10 +450,14 @@ UNREADABLE = {  # name: (the archive's bytes from a good one's, what the line sa
                                                  "decompressing data: invalid block type)"),
     "garbage after the members": (_garbage_after_members, f"a corrupt member header at byte {MEMBERS_END} "
                                                           "of the tar"),
-    "a member outside its folder": (lambda data: gzip.compress(_tar({"top/results/ledger.csv": LEDGER_BYTES,
-                                                                     "../outside.txt": b"x"})),
-                                    "a member cannot be extracted safely ('../outside.txt' would be "
-                                    "extracted to"),
+}
+REFUSED = {  # name: (members, what the line says after "refused before extraction: ")
+    "a member outside its folder": ({"top/results/ledger.csv": LEDGER_BYTES, "../outside.txt": b"x"},
+                                    "member '../outside.txt' climbs out of the archive's folder (..)"),
+    "an absolute member": ({"top/results/ledger.csv": LEDGER_BYTES, "/etc/x": b"x"},
+                           "member '/etc/x' has an absolute name"),
+    "two folders": ({"top/results/ledger.csv": LEDGER_BYTES, "other/x": b"x"},
+                    "not an attnrepro archive (one folder holding results/; it holds other, top)"),
 }
 
 
@@ -471,6 +477,17 @@ def test_an_unreadable_archive_is_one_line_on_stderr_and_exit_2(tmp_path, capsys
     assert line.startswith(f"verify: {bad}: unreadable archive: {reason}")
 
 
+@pytest.mark.parametrize("name", REFUSED)
+def test_a_member_that_cannot_be_extracted_as_it_is_is_refused_by_name(tmp_path, capsys, name):
+    members, reason = REFUSED[name]
+    bad = tmp_path / "bad.tar.gz"
+    bad.write_bytes(gzip.compress(_tar(members)))
+    assert verify.main([str(bad), "--results", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err.splitlines()) == ("", [f"verify: {bad}: refused before extraction: {reason}"])
+    assert not (tmp_path / "etc").exists() and not (tmp_path / "outside.txt").exists()
+
+
 def test_no_traceback_reaches_the_user_from_the_command_line(tmp_path):
     good, results = _synthetic(tmp_path)
     (tmp_path / "cut.tar.gz").write_bytes(good[:len(good) // 2])
@@ -487,7 +504,8 @@ def test_an_archive_without_results_a_missing_results_folder_or_config_exit_2(tm
     (tmp_path / "other.tar.gz").write_bytes(gzip.compress(_tar({"top/notes.txt": b"no results"})))
     cases = {  # arguments: the line on stderr
         ("other.tar.gz", "--results", str(results)):
-            f"verify: {tmp_path / 'other.tar.gz'}: not an attnrepro archive (one folder holding results/)",
+            f"verify: {tmp_path / 'other.tar.gz'}: refused before extraction: not an attnrepro archive "
+            "(one folder holding results/; it holds top)",
         ("good.tar.gz", "--results", str(tmp_path / "nowhere")): f"verify: --results {tmp_path / 'nowhere'}: "
                                                                   "no such folder",
         ("good.tar.gz", "--workdir", str(tmp_path / "rerun")):
@@ -542,19 +560,26 @@ def test_a_missing_archive_or_a_folder_is_one_line_naming_it(tmp_path, capsys):
                                            f"'{path}')\n")
 
 
-def test_the_end_of_an_archive_is_read_in_bounded_chunks():
-    """Not all of a large archive in memory at once; a byte not zero anywhere after the offset counts."""
+def test_the_end_of_an_archive_is_read_in_bounded_chunks_and_never_past_its_limit():
+    """Not all of a large archive in memory at once; a byte not zero anywhere after the offset counts;
+    past ``limit`` bytes nothing more is read (a gzip stream of zeros can decompress for ever)."""
     class Stream(bytes_io.BytesIO):
-        sizes = []
+        def __init__(self, data):
+            super().__init__(data)
+            self.sizes = []
 
         def read(self, size=-1):
             self.sizes.append(size)
             return super().read(size)
 
     stream = Stream(b"X" + b"\0" * (3 << 20))
-    assert verify._only_zeros_after(stream, 1) is True
-    assert len(stream.sizes) > 1 and all(isinstance(n, int) and n > 0 for n in stream.sizes), stream.sizes
-    assert verify._only_zeros_after(Stream(b"\0" * (3 << 20) + b"X"), 0) is False
+    assert verify_extract.tail(stream, 1, 4 << 20) == "zeros"
+    assert len(stream.sizes) > 1 and all(isinstance(n, int) and 0 < n <= 1 << 20 for n in stream.sizes)
+    assert verify_extract.tail(Stream(b"\0" * (3 << 20) + b"X"), 0, 4 << 20) == "data"
+    stream = Stream(b"\0" * (5 << 20))
+    assert verify_extract.tail(stream, 0, 2 << 20) == "long"
+    assert sum(stream.sizes) == (2 << 20) + 1  # one byte past the limit, and no more
+    assert verify_extract.tail(Stream(b"\0" * 100), 0, 100) == "zeros"  # the limit itself is allowed
 
 
 def test_manifest_mismatches_name_files_changed_missing_or_outside_the_archive(tmp_path):
@@ -725,7 +750,7 @@ def _checkout(root):
 
 
 def test_a_rerun_copies_the_workflow_its_code_config_and_lock(tmp_path):
-    assert verify.workflow_files(_checkout(tmp_path)) == [
+    assert verify_rerun.workflow_files(_checkout(tmp_path)) == [
         "Snakefile", "workflow/rules/a.smk", "src/pkg/__init__.py", "config/config.yaml", "config/link.yaml",
         "envs/env.yaml", "requirements/runtime.lock"]
 
@@ -735,44 +760,53 @@ def fake_snakemake(tmp_path, monkeypatch):
     """This checkout replaced by a small one, Snakemake by a function that records how it is run,
     writes ``log`` lines to its log and exits ``status``; what was printed when it started."""
     monkeypatch.setattr(verify, "REPO", _checkout(tmp_path / "repo"))
-    monkeypatch.setenv("PYTHONPATH", "elsewhere")
-    monkeypatch.setenv("VIRTUAL_ENV", "another venv")
-    monkeypatch.setenv("ATTNREPRO_PROBE", "kept")
     snakemake = types.SimpleNamespace(calls=[], log=["done\n"], status=0)
 
-    def run(cmd, **kwargs):
-        printed = sys.stdout.buffer.getvalue().decode()  # what reached the stdout's buffer
-        snakemake.calls.append({"cmd": cmd, **kwargs, "printed": printed})
-        kwargs["stdout"].writelines(snakemake.log)
-        return subprocess.CompletedProcess(cmd, snakemake.status)
+    def run(cmd, workdir):
+        printed = sys.stdout.buffer.getvalue().decode() if hasattr(sys.stdout, "buffer") else ""
+        snakemake.calls.append({"cmd": cmd, "workdir": workdir, "printed": printed})
+        (workdir / verify_rerun.LOG).write_text("".join(snakemake.log))
+        return snakemake.status
 
-    monkeypatch.setattr(verify, "subprocess", types.SimpleNamespace(run=run, STDOUT=subprocess.STDOUT))
+    monkeypatch.setattr(verify_rerun, "run", run)
     top = tmp_path / "archive/top"
     top.mkdir(parents=True)
-    (top / "config.resolved.yaml").write_text("skip: []\n")
+    (top / "config.resolved.yaml").write_text("skip: [train]\n")
     snakemake.top = top
     return snakemake
 
 
-def test_a_rerun_runs_snakemake_on_the_archives_config_in_a_copy(tmp_path, fake_snakemake, monkeypatch):
-    """Its command line, folder and environment; the line saying so is flushed before it starts."""
+def test_a_rerun_runs_snakemake_on_the_archives_config_as_json_in_a_copy(tmp_path, fake_snakemake,
+                                                                         monkeypatch):
+    """Its command line and folder; the config handed over as JSON; the line saying so is flushed
+    before it starts."""
     monkeypatch.setattr(sys, "stdout", bytes_io.TextIOWrapper(bytes_io.BytesIO(), encoding="utf-8"))
     work = tmp_path / "work"
     assert verify.rerun(fake_snakemake.top, work, 3) == work / "results"
-    config = fake_snakemake.top / "config.resolved.yaml"
+    config = work / "verify-config.json"
     ((call),) = fake_snakemake.calls
     assert call["cmd"] == [sys.executable, "-m", "snakemake", "--cores", "3", "--configfile", str(config)]
-    assert (call["cwd"], call["stderr"], call["stdout"].name) == (work, subprocess.STDOUT,
-                                                                  str(work / "verify-snakemake.log"))
-    assert "PYTHONPATH" not in call["env"] and "VIRTUAL_ENV" not in call["env"]
-    assert call["env"]["ATTNREPRO_PROBE"] == "kept"
+    assert call["workdir"] == work
+    assert json.loads(config.read_text()) == {"skip": ["train"]}  # JSON: Snakemake never reads it as YTE
     assert call["printed"] == (f"rerunning in {work}: -m snakemake --cores 3 --configfile {config} "
                                f"(log: {work / 'verify-snakemake.log'})\n")
     copied = sorted(p.relative_to(work).as_posix() for p in work.rglob("*") if not p.is_dir())
-    assert copied == sorted(verify.workflow_files(verify.REPO) + ["verify-snakemake.log"])
+    assert copied == sorted(verify_rerun.workflow_files(verify.REPO) + ["verify-snakemake.log",
+                                                                       "verify-config.json"])
     assert (work / "src/pkg/__init__.py").read_text() == "x = 1\n"
     assert (work / "config/link.yaml").is_symlink()  # copied as a link, as in the checkout
     assert (work / "verify-snakemake.log").read_text() == "done\n"
+
+
+def test_the_rerun_runs_in_a_session_of_its_own_without_this_pythonpath_or_venv(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", "elsewhere")
+    monkeypatch.setenv("VIRTUAL_ENV", "another venv")
+    monkeypatch.setenv("ATTNREPRO_PROBE", "kept")
+    code = ("import json, os; print(json.dumps([os.getsid(0) == os.getpid(), os.environ.get('PYTHONPATH'), "
+            "os.environ.get('VIRTUAL_ENV'), os.environ.get('ATTNREPRO_PROBE'), os.getcwd()]))")
+    assert verify_rerun.run([sys.executable, "-c", code], tmp_path) == 0
+    assert json.loads((tmp_path / verify_rerun.LOG).read_text()) == [True, None, None, "kept", str(tmp_path)]
+    assert verify_rerun.run([sys.executable, "-c", "raise SystemExit(3)"], tmp_path) == 3
 
 
 def test_a_failed_rerun_prints_the_tail_of_its_log(tmp_path, fake_snakemake, capsys):
@@ -956,9 +990,14 @@ def test_the_command_line_reads_as_documented():
     assert helps == {"help": "show this help message and exit", "archive": "attnrepro-results-<sha>.tar.gz",
                      "results": "a finished results folder (default: rerun the archive's config)",
                      "cores": "Snakemake's --cores for the rerun (default all)",
-                     "workdir": "where to rerun (default: a temporary folder, removed after)"}
+                     "workdir": "where to rerun, a new or empty folder (default: a temporary folder, "
+                                "removed after)",
+                     "max_size": "the ceiling of the archive's files once extracted (default 1G; 4G, 512M); "
+                                 "an eighth of it bounds a Parquet file's uncompressed data"}
     args = parser.parse_args(["a.tar.gz"])
     assert (args.archive, args.results, args.cores, args.workdir) == ("a.tar.gz", None, "all", None)
+    assert args.max_size == 1 << 30 and parser.parse_args(["a", "--max-size", "4G"]).max_size == 4 << 30
+    assert "128+N  ended by signal N" in parser.format_help()  # the exit codes, in --help
     assert parser.get_default("cores") == "all"
 
 

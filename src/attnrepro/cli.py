@@ -5,7 +5,7 @@
     python -m attnrepro run scale_table --case d_k-64_scaled-true --out /tmp/x.parquet
     python -m attnrepro run scale_table --set d_k=16 --set scaled=true --out /tmp/s.parquet
     python -m attnrepro run train --set tasks=sort --set lengths=5 --set seeds=7 --out /tmp/t.parquet
-    python -m attnrepro run train --config config/small.yaml --set steps=200 --out /tmp/t.parquet
+    python -m attnrepro run train --config config/small.yaml --set steps=200 --out /tmp/small-t.parquet
     python -m attnrepro verify ARCHIVE.tar.gz [--results DIR]   (see attnrepro.archive.verify)
 
 Thread limits (and ``--numerics SETTING``: an OpenBLAS kernel and a NumPy CPU-feature
@@ -17,6 +17,9 @@ or they come verbatim from ``--params-json`` (what Snakemake passes).
 
 ``run`` resolves the config, the case and the paths, then runs the case through the same
 functions as the rules' jobs (:mod:`attnrepro.experiments.job`, which reads neither the config nor the plan).
+It never replaces a file unasked: ``--out`` and every table's file (``--table NAME=FILE``, else
+beside ``--out``: ``x.parquet``, ``x.weights.parquet``) are new ``.parquet`` files, in a folder
+(one that is missing is made), unless ``--force`` lets them replace files that exist.
 What a job guarantees about its outputs (see :mod:`attnrepro.run.ownership` and :mod:`attnrepro.run.io`):
 it records the Snakemake run that started it and writes nothing once that run has ended; it
 removes temporaries that a killed earlier attempt of itself left; its upstream files
@@ -24,17 +27,19 @@ removes temporaries that a killed earlier attempt of itself left; its upstream f
 provenance parameters are compared with what this run's config plans for them; its tables land
 as one set (every table to a temporary first, then renamed, the main table last). A corrupt or
 stale input, or an ended run, stops it with status 1 and a message naming the file (or the run).
+A usage error (a bad value, a bad or missing file, an unknown experiment, case, parameter or
+table, a malformed ``--set``, bad JSON, an output refused) ends it with status 2 and one line
+naming the option, key or file (:mod:`attnrepro.run.usage`), before anything is computed.
 """
 
 import argparse
-import json
 import logging
 import re
-import sys
+from pathlib import Path
 
 from attnrepro.numerics import canonical
 from attnrepro.experiments import job
-from attnrepro.run import harness
+from attnrepro.run import harness, usage
 
 log = logging.getLogger("attnrepro")
 
@@ -53,10 +58,16 @@ SET_HELP = """\
   --set realistic.T=1024 (kv_cache); a name not there yet is added (--set ablations.wide.d=64
   adds an ablation); a whole mapping replaces: --set 'ablations={}' leaves out every ablation.
 """
+OUT_HELP = """\
+--out FILE and --table NAME=FILE: new .parquet files; a table not named by --table goes beside
+  --out (--out x.parquet: x.weights.parquet). A folder, a file that exists (unless --force) or a
+  path under a file is refused before anything runs; a missing folder is made.
+"""
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="attnrepro", description=__doc__.split("\n")[0])
+    parser = usage.Parser(prog="attnrepro", description=__doc__.split("\n")[0], epilog=usage.EXIT_STATUS,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     listing = sub.add_parser("list",
                              help="list experiments, their cases and the tables and figures built from them")
@@ -64,12 +75,17 @@ def _parser():
     verify = sub.add_parser("verify", add_help=False, prefix_chars="\0",
                             help="compare an archive of a run with a run here (verify ARCHIVE -h)")
     verify.add_argument("args", nargs="*")
-    run = sub.add_parser("run", help="run one case of one experiment and write Parquet", epilog=SET_HELP,
+    run = sub.add_parser("run", help="run one case of one experiment and write Parquet",
+                         epilog=f"{SET_HELP}\n{OUT_HELP}\n{usage.EXIT_STATUS}",
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("experiment")
-    run.add_argument("--out", required=True, help="Parquet file of the main table")
+    run.add_argument("--out", required=True, help="Parquet file of the main table: a new .parquet file")
     run.add_argument("--table", action="append", default=[], metavar="NAME=FILE",
-                     help="where to write an extra table (default: beside --out)")
+                     help="where to write an extra table, a new .parquet file (default: beside --out, "
+                          "x.NAME.parquet for --out x.parquet)")
+    run.add_argument("--force", action="store_true",
+                     help="replace output files that exist (without it, one that exists is refused "
+                          "before anything runs)")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                      help="an upstream result file (default: its path under results/)")
     run.add_argument("--case", help="which case (default: the first; `list` names them; train also takes "
@@ -105,27 +121,42 @@ def _with_overrides(args, config, exp):
     import copy
 
     from attnrepro.dag import config as cfg
-    from attnrepro.dag import yamlfile
 
     section = copy.deepcopy(config.get(exp.id) or {})
     for item in args.set:
         key, sep, text = item.partition("=")
         path = key.split(".")
         if not sep or not all(path):
-            raise SystemExit(f"--set takes KEY=VALUE, got {item!r}")
+            raise usage.UsageError(f"--set takes KEY=VALUE, got {item!r}")
         if path[0] not in section:
-            raise SystemExit(f"unknown parameter {path[0]!r} of {exp.id}; known: {', '.join(section)}")
+            raise usage.UsageError(f"--set {key}: unknown parameter {path[0]!r} of {exp.id}; "
+                                   f"known: {', '.join(section)}")
         parent = section
         for i, part in enumerate(path[:-1]):
             parent = parent.setdefault(part, {})  # a new name: --set ablations.wide.d=64
             if not isinstance(parent, dict):
-                raise SystemExit(f"--set {key}: {exp.id}.{'.'.join(path[:i + 1])} is {parent!r}, "
-                                 "not a mapping")
-        value = float(text) if _NUMBER.fullmatch(text.strip()) else yamlfile.loads(text, f"--set {key}")
+                raise usage.UsageError(f"--set {key}: {exp.id}.{'.'.join(path[:i + 1])} is {parent!r}, "
+                                       "not a mapping")
+        value = _set_value(key, text)
         if isinstance(parent.get(path[-1]), list) and not isinstance(value, list):
             value = [value]  # a list of one: one case of a fan-out key (tasks=sort, d_k=16)
         parent[path[-1]] = value
     return cfg.validate({**config, exp.id: section}, experiments=[exp.id])
+
+
+def _set_value(key, text):
+    """The value of ``--set KEY=TEXT``: TEXT read as YAML (1e-3 a number), or a UsageError
+    naming the key when it is not YAML (a key given twice, a tag: yamlfile.Refused, names it)."""
+    import yaml
+
+    from attnrepro.dag import yamlfile
+
+    if _NUMBER.fullmatch(text.strip()):
+        return float(text)
+    try:
+        return yamlfile.loads(text, f"--set {key}")
+    except yaml.YAMLError as error:
+        raise usage.UsageError(f"--set {key}: not valid YAML {text!r}: {usage.yaml_problem(error)}") from None
 
 
 def _params(args, config, exp):
@@ -134,46 +165,83 @@ def _params(args, config, exp):
 
     if args.params_json is not None:
         if args.set or args.case:
-            raise SystemExit("--set and --case resolve the config; --params-json gives the parameters")
-        return json.loads(args.params_json)
+            raise usage.UsageError("--set and --case resolve the config; --params-json gives the parameters")
+        return usage.json_object(args.params_json, "--params-json")
     all_cases = plan.cases(exp.id, config)
     case = args.case or next(iter(all_cases))
     known = plan.runnable_cases(exp.id, config)  # train: also the seed distribution's cases
     if case not in known:
-        raise SystemExit(f"unknown case {case!r} of {exp.id}; known: {', '.join(all_cases)}")
+        raise usage.UsageError(f"--case: unknown case {case!r} of {exp.id}; known: {', '.join(all_cases)}")
     return dict(known[case])
 
 
 def _table_paths(args, names):
-    """{table: path} of every table of the experiment (``names``): --table, else beside --out."""
+    """{table: path} of every table of the experiment (``names``, main included): --table, else
+    beside --out (job.table_paths: x.parquet's table weights in x.weights.parquet)."""
+    extra = sorted(set(names) - {"main"})
     for item in args.table:
         name, sep, _ = item.partition("=")
-        if not sep or name not in names:
-            raise SystemExit(f"--table takes NAME=FILE with NAME in {sorted(names)}, got {item!r}")
+        if not sep or name not in extra:
+            raise usage.UsageError(f"--table {item}: NAME=FILE with NAME one of this experiment's tables "
+                                   f"besides main ({', '.join(extra) or 'it has none'})")
     return job.table_paths(args.out, job.pairs(args.table, "--table"), names)
+
+
+def check_outputs(paths, force=False):
+    """Refuse, before anything runs, an output path (``paths``: {table: path}, as _table_paths
+    gives them) that is not a ``.parquet`` file name, is a folder, lies under a file, names the
+    file of another table, or exists (unless ``force``): a UsageError naming its option."""
+    seen = {}
+    for name, path in sorted(paths.items(), key=lambda item: item[0] != "main"):  # --out first
+        option = "--out" if name == "main" else f"table {name}"  # given by --table, or beside --out
+        problem = _output_problem(Path(path), force)
+        if problem:
+            raise usage.UsageError(f"{option} {path}: {problem}")
+        other = seen.setdefault(Path(path).resolve(), option)
+        if other != option:
+            raise usage.UsageError(f"{option} {path}: the file of {other} too; each table has its own file")
+
+
+def _output_problem(path, force):
+    """Why ``path`` may not receive a table (None: it may)."""
+    if path.suffix != ".parquet":
+        return "not a .parquet file name (a table is written as Parquet)"
+    if path.is_dir():
+        return "a folder; name a .parquet file in it"
+    below = next(p for p in path.parents if p.exists())  # "." or "/" at the latest
+    if not below.is_dir():
+        return f"{below} is a file, not a folder"
+    if path.exists() and not force:
+        return "exists; --force replaces it"
+    return None
 
 
 def run(args):
     """Resolve the config, the case and the paths, then run the case as its job does
-(attnrepro.experiments.job), through the job harness (attnrepro.run.harness)."""
+(attnrepro.experiments.job), through the job harness (attnrepro.run.harness). Every usage error
+is refused before the harness starts: nothing is computed, no file written."""
     pin = None if args.numerics else _pin(args)  # before numpy (read as plain YAML)
+    return harness.run_job(_case(args), pin=pin, setting=args.numerics, n_threads=args.threads)
 
-    def resolved(pinned):  # once the pin is applied
-        from attnrepro.dag import config as cfg
-        from attnrepro.dag import plan
 
-        if args.experiment not in plan.EXPERIMENTS:
-            raise SystemExit(f"unknown experiment {args.experiment!r}; known: {', '.join(plan.EXPERIMENTS)}")
-        exp = plan.EXPERIMENTS[args.experiment]
-        config = {} if args.params_json is not None else _with_overrides(args, cfg.resolve(args.config), exp)
-        params = _params(args, config, exp)
-        if args.numerics:
-            _check_numerics(args.numerics, config)
-        case = job.case(exp.id, exp.article, exp.section, params, _table_paths(args, set(exp.tables)),
-                        _inputs(args, exp, config), json.loads(args.expected_params or "{}"), args.numerics)
-        return case(pinned)
+def _case(args):
+    """The job of the case asked (job.case), resolved from the config and the plan (neither loads
+    NumPy: the pin is not applied yet), its outputs checked (check_outputs) and inputs found."""
+    from attnrepro.dag import config as cfg
+    from attnrepro.dag import plan
 
-    return harness.run_job(resolved, pin=pin, setting=args.numerics, n_threads=args.threads)
+    if args.experiment not in plan.EXPERIMENTS:
+        raise usage.UsageError(f"unknown experiment {args.experiment!r}; "
+                               f"known: {', '.join(plan.EXPERIMENTS)}")
+    exp = plan.EXPERIMENTS[args.experiment]
+    config = {} if args.params_json is not None else _with_overrides(args, cfg.resolve(args.config), exp)
+    params = _params(args, config, exp)
+    if args.numerics:
+        _check_numerics(args.numerics, config)
+    paths = _table_paths(args, set(exp.tables))
+    check_outputs(paths, args.force)
+    return job.case(exp.id, exp.article, exp.section, params, paths, _inputs(args, exp, config),
+                    usage.json_object(args.expected_params, "--expected-params"), args.numerics)
 
 
 def _pin(args):
@@ -193,15 +261,27 @@ def _check_numerics(setting, config):
 
     named = sweep.candidates(config.get("numerics") or {}) if config else [setting]
     if setting not in named:
-        raise SystemExit(f"numerics setting {setting!r} is not one of the config's: {', '.join(named)}")
+        raise usage.UsageError(f"--numerics: setting {setting!r} is not one of the config's: "
+                               f"{', '.join(named)}")
 
 
 def _inputs(args, exp, config):
-    """{name: path} of the upstream files: from --input, else the plan's default paths."""
+    """{name: path} of the upstream files: from --input, else the plan's default paths; each
+    one a file (a missing one is refused, naming it)."""
     from attnrepro.dag import plan
 
-    paths = plan.input_paths(exp.id, config) if config else {}
-    return {**paths, **job.pairs(args.input, "--input")}
+    planned = plan.input_paths(exp.id, config) if config else {}
+    given = job.pairs(args.input, "--input")
+    unknown = sorted(set(given) - set(planned)) if config else []
+    if unknown:
+        raise usage.UsageError(f"--input {unknown[0]}: {exp.id} reads no input of that name "
+                               f"(its inputs: {', '.join(planned) or 'none'})")
+    inputs = {**planned, **given}
+    for name, path in inputs.items():
+        if not Path(path).is_file():
+            raise usage.UsageError(f"--input {name}: no file {path} (an upstream result: run its case "
+                                   f"first, or name one with --input {name}=FILE)")
+    return inputs
 
 
 def list_experiments(args):
@@ -230,11 +310,10 @@ def main(argv=None):
 
         return verify.main(args.args)
     harness.setup_logging()
+    from attnrepro.dag import yamlfile
     from attnrepro.dag.config import ConfigError
-    from attnrepro.dag.yamlfile import DuplicateKey
 
     try:
         return run(args) if args.command == "run" else list_experiments(args)
-    except (ConfigError, DuplicateKey) as error:
-        print(f"attnrepro: {error}", file=sys.stderr)
-        return 2
+    except (usage.UsageError, ConfigError, yamlfile.Refused) as error:  # a config or a --set refused
+        return usage.refuse(error, harness.PREFIX)

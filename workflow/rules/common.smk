@@ -51,9 +51,16 @@ RUN = attnrepro_ownership.hand_down() if workflow.is_main_process else None
 # Written from the time the jobs are about to run (onstart: never in a dry run, nor in a job
 # step, which runs with --no-hooks), never by the Snakemake that only reads the workflow
 # (`-n`, `--lint`, `--unlock`): its heartbeat would name another run and stop a live one's jobs.
+# First this process takes the folder's run lock (.snakemake/attnrepro/run.lock, flock: atomic,
+# where Snakemake's own lock is not, and released by the OS when this process dies). A second
+# run that finds it held stops here, before any job, with one line naming the holder: sys.exit
+# prints just that line (a WorkflowError adds the Snakefile's line and a traceback line).
 onstart:
     if workflow.is_main_process and RUN is not None:
-        attnrepro_heartbeat.publish(RUN.token())
+        try:
+            attnrepro_heartbeat.publish(RUN.token())
+        except attnrepro_heartbeat.Busy as busy:
+            sys.exit(str(busy))
 
 
 onsuccess:

@@ -1,13 +1,21 @@
 """Verify someone else's archive: compare its results with a run of this machine.
 
     python -m attnrepro verify results/archive/attnrepro-results-<sha>.tar.gz --results results
-    python -m attnrepro verify ARCHIVE.tar.gz [--cores N] [--workdir DIR]
+    python -m attnrepro verify ARCHIVE.tar.gz [--cores N] [--workdir DIR] [--max-size 4G]
+
+The archive is untrusted data. Before anything is extracted, its headers are checked: one folder
+holding ``results/``, files and folders only, no name outside it, each file no larger than its
+RO-Crate declares, all of them within the ceiling (``--max-size``, default 1 GiB) and
+the local disk's room (:mod:`attnrepro.archive.verify_extract`). Every Parquet file's rows and
+uncompressed size are checked from its footer before any is read.
 
 With ``--results DIR`` the archive is compared with a finished results folder. Without it,
-this checkout's workflow (``Snakefile``, ``workflow/``, ``src/``, ``config/``, ``envs/``,
-``requirements/``, as on disk) is copied into a temporary folder (or ``--workdir``) and
-``snakemake --cores N --configfile <the archive's config.resolved.yaml>`` reruns the archived
-run there; its ``results/`` is then compared.
+the archive's config (``config.resolved.yaml``) is read as data, validated and refused if it
+asks for templating or names a program of its own; this checkout's workflow (``Snakefile``,
+``workflow/``, ``src/``, ``config/``, ``envs/``, ``requirements/``, as on disk) is copied into a
+temporary folder (or ``--workdir``, new or empty) and ``snakemake --cores N --configfile
+<that config, as JSON>`` reruns the archived run there, in a session of its own that ends with
+verify (:mod:`attnrepro.archive.verify_rerun`); its ``results/`` is then compared.
 
 Compared, file by file, exactly (NaN equal to NaN; :mod:`attnrepro.archive.verify_compare`):
 
@@ -25,37 +33,32 @@ Warnings, which do not change the verdict: the archive's commit, lock or package
 differ from this checkout's, or a file of the archive no longer matches its MANIFEST.sha256.
 Each side's canonical numerics (``numerics.canonical`` in the provenance of every file under
 ``results/data``; absent in files written before it was recorded) is reported as all / none /
-mixed / unknown. Exit status: 0 when everything compared is equal, 1 on any difference, 2 with
-one line on stderr when the archive cannot be read (empty, not gzip, not a tar, truncated,
-corrupt: its gzip checksum is verified to the end), the results folder is not a folder, or the
-rerun fails.
+mixed / unknown.
 """
 
 import argparse
 import gzip
 import json
-import os
-import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
 import zlib
 from pathlib import Path
 
-from attnrepro.run import digests
-from attnrepro.numerics import fingerprint
-from attnrepro.archive import verify_crate
+from attnrepro.run import digests, usage
+from attnrepro.archive import verify_crate, verify_extract, verify_rerun
 from attnrepro.archive.verify_compare import KINDS, compare
 from attnrepro import paths
 
 REPO = paths.REPO
-# what a rerun needs: the workflow, its code and config, the lock, and the repository files that
-# the code reads (the modules' READS, such as the golden fingerprint every job checks)
-COPIED = ("Snakefile", "workflow", "src", "config", "envs", paths.REQUIREMENTS,
-          *fingerprint.READS)
 LOCK = paths.RUNTIME_LOCK
-CHUNK = 1 << 20  # bytes read at a time when checking the end of an archive: never all of it at once
+EXIT_CODES = """exit status:
+  0  every file compared is equal
+  1  a file differs, or is on one side only, or nothing was compared
+  2  cannot verify: a usage error, an archive refused or unreadable, a config that cannot be
+     rerun, a local disk without room, a rerun that failed (one line on stderr says which)
+  128+N  ended by signal N (130 SIGINT, 143 SIGTERM): the rerun ended, the temporary folder removed
+"""
 
 
 class CannotVerify(Exception):
@@ -103,36 +106,34 @@ def _reason(error):
     return f"cannot be read ({type(error).__name__}: {text})"
 
 
-def _only_zeros_after(stream, offset):
-    """Read ``stream`` from ``offset`` to its end (a gzip stream verifies its CRC and length there):
-    whether it holds only zero bytes, the tar's end-of-archive blocks."""
-    stream.seek(offset)
-    while chunk := stream.read(CHUNK):
-        if chunk.strip(b"\0"):
-            return False
-    return True
-
-
-def extract(archive, dest):
-    """Extract the archive into ``dest``; its one top folder. :class:`CannotVerify` (one sentence
-    naming the archive) unless the file is a complete, intact gzip-compressed tar holding one
-    folder with ``results/``: tarfile itself checks neither the gzip checksum nor what follows a
-    corrupt member header (it takes that header for the end of the archive)."""
+def extract(archive, dest, limits=verify_extract.Limits(), rerun_folder=None):
+    """Extract the archive into ``dest`` once its headers passed every check of
+    :mod:`attnrepro.archive.verify_extract`; its one top folder. :class:`CannotVerify` (one sentence
+    naming the archive, its member, or the local disk) unless the file is a complete, intact
+    gzip-compressed tar of one folder holding ``results/``, within the limits: tarfile itself checks
+    neither the gzip checksum nor what follows a corrupt member header (it takes that header for
+    the end of the archive). ``rerun_folder``: where a rerun will write as much as the archive's
+    results, whose room is checked too."""
     try:
         if Path(archive).stat().st_size == 0:
             raise CannotVerify(f"{archive}: unreadable archive: an empty file")
-        with tarfile.open(archive, "r:gz") as tar:
-            tar.getmembers()  # every header, up to the first that cannot be read
-            tar.extractall(dest, filter="data")
-            if not _only_zeros_after(tar.fileobj, tar.offset):
-                raise CannotVerify(f"{archive}: unreadable archive: a corrupt member header at byte "
-                                 f"{tar.offset} of the tar (the members after it cannot be read)")
-    except (OSError, EOFError, zlib.error, tarfile.TarError) as error:
+        top, after, end = verify_extract.open_checked(archive, dest, limits, rerun_folder)
+    except verify_extract.Refused as error:
+        raise CannotVerify(f"{archive}: refused before extraction: {error}") from None
+    except verify_extract.NoRoom as error:
+        raise CannotVerify(str(error)) from None
+    except OSError as error:
+        local = verify_extract.local_problem(error, dest)
+        raise CannotVerify(local or f"{archive}: unreadable archive: {_reason(error)}") from None
+    except (EOFError, zlib.error, tarfile.TarError) as error:
         raise CannotVerify(f"{archive}: unreadable archive: {_reason(error)}") from None
-    tops = [p for p in Path(dest).iterdir() if p.is_dir()]
-    if len(tops) != 1 or not (tops[0] / paths.RESULTS).is_dir():
-        raise CannotVerify(f"{archive}: not an attnrepro archive (one folder holding results/)")
-    return tops[0]
+    if after == "data":
+        raise CannotVerify(f"{archive}: unreadable archive: a corrupt member header at byte {end} of the "
+                           "tar (the members after it cannot be read)")
+    if after == "long":
+        raise CannotVerify(f"{archive}: refused: more than {verify_extract.shown(limits.tail_bytes)} "
+                           f"follow the end of its tar at byte {end}")
+    return top
 
 
 def manifest_mismatches(top):
@@ -218,36 +219,25 @@ def _lock_warnings(top):
 
 # ---- the rerun ---------------------------------------------------------------------------
 
-def workflow_files(repo=REPO):
-    """The files a run of this checkout reads: the workflow, its code and config, the lock
-    (as they are on disk, committed or not; no results, no caches)."""
-    paths = [p for name in COPIED for p in ([repo / name] if (repo / name).is_file() else
-                                             sorted((repo / name).rglob("*")))]
-    return [p.relative_to(repo).as_posix() for p in paths
-            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
-
-
 def rerun(top, workdir, cores):
-    """Copy this checkout's workflow to ``workdir``, run Snakemake there on the archive's config;
-    the results folder, or None (after printing the log's tail) when Snakemake fails."""
-    config = (verify_crate.path(top, "config") or top / "config.resolved.yaml").resolve()
-    if not config.is_file():
-        raise CannotVerify("the archive holds no config.resolved.yaml: nothing to rerun")
+    """Check the archive's config (:func:`attnrepro.archive.verify_rerun.config_for_rerun`), copy
+    this checkout's workflow to ``workdir`` and run Snakemake there on that config, as JSON; the
+    results folder, or None (after printing the log's tail) when Snakemake fails."""
+    try:
+        config = verify_rerun.config_for_rerun(top)
+    except verify_rerun.ConfigRefused as error:
+        raise CannotVerify(str(error)) from None
     workdir = Path(workdir)
     try:
-        for name in workflow_files(REPO):
-            (workdir / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, workdir / name,
-                         follow_symlinks=False)  # pragma: no mutate (equivalent: None is False)
+        verify_rerun.copy_workflow(workdir, REPO)
+        config_path = verify_rerun.write_config(config, workdir)
     except OSError as error:
-        raise CannotVerify(f"cannot copy this checkout's workflow into {workdir}: {error}") from None
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--configfile", str(config)]
-    log = workdir / "verify-snakemake.log"
+        local = verify_extract.local_problem(error, workdir)
+        raise CannotVerify(local or f"cannot copy this checkout's workflow into {workdir}: {error}") from None
+    cmd = verify_rerun.snakemake_command(cores, config_path)
+    log = workdir / verify_rerun.LOG
     print(f"rerunning in {workdir}: {' '.join(cmd[1:])} (log: {log})", flush=True)
-    with open(log, "w") as fh:
-        proc = subprocess.run(cmd, cwd=workdir, env=env, stdout=fh, stderr=subprocess.STDOUT)
-    if proc.returncode:
+    if verify_rerun.run(cmd, workdir):
         print("".join(log.read_text().splitlines(True)[-40:]), file=sys.stderr)
         return None
     return workdir / paths.RESULTS
@@ -280,46 +270,72 @@ def _results_dir(path):
     return results if results.is_dir() and not data.is_dir() else path
 
 
+def _size(text):
+    try:
+        return verify_extract.parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _parser():
-    parser = argparse.ArgumentParser(prog="attnrepro verify", description=__doc__.split("\n")[0])
+    parser = usage.Parser(prog="attnrepro verify", description=__doc__.split("\n")[0], epilog=EXIT_CODES,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("archive", help="attnrepro-results-<sha>.tar.gz")
     parser.add_argument("--results", help="a finished results folder (default: rerun the archive's config)")
     parser.add_argument("--cores", default="all", help="Snakemake's --cores for the rerun (default all)")
-    parser.add_argument("--workdir", help="where to rerun (default: a temporary folder, removed after)")
+    parser.add_argument("--workdir", help="where to rerun, a new or empty folder (default: a temporary "
+                                          "folder, removed after)")
+    parser.add_argument("--max-size", type=_size, default=verify_extract.Limits().total_bytes,
+                        metavar="SIZE", help="the ceiling of the archive's files once extracted (default "
+                                             "1G; 4G, 512M); an eighth of it bounds a Parquet file's "
+                                             "uncompressed data")
     return parser
 
 
 def main(argv=None):
-    """Extract, warn, rerun or take ``--results``, compare and report; the exit status (0 equal,
-    1 any difference, 2 :class:`CannotVerify` or a failed rerun)."""
+    """Extract, warn, rerun or take ``--results``, compare and report; the exit status
+    (:data:`EXIT_CODES`). A signal ends the rerun and removes the temporary folder first."""
     args = _parser().parse_args(argv)
     try:
-        prefix = "attnrepro-verify-"  # pragma: no mutate (equivalent: the temporary folder's name)
-        with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
-            return _verify(args, Path(tmp))
+        with verify_rerun.handling_signals():
+            prefix = "attnrepro-verify-"  # pragma: no mutate (equivalent: the temporary folder's name)
+            with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+                return _verify(args, Path(tmp))
     except CannotVerify as error:
         print(f"verify: {error}", file=sys.stderr)
         return 2
+    except verify_rerun.Interrupted as stop:
+        print(f"verify: stopped by {stop}: the rerun was ended and the temporary folder removed",
+              file=sys.stderr)
+        return 128 + stop.signum
 
 
 def _verify(args, tmp):
     if args.results and not _results_dir(args.results).is_dir():
         raise CannotVerify(f"--results {args.results}: no such folder")
+    if not args.results and args.workdir and (problem := verify_rerun.check_workdir(args.workdir)):
+        raise CannotVerify(problem)
+    limits = verify_extract.Limits(total_bytes=args.max_size)
     unpacked = "archive"  # pragma: no mutate (equivalent: a folder's name inside the temporary one)
-    top = extract(args.archive, tmp / unpacked)
+    folder = "rerun"  # pragma: no mutate (equivalent: a folder's name inside the temporary one)
+    workdir = None if args.results else Path(args.workdir or tmp / folder)
+    top = extract(args.archive, tmp / unpacked, limits, workdir)
     print(f"archive: {args.archive}")
     for sentence in warnings(top):
         print(f"warning: {sentence}")
+    too_large = verify_extract.parquet_errors(top / paths.RESULTS, limits)
+    if too_large:
+        raise CannotVerify(f"{args.archive}: refused: {len(too_large)} Parquet file(s) too large to read: "
+                           + "; ".join(too_large[:3]))
     if args.results:
         here = _results_dir(args.results)
     else:
-        folder = "rerun"  # pragma: no mutate (equivalent: a folder's name inside the temporary one)
-        here = rerun(top, Path(args.workdir or tmp / folder), args.cores)
+        here = rerun(top, workdir, args.cores)
         if here is None:
             print("verdict: RERUN FAILED (see above)")
             return 2
     print(f"here: {here}")
-    verdict, status = report(compare(top / paths.RESULTS, here))
+    verdict, status = report(compare(top / paths.RESULTS, here, limits))
     print(f"canonical numerics: archive {canonical_status(top / 'results')}")
     print(f"canonical numerics: here    {canonical_status(here)}")
     print(verdict)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attnrepro import paths
+from attnrepro.archive import verify_extract
 
 MACHINE_BOUND_COLUMNS = ("reproduced", "verdict", "reason")
 
@@ -114,19 +115,31 @@ def _experiment(rel):
     return experiment, table
 
 
-def compare_parquet(rel, archive_path, here_path):
+def _why(error):
+    """What is wrong with a file, in a few words: a corrupt result's problem (not the advice to
+    rebuild it, which names a path of verify's temporary folder), else the error's text."""
+    return " ".join(str(getattr(error, "problem", None) or error).split())
+
+
+def compare_parquet(rel, archive_path, here_path, limits=verify_extract.Limits()):
     from attnrepro.run import io
     from attnrepro.dag import plan
 
     experiment, table = _experiment(rel)
     if experiment and plan.EXPERIMENTS[experiment].timing and table == "machine":
         return Entry("parquet", rel, "skipped", "describes the machine that ran it")
+    for side, path in (("in archive", archive_path), ("here", here_path)):
+        if (problem := verify_extract.parquet_problem(path, limits)) is not None:
+            return Entry("parquet", rel, "differs", f"not read {side}: {problem}")
     try:  # an archive from before integrity records is read; a corrupt file on either side differs
         archive = io.read_parquet(
             archive_path, require_integrity=False)  # pragma: no mutate (equivalent: None is False)
+    except (io.ResultError, OSError) as error:
+        return Entry("parquet", rel, "differs", f"corrupt in archive: {_why(error)}")
+    try:
         here = io.read_parquet(here_path)
     except (io.ResultError, OSError) as error:
-        return Entry("parquet", rel, "differs", " ".join(str(error).split()))
+        return Entry("parquet", rel, "differs", f"corrupt here: {_why(error)}")
     difference = column_difference(archive, here)  # a measured column too: its values only are not compared
     if experiment and not difference:
         archive = archive.drop(columns=plan.measured_columns(experiment, archive.columns))
@@ -221,8 +234,9 @@ KINDS = {  # kind: (files of a results folder, comparison)
 }
 
 
-def compare(archive_results, here_results):
-    """[Entry] for every file of the three kinds on either side, by kind then path."""
+def compare(archive_results, here_results, limits=verify_extract.Limits()):
+    """[Entry] for every file of the three kinds on either side, by kind then path; a Parquet
+    file beyond ``limits`` differs unread."""
     archive_results, here_results = Path(archive_results), Path(here_results)
     entries = []
     for kind, (files, comparison) in KINDS.items():
@@ -237,5 +251,6 @@ def compare(archive_results, here_results):
             elif rel not in archive_files:
                 entries.append(Entry(kind, shown, "only here"))
             else:
-                entries.append(comparison(shown, archive_results / rel, here_results / rel))
+                extra = (limits,) if kind == "parquet" else ()
+                entries.append(comparison(shown, archive_results / rel, here_results / rel, *extra))
     return entries

@@ -1,10 +1,11 @@
 """Load and validate the configuration: JSON schema first, then the rules a schema cannot say.
 
 Every error names the key it is about (``train.lengths[2]``), and all errors are
-reported at once, before any job runs. Besides the schema, anywhere in the config: no key twice
-in a YAML file (:mod:`attnrepro.dag.yamlfile`), no NaN or infinity, no control character in a string,
-an integer is a Python int (1.0 is not a count), and no output file name (nor its temporary)
-longer than the file system allows.
+reported at once, before any job runs. Besides the schema, anywhere in the config: a YAML file is
+plain data, without a key twice, anchors, aliases, tags or templating (:mod:`attnrepro.dag.yamlfile`),
+at most a million values with any aliases expanded (:func:`size_errors`), no NaN or infinity, no
+control character in a string, an integer is a Python int (1.0 is not a count), and no output file
+name (nor its temporary) longer than the file system allows.
 """
 
 import functools
@@ -12,6 +13,8 @@ import math
 import re
 import unicodedata
 from pathlib import Path
+from typing import NamedTuple
+
 from attnrepro import paths
 
 REPO = paths.REPO
@@ -24,40 +27,50 @@ class ConfigError(ValueError):
 
 
 def load(path):
-    """Read a YAML config file strictly: a missing file, invalid YAML, a key given twice or a
-    top level that is not a mapping is an error naming the file (and the line and key)."""
-    data, problems = _read(path)
+    """Read a YAML config file strictly: a missing file, invalid YAML, a key given twice, an
+    anchor, alias, tag or ``__use_yte__``, or a top level that is not a mapping is an error naming
+    the file (and the line and key)."""
+    data, problems, _ = _read(path)
     if problems:
         raise ConfigError("\n  ".join(["invalid configuration:", *problems]) if len(problems) > 1
                           else problems[0])
     return data
 
 
+class _File(NamedTuple):
+    data: object  # {} for an empty file; None when refused
+    problems: list
+    is_data: bool = True  # False: anchors, aliases, tags or templating (yamlfile.NotData)
+
+
 def _read(path):
-    """(data, [problem]) of a YAML config file; data is {} for an empty file."""
+    """The data and problems of a YAML config file (a :class:`_File`)."""
     import yaml
 
     from attnrepro.dag import yamlfile
 
     path = Path(path)
     if not path.is_file():
-        return None, [f"config file not found: {path}"]
+        return _File(None, [f"config file not found: {path}"])
     try:
         data = yamlfile.load(path, fast=True)
-    except yamlfile.DuplicateKey as error:
-        return None, error.lines
+    except yamlfile.NotData as error:
+        return _File(None, error.lines, is_data=False)
+    except yamlfile.Refused as error:
+        return _File(None, error.lines)
     except (yaml.YAMLError, UnicodeDecodeError) as error:
-        return None, [f"{path}: not valid YAML: {' '.join(str(error).split())}"]
+        return _File(None, [f"{path}: not valid YAML: {' '.join(str(error).split())}"])
     if data is not None and not isinstance(data, dict):
-        return None, [f"{path}: a config file is a mapping of sections, not a {type(data).__name__}"]
-    return data or {}, []
+        return _File(None, [f"{path}: a config file is a mapping of sections, not a {type(data).__name__}"])
+    return _File(data or {}, [])
 
 
 def file_errors(paths):
-    """Messages for every problem of the YAML files ``paths``, a key given twice above all:
-    Snakemake's loader keeps its last value silently, so common.smk passes the files Snakemake
-    loaded (``workflow.configfiles``) to :func:`validate` to be read again here."""
-    return [problem for path in paths for problem in _read(path)[1]]
+    """Messages for every problem of the YAML files ``paths``, a key given twice and what is not
+    plain data above all: Snakemake's loader keeps a key's last value silently, and builds aliases
+    and YTE templates, so common.smk passes the files Snakemake loaded (``workflow.configfiles``)
+    to :func:`validate` to be read again here."""
+    return [problem for path in paths for problem in _read(path).problems]
 
 
 def merge(base, overlay):
@@ -103,10 +116,45 @@ def _control_characters(text):
     return sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs")})
 
 
-def value_errors(value, path=()):
+MAX_VALUES = 1_000_000  # values a config may hold, its aliases expanded (config.yaml: about 2,000)
+
+
+def _expanded(value, sizes):
+    """How many values a walk of ``value`` meets, a shared list or mapping counted at every place
+    it appears; ``sizes`` holds each container's count by id, so each is counted once."""
+    if not isinstance(value, (dict, list)):
+        return 1
+    if id(value) not in sizes:
+        items = value.values() if isinstance(value, dict) else value
+        sizes[id(value)] = 1 + sum(_expanded(item, sizes) for item in items)
+    return sizes[id(value)]
+
+
+def size_errors(config):
+    """For a config that a walk could not finish: more than MAX_VALUES values once the lists and
+    mappings it shares are expanded (YAML aliases, as Snakemake builds ``--config key=VALUE``:
+    nine nested ones are 10^9 values), the top-level keys that hold them. In time linear in the
+    distinct containers: checked before anything walks the config (the schema, a message's repr)."""
+    sizes = {}
+    counts = {key: _expanded(value, sizes) for key, value in config.items()}
+    if sum(counts.values()) <= MAX_VALUES:
+        return []
+    large = [key for key, count in counts.items() if count > MAX_VALUES] or [max(counts, key=counts.get)]
+    return [f"{_key([key])}: {counts[key]:,} values once its YAML aliases are expanded, more than the "
+            f"{MAX_VALUES:,} a config may hold: write each value out" for key in large]
+
+
+def value_errors(value, path=(), seen=None):
     """Messages for what no key of the config may hold: a NaN or an infinity (YAML's .nan,
     .inf, -.inf; the schema's bounds cannot refuse them: every comparison with NaN is false),
-    a control character in a string or a key (a name ending in a newline, a tab in a token)."""
+    a control character in a string or a key (a name ending in a newline, a tab in a token).
+    A list or mapping met again (``seen``: their ids; YAML aliases as Snakemake loads them) is
+    checked where it was first met: the walk is linear in the config's distinct containers."""
+    seen = set() if seen is None else seen
+    if isinstance(value, (dict, list)):
+        if id(value) in seen:
+            return []
+        seen.add(id(value))
     if isinstance(value, float) and not math.isfinite(value):
         shown = ".nan" if math.isnan(value) else ("-.inf" if value < 0 else ".inf")
         return [f"{_key(path)}: {shown} is not a finite number"]
@@ -120,10 +168,10 @@ def value_errors(value, path=()):
             if bad:
                 errors.append(f"{_key((*path, key))}: the key {key!r} holds control character(s) "
                               f"{', '.join(bad)}")
-            errors += value_errors(item, (*path, key))
+            errors += value_errors(item, (*path, key), seen)
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            errors += value_errors(item, (*path, i))
+            errors += value_errors(item, (*path, i), seen)
     return errors
 
 
@@ -370,14 +418,20 @@ def validate(config, schema_path=SCHEMA, *, experiments=None, files=()):
     """Raise :class:`ConfigError` listing every problem; return the config when it is valid.
 
     The YAML ``files`` the config was read from (Snakemake's ``workflow.configfiles``) are read
-    again strictly (:func:`file_errors`: a key given twice); the values (:func:`value_errors`)
-    and the schema are checked over the whole config; the rules across keys
+    again strictly (:func:`file_errors`: a key given twice, an anchor, a tag, ``__use_yte__``);
+    a file that is not plain data is refused alone, before anything walks ``config`` (the aliases
+    of a "billion laughs" are 10^9 values to a walk), and so is a config too large to walk
+    (:func:`size_errors`: aliases of ``--config key=VALUE``, never in a file); else the values
+    (:func:`value_errors`) and the schema are checked over the whole config; the rules across keys
     (:func:`semantic_errors`, output file names among them) where they are read:
     ``experiments=None`` (Snakemake, ``workflow/rules/common.smk``) checks every rule of the
     run; ``experiments=["train"]`` (``python -m attnrepro run train``) leaves out what only
     other experiments read, such as ``attention_map.run`` or ``numerics.cases`` naming a case
     of train that a ``--set`` removed."""
-    errors = file_errors(files) + value_errors(config) + schema_errors(config, schema_path)
+    read = [_read(path) for path in files]
+    errors = [problem for file in read for problem in file.problems]
+    if all(file.is_data for file in read):  # else the config may be a billion laughs: never walked
+        errors += size_errors(config) or value_errors(config) + schema_errors(config, schema_path)
     if not errors:
         errors = semantic_errors(config, experiments)
     if errors:

@@ -25,7 +25,9 @@ temporaries that a killed earlier attempt of itself left; its upstream files (``
 verified (checksums, content hash) and, given ``--expected-params``, their provenance parameters
 are compared with what the run's config plans for them; its tables land as one set (every table to
 a temporary first, then renamed, the main table last). A corrupt or stale input, or an ended run,
-stops it with status 1 and a message naming the file (or the run).
+stops it with status 1 and a message naming the file (or the run); a usage error (a malformed
+``NAME=FILE``, JSON that is no object, an unknown numerics setting) with status 2 and one line
+naming the option (:mod:`attnrepro.run.usage`).
 """
 
 import argparse
@@ -36,7 +38,7 @@ import sys
 from pathlib import Path
 
 from attnrepro.numerics import canonical
-from attnrepro.run import harness
+from attnrepro.run import harness, usage
 
 log = logging.getLogger("attnrepro")
 EXPERIMENTS = "attnrepro.experiments"  # the package of the experiment modules (plan.Experiment.module)
@@ -51,13 +53,14 @@ def pairs(items, option):
     for item in items:
         name, sep, file = item.partition("=")
         if not sep or not name:
-            raise SystemExit(f"{option} takes NAME=FILE, got {item!r}")
+            raise usage.UsageError(f"{option} takes NAME=FILE, got {item!r}")
         out[name] = file
     return out
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="attnrepro.experiments.job", description=__doc__.split("\n")[0])
+    parser = usage.Parser(prog="attnrepro.experiments.job", description=__doc__.split("\n")[0],
+                          epilog=usage.EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("experiment")
     parser.add_argument("--article", required=True, help="the article's file prefix: 000, 001, 003")
     parser.add_argument("--section", required=True, help="the article's section of the experiment")
@@ -153,10 +156,15 @@ def _pin_recorded(pinned):
 
 
 def run(args):
-    """A job of the parsed command line ``args``, through the job harness; its exit status."""
-    paths = table_paths(args.out, pairs(args.table, "--table"), ())
-    job = case(args.experiment, args.article, args.section, json.loads(args.params_json), paths,
-               pairs(args.input, "--input"), json.loads(args.expected_params or "{}"), args.numerics)
+    """A job of the parsed command line ``args``, through the job harness; its exit status (2,
+    one line, for a malformed option: :mod:`attnrepro.run.usage`)."""
+    try:
+        paths = table_paths(args.out, pairs(args.table, "--table"), ())
+        job = case(args.experiment, args.article, args.section,
+                   usage.json_object(args.params_json, "--params-json"), paths, pairs(args.input, "--input"),
+                   usage.json_object(args.expected_params, "--expected-params"), args.numerics)
+    except usage.UsageError as error:
+        return usage.refuse(error, harness.PREFIX)
     return harness.run_job(job, pin=args.pin, setting=args.numerics, n_threads=args.threads)
 
 

@@ -22,7 +22,9 @@ writes nothing once the Snakemake run that started it has
 ended, removes the temporaries of its outputs that a killed earlier attempt left, verifies every
 result it reads and, given ``--expected-params JSON`` ({experiment: {case: params}}), compares
 each input's provenance parameters with them; a corrupt or stale input stops it with status 1 and
-a message naming the file and the command that rebuilds it.
+a message naming the file and the command that rebuilds it. A usage error (an unknown table or
+figure, a claims file ``--published`` or a config that does not load, a malformed option) ends it
+with status 2 and one line naming the file, the claim and the key (:mod:`attnrepro.run.usage`).
 """
 
 import argparse
@@ -33,14 +35,15 @@ import sys
 from pathlib import Path
 
 from attnrepro import paths
-from attnrepro.run import harness
+from attnrepro.run import harness, usage
 from attnrepro.report import job
 
 log = logging.getLogger("attnrepro.report")
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="attnrepro.report", description=__doc__.split("\n")[0])
+    parser = usage.Parser(prog="attnrepro.report", description=__doc__.split("\n")[0],
+                          epilog=usage.EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     job.add_options(parser)
     parser.add_argument("--configfile", metavar="FILE",
                         help="without --expected-params, the inputs are checked against what this config "
@@ -113,7 +116,7 @@ def _resolve(args):
 
     product = catalog.PRODUCTS.get(args.name)
     if product is None or product.kind != args.command:
-        raise SystemExit(f"unknown {args.command} {args.name!r}")
+        raise usage.UsageError(f"unknown {args.command} {args.name!r} (python -m attnrepro list names them)")
     args.builder, args.article, args.section = product.builder, product.article, product.section
     args.experiments = list(product.experiments)
 
@@ -190,7 +193,11 @@ def _article_parsers(sub):
 
 
 def write_edition(args):
-    editions = _runs("edition")[0]
+    editions, config = _runs("edition")[:2]
+    try:
+        config.load(args.config)
+    except ValueError as error:  # config.ConfigError, or attnrepro.dag.yamlfile.Refused
+        raise usage.UsageError(f"--config {args.config}: {usage.one_line(error)}") from None
     try:
         editions.write(args.article, args.text, args.ledger, args.published, args.config, args.out,
                        args.speed)
@@ -245,15 +252,25 @@ STANDALONE = {
 def main(argv=None):
     args = _parser().parse_args(argv)
     harness.setup_logging()
+    try:
+        _prepare(args)
+    except usage.UsageError as error:
+        return usage.refuse(error, job.PREFIX)
+    if args.command in job.COMMANDS:  # what a rule runs, run as its job runs it
+        return job.run(args)
+    # this module's own commands, through the same harness; gate reads --published with --tables only
+    return job.run(args, STANDALONE[args.command], guard_outputs=args.command not in UNGUARDED,
+                   claims=args.command != "gate" or bool(args.tables))
+
+
+def _prepare(args):
+    """What a rule passes and people leave out: the parameters planned for the inputs (without
+    --expected-params), a table's or figure's builder and titles; a UsageError when the config
+    does not load, an input lies outside results/, or the product is unknown."""
     if args.expected_params is None and getattr(args, "inputs", None):
         try:
             args.expected_params = planned_params(args.inputs, args.configfile)
         except (ValueError, OSError) as error:  # a config that does not load, a path outside results/
-            print(f"{job.PREFIX}: {error}", file=sys.stderr)
-            return 2
-    if args.command in job.COMMANDS:  # what a rule runs, run as its job runs it
-        if args.command in ("table", "figure"):
-            _resolve(args)
-        return job.run(args)
-    # this module's own commands, through the same harness
-    return job.run(args, STANDALONE[args.command], guard_outputs=args.command not in UNGUARDED)
+            raise usage.UsageError(str(error)) from None
+    if args.command in ("table", "figure"):
+        _resolve(args)

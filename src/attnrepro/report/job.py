@@ -30,18 +30,21 @@ killed earlier attempt left, reads every result through ``io.read_parquet`` (che
 hash verified) and, given ``--expected-params JSON`` ({experiment: {case: params}}), first compares
 each input's provenance parameters with them. A corrupt or stale input stops it with status 1 and a
 message naming the file and the command that rebuilds it, never a "missing" or "differs" verdict.
+A claims file (``--published``) is loaded first (:func:`check_claims`): one that does not load (its
+schema, a key given twice, an anchor or a tag, YAML that does not parse, no file) ends the job
+with status 2 and one line in its log naming the file, the claim and the key
+(:mod:`attnrepro.run.usage`); so do a malformed option and an unknown builder.
 """
 
 import argparse
 import importlib
-import json
 import logging
 import sys
 from pathlib import Path
 
 from attnrepro import paths
 from attnrepro.numerics import canonical
-from attnrepro.run import harness
+from attnrepro.run import harness, usage
 
 PREFIX = "attnrepro.report"  # of the stderr line of a stopped job (attnrepro.run.harness) and the logger
 log = logging.getLogger(PREFIX)
@@ -50,6 +53,7 @@ RESULTS = ("attnrepro.report.products.results", "attnrepro.report.products.rende
 STYLE = "attnrepro.report.products.style"  # what --sections sets (figure, seeds, listings)
 SPEED = "attnrepro.report.ledger.speed"  # what --speed reads (a timing table: its rule names it)
 PRINTED = "attnrepro.report.ledger.printed"  # what --ledger and --published mark a table's printed cells with
+CLAIMS = "attnrepro.report.ledger.claims"  # what reads --published (every command taking it runs it)
 # Dispatch by command: the modules each command runs, imported by name (its rule declares them as
 # code inputs; a table or figure also runs its builder's module, the ledger the evaluate modules of
 # the evidence it reads). The index names the plan and the catalog, which it reads: they are
@@ -73,7 +77,8 @@ OUTPUT_OPTIONS = ("md", "csv", "svg", "out", "speed_out", "listings_csv")
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="attnrepro.report.job", description=__doc__.split("\n")[0])
+    parser = usage.Parser(prog="attnrepro.report.job", description=__doc__.split("\n")[0],
+                          epilog=usage.EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_options(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     for kind, outputs in (("table", ("md", "csv")), ("figure", ("svg",))):
@@ -205,11 +210,20 @@ def _runs(command):
 
 
 def _builder(spec):
-    """The function of a builder ``"<module>:<function>"`` under attnrepro.report."""
+    """The function of a builder ``"<module>:<function>"`` under attnrepro.report.products."""
     module, sep, function = spec.partition(":")
     if not sep or not module or not function:
-        raise SystemExit(f"--builder takes MODULE:FUNCTION, got {spec!r}")
-    return getattr(_module(f"{PACKAGE}.{module}"), function)
+        raise usage.UsageError(f"--builder takes MODULE:FUNCTION, got {spec!r}")
+    try:
+        found = _module(f"{PACKAGE}.{module}")
+    except ModuleNotFoundError as error:
+        if error.name != f"{PACKAGE}.{module}":  # a module it imports is missing: a bug
+            raise
+        raise usage.UsageError(f"--builder {spec}: no module {PACKAGE}.{module}") from None
+    builder = getattr(found, function, None)
+    if not callable(builder):
+        raise usage.UsageError(f"--builder {spec}: no function {function} in {PACKAGE}.{module}")
+    return builder
 
 
 def _trail(args, render):
@@ -221,7 +235,8 @@ def build_table(args):
     results, render, printed = _runs("table")
     table = _builder(args.builder)(results.Loader(args.inputs))
     if bool(args.ledger_csv) != bool(args.published):
-        raise SystemExit("--ledger and --published go together: the ledger's verdicts and the claims' cells")
+        raise usage.UsageError("--ledger and --published go together: the ledger's verdicts and the claims' "
+                               "cells")
     if (status := results.numerics_status(args.inputs)) != "canonical":
         table.note = f"{table.note} Numerics: {status}.".strip()
     if args.speed_csv:  # a table of machine-bound times: the speed factor the ledger measured
@@ -274,7 +289,13 @@ def write_index(args):
     from attnrepro.run import io
 
     index, *_, headline = _runs("index")
-    config = yaml.safe_load(Path(args.config).read_text()) or {}
+    try:
+        config = yaml.safe_load(Path(args.config).read_text()) or {}
+    except yaml.YAMLError as error:
+        problem = usage.yaml_problem(error)
+        raise usage.UsageError(f"--config {args.config}: not valid YAML: {problem}") from None
+    except OSError as error:
+        raise usage.UsageError(f"--config {args.config}: {error.strerror or error}") from None
     verdict = None
     if args.ledger:  # the same summary as LEDGER.md's, from the same function
         import pandas as pd
@@ -283,7 +304,7 @@ def write_index(args):
         stated = headline.stated_environment(args.published) if args.published else {}
         verdict = [*headline.lines(table, headline.run_environment(args.inputs), stated),
                    "The ledger in full: `LEDGER.md`, `ledger.csv`.", ""]
-    io.write_text(args.out, index.lines(config, json.loads(args.unbuilt), verdict))
+    io.write_text(args.out, index.lines(config, usage.json_object(args.unbuilt, "--unbuilt"), verdict))
 
 
 def write_archive(args):
@@ -292,7 +313,8 @@ def write_archive(args):
     records = [str(p) for folder in (paths.LOGS, paths.BENCHMARKS) for p in Path(folder).rglob("*.*")]
     lock = Path(paths.RUNTIME_LOCK)  # what `python -m attnrepro verify` compares with its own
     out = archive.write(args.out, sorted(set(args.files) | set(records)), Path(args.config).read_text(),
-                        lock_text=lock.read_text() if lock.is_file() else None, rules=json.loads(args.rules))
+                        lock_text=lock.read_text() if lock.is_file() else None,
+                        rules=usage.json_object(args.rules, "--rules"))
     log.info("wrote %s", out)
 
 
@@ -317,21 +339,46 @@ def outputs(args):
 def _command(args):
     """The work of a rule's command: the titles of ``--sections``, then the command (COMMANDS)."""
     if getattr(args, "sections", None):
-        _module(STYLE).use_sections(json.loads(args.sections))
+        _module(STYLE).use_sections(usage.json_object(args.sections, "--sections"))
     return COMMANDS[args.command](args)
 
 
-def run(args, work=None, guard_outputs=True):
+def check_claims(path):
+    """Load the claims file ``path`` (--published) as the command will (claims.load_claims), so that
+    one it refuses ends the job with a UsageError: one line naming the file, the claim and the key.
+    The loader says a bad file with a ValueError (the schema; a key given twice, an anchor, a tag:
+    attnrepro.dag.yamlfile.Refused), YAML's error, or the file system's."""
+    import yaml
+
+    try:
+        _module(CLAIMS).load_claims(path)
+    except yaml.YAMLError as error:
+        raise usage.UsageError(f"{path}: not valid YAML: {usage.yaml_problem(error)}") from None
+    except OSError as error:
+        raise usage.UsageError(f"--published {path}: {error.strerror or error}") from None
+    except ValueError as error:  # the file's problems, by file and key (or line)
+        message = usage.one_line(error)
+        raise usage.UsageError(message if str(path) in message else f"{path}: {message}") from None
+
+
+def run(args, work=None, guard_outputs=True, claims=True):
     """The job of the parsed ``args`` (this module's command line, or attnrepro.report.cli's for
     the same commands) through the job harness (attnrepro.run.harness); its exit status. The pin
     is applied unless NumPy is loaded (in-process callers keep theirs). ``work``: a function of
     ``args`` in place of the command's (attnrepro.report.cli's own commands); ``guard_outputs``
-    False: no leftovers are removed (gate, golden: their --out is a folder of committed files)."""
+    False: no leftovers are removed (gate, golden: their --out is a folder of committed files);
+    ``claims`` False: the work reads no ``--published`` (gate without --tables), else it is
+    checked first (check_claims)."""
     work = work or _command
 
+    def checked():
+        if claims and getattr(args, "published", None):
+            check_claims(args.published)
+        return work(args)
+
     def job(_pinned):
-        expected = json.loads(args.expected_params or "{}")
-        return harness.Job(lambda: work(args), outputs=outputs(args) if guard_outputs else (),
+        expected = usage.json_object(args.expected_params, "--expected-params")
+        return harness.Job(checked, outputs=outputs(args) if guard_outputs else (),
                            inputs=getattr(args, "inputs", []), expected=expected)
 
     return harness.run_job(job, prefix=PREFIX, pin=args.pin, keep_loaded=True)

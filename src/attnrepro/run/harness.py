@@ -17,8 +17,9 @@ command line, then hands its job to :func:`run_job`, which does, in this order:
 
 An ended run (:class:`attnrepro.run.ownership.RunEnded`) or a corrupt or stale input
 (``attnrepro.run.io.ResultError``), at any step, stops the job with status 1 and one line on
-stderr: the entry's prefix (``attnrepro``, ``attnrepro.report``) and the error's message. Any
-other error propagates to the entry.
+stderr: the entry's prefix (``attnrepro``, ``attnrepro.report``) and the error's message. A usage
+error (:class:`attnrepro.run.usage.UsageError`: a bad value, a bad or missing file, an unknown
+name) ends it with status 2 and its message on one line. Any other error propagates to the entry.
 """
 
 import logging
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from attnrepro.numerics import canonical, threads
-from attnrepro.run import ownership
+from attnrepro.run import ownership, usage
 
 PREFIX = "attnrepro"  # of the stderr line of a stopped job, and the logger of the harness's lines
 LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
@@ -68,7 +69,7 @@ def start(pin=canonical.SETTING, setting=None, n_threads=None, keep_loaded=False
         try:
             canonical.apply_setting(setting)
         except ValueError as error:
-            raise SystemExit(str(error)) from None
+            raise usage.UsageError(f"--numerics: {error}") from None
         return None
     if pin is None or (keep_loaded and "numpy" in sys.modules):
         return None
@@ -99,8 +100,8 @@ def run_job(job, *, prefix=PREFIX, pin=canonical.SETTING, setting=None, n_thread
     """Run one job (the module's docstring); its exit status. ``job``: a function of the pin's
     state (what :func:`start` returns) that gives the :class:`Job`, called after the start: an
     entry may resolve its paths from a config there. ``prefix``: the entry's, on the stderr line of
-    a stopped job; the harness's log lines go to the logger of that name. ``pin``, ``setting``,
-    ``n_threads``, ``keep_loaded``: as :func:`start` takes them."""
+    a stopped job (status 1) or a usage error (status 2); the harness's log lines go to the logger
+    of that name. ``pin``, ``setting``, ``n_threads``, ``keep_loaded``: as :func:`start` takes them."""
     setup_logging()
     log = logging.getLogger(prefix)
     try:
@@ -108,6 +109,8 @@ def run_job(job, *, prefix=PREFIX, pin=canonical.SETTING, setting=None, n_thread
         spec = job(state)
         guard(spec.outputs, spec.inputs, spec.expected, log)
         return spec.work() or 0
+    except usage.UsageError as error:
+        return usage.refuse(error, prefix)
     except Exception as error:
         message = stopped(error)
         if message is None:

@@ -8,13 +8,20 @@ runs again on its node) publishes its heartbeat in the working directory, which 
 
 - :func:`publish`, called by the ``onstart:`` handler of ``workflow/rules/common.smk`` (after the
   DAG is built, before the first job is spawned; never in a dry run, nor in a job step, which
-  Snakemake starts with ``--no-hooks``), writes :data:`FILE` at once, then a daemon thread of that
+  Snakemake starts with ``--no-hooks``), first takes the folder's run lock (:class:`RunLock`,
+  :data:`LOCK_NAME` beside the heartbeat), then writes :data:`FILE` at once, then a daemon thread of that
   process rewrites it every :data:`HEARTBEAT_SECONDS`: the run's identity (``jobs.Run.token()``) and
   the time of writing, as JSON, through a temporary file renamed over it (a reader sees the old
   heartbeat or the new one, never half of one). It hands the file's path down to the jobs in the
   environment variable ``ATTNREPRO_HEARTBEAT`` (sbatch exports the environment to the job's node).
-  :func:`stop` (``onsuccess:``, ``onerror:``) ends the thread and removes the file if it is still
-  this run's.
+  :func:`stop` (``onsuccess:``, ``onerror:``) ends the thread, removes the file if it is still
+  this run's, and releases the lock.
+- The run lock makes the run the folder's only one. Snakemake's own lock is not atomic: two runs
+  started at once may both pass it, and each run's heartbeat would then stop the other's jobs.
+  ``flock(LOCK_EX | LOCK_NB)`` is atomic, and the OS releases it when its process dies, however
+  it dies (its descriptor is not inherited by the jobs): a killed run never blocks the next one.
+  A second run that finds it held raises :class:`Busy`, naming the holder from the file's
+  content (its pid, host and start time), before any job of its own runs.
 - A job (:mod:`attnrepro.run.ownership`) reads it at its start, in its watchdog every second and right
   before renaming any output: :func:`status` says the run lives only while the heartbeat names
   that run and is at most :data:`STALE_SECONDS` old. A missing or unreadable file, a heartbeat of
@@ -25,9 +32,11 @@ The age is the reader's clock minus the writer's: the nodes' clocks must agree (
 within the bound. A run suspended (Ctrl-Z) longer than the bound stops its jobs.
 """
 
+import fcntl
 import json
 import logging
 import os
+import socket
 import threading
 import time
 from pathlib import Path
@@ -36,6 +45,8 @@ log = logging.getLogger("attnrepro")
 
 HEARTBEAT = "ATTNREPRO_HEARTBEAT"  # the heartbeat file's path, handed down to every job by publish
 FILE = Path(".snakemake/attnrepro/heartbeat.json")  # in the run's working directory
+LOCK_NAME = "run.lock"  # the run lock, beside the heartbeat (never removed: its inode is the lock)
+LOCK_READS = 3  # a holder writes its name just after it takes the lock: a refused run reads again
 HEARTBEAT_SECONDS = 5.0  # the period of the rewrites
 # Stale after three periods (two beats missed: a loaded login node, a slow write to the shared
 # filesystem), plus the time a shared filesystem may take to show another node the renamed file
@@ -88,18 +99,99 @@ def read(path):
 def status(token, path, now=None, stale=STALE_SECONDS):
     """(alive, sentence): whether the heartbeat at ``path`` shows the run ``token`` alive (its own,
     at most ``stale`` seconds old), and a sentence naming the file and its age, or what is wrong."""
+    return judge(token, path, now, stale)[:2]
+
+
+def judge(token, path, now=None, stale=STALE_SECONDS):
+    """(alive, sentence, other): :func:`status`, and ``other``, the (token, age) of the heartbeat
+    found when it names another run (else None), read once with the rest."""
     try:
         beat = read(path)
     except ValueError as error:
-        return False, f"its heartbeat {path} is unreadable ({error})"
+        return False, f"its heartbeat {path} is unreadable ({error})", None
     if beat is None:
-        return False, f"it has no heartbeat at {path}"
+        return False, f"it has no heartbeat at {path}", None
     age = (time.time() if now is None else now) - beat[1]
     if beat[0] != token:
-        return False, f"its heartbeat {path} names another run ({beat[0]}), {age:.1f} s old"
+        return False, f"its heartbeat {path} names another run ({beat[0]}), {age:.1f} s old", (beat[0], age)
     if age > stale:
-        return False, f"its heartbeat {path} is {age:.1f} s old, stale after {stale:g} s"
-    return True, f"its heartbeat {path} is {age:.1f} s old"
+        return False, f"its heartbeat {path} is {age:.1f} s old, stale after {stale:g} s", None
+    return True, f"its heartbeat {path} is {age:.1f} s old", None
+
+
+class Busy(Exception):
+    """Another run holds this folder's run lock, so it is alive: this run must not start a job."""
+
+
+def holder(path, now=None, attempts=LOCK_READS):
+    """The sentence that refuses a second run: the run that holds the lock at ``path``, named by
+    the file's content (:meth:`RunLock.take` writes it just after taking the lock: read again)."""
+    held = None
+    for _ in range(attempts):
+        held = _holder(path)
+        if held is not None:
+            break
+        time.sleep(0.1)
+    if held is None:
+        return (f"another Snakemake run is running in this folder (its lock {path} does not name it): "
+                "wait for it, or stop it")
+    pid, host, started = held
+    who = f"pid {pid}" if host == socket.gethostname() else f"pid {pid} on {host}"
+    return (f"another Snakemake run ({who}, started {_clock(started, now)}) is running in this folder: "
+            "wait for it, or stop it")
+
+
+def _holder(path):
+    """(pid, host, start time) that the lock file at ``path`` names; None when it names none."""
+    try:
+        held = json.loads(Path(path).read_text())
+        return int(held["pid"]), str(held["host"]), float(held["started"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def _clock(when, now=None):
+    """``when`` as HH:MM:SS of the local time, its date first if it is not today's."""
+    day = time.strftime("%Y-%m-%d ", time.localtime(when))
+    today = time.strftime("%Y-%m-%d ", time.localtime(now))
+    return ("" if day == today else day) + time.strftime("%H:%M:%S", time.localtime(when))
+
+
+class RunLock:
+    """The folder's run lock: the file ``path``, held with ``flock(LOCK_EX | LOCK_NB)`` by the run's
+    Snakemake from :meth:`take` to :meth:`release`, or to its death (the OS releases it then)."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.fd = None
+
+    def take(self, token):
+        """Hold the lock and write who holds it: this process (pid, host), the run ``token``, the
+        time. Raises :class:`Busy` when another process holds it. Where the filesystem has no
+        locks (ENOLCK), a warning says that a second run is not refused, and the run goes on."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise Busy(holder(self.path)) from None
+        except OSError as error:
+            os.close(fd)
+            log.warning("run lock %s not taken (%s): a second run in this folder is not refused",
+                        self.path, error.strerror or error)
+            return self
+        self.fd = fd
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run": token,
+                                 "started": time.time()}).encode())
+        return self
+
+    def release(self):
+        """Let the next run take the lock (closing the file releases it; the file stays)."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 class Publisher:
@@ -108,10 +200,13 @@ class Publisher:
 
     def __init__(self, token, path=FILE, period=HEARTBEAT_SECONDS):
         self.token, self.path, self.period = token, Path(path).absolute(), period
+        self.lock = RunLock(self.path.with_name(LOCK_NAME))
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._beat, name="attnrepro-heartbeat", daemon=True)
 
     def start(self):
+        """Take the run lock (:class:`Busy` if another run holds it), then beat."""
+        self.lock.take(self.token)  # before the heartbeat: a refused run never overwrites the holder's
         write(self.path, self.token)  # before the first job is spawned: it finds a heartbeat
         self.thread.start()
         return self
@@ -124,10 +219,15 @@ class Publisher:
                 log.warning("heartbeat %s not written: %s", self.path, error)
 
     def stop(self):
-        """End the rewrites; remove the file if it is still this run's (not a newer run's)."""
+        """End the rewrites; remove the file if it is still this run's (not a newer run's); then
+        release the run lock."""
         self._stop.set()
         if self.thread.is_alive():
             self.thread.join()
+        self._remove()
+        self.lock.release()
+
+    def _remove(self):
         try:
             beat = read(self.path)
         except ValueError:
@@ -137,8 +237,9 @@ class Publisher:
 
 
 def publish(token, environ=os.environ, path=FILE, period=HEARTBEAT_SECONDS):
-    """Start the heartbeat of the run ``token`` (once per process) and hand its path down in
-    ``environ``'s ATTNREPRO_HEARTBEAT; the :class:`Publisher`."""
+    """Take the run lock and start the heartbeat of the run ``token`` (once per process), and hand
+    its path down in ``environ``'s ATTNREPRO_HEARTBEAT; the :class:`Publisher`. Raises
+    :class:`Busy` when another run holds the lock: then nothing is written or handed down."""
     if _state["publisher"] is None:
         _state["publisher"] = Publisher(token, path, period).start()
     environ[HEARTBEAT] = str(_state["publisher"].path)

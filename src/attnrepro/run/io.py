@@ -66,7 +66,7 @@ class CorruptResult(ResultError):
     def __init__(self, path, problem):
         super().__init__(f"{path}: corrupt result file ({problem}); "
                          f"rebuild it with `{rebuild_command(path)}`")
-        self.path = str(path)
+        self.path, self.problem = str(path), problem
 
 
 class StaleResult(ResultError):

@@ -32,6 +32,10 @@ with nothing to notice. So:
   (those :func:`register`\\ ed by ``attnrepro.run.io``) and exits with status 1 and the message of
   :class:`RunEnded`: "the Snakemake run that started this job (pid N) has ended; this job's
   outputs are not written".
+- A heartbeat that names another run which is alive (its process, where the job sees it, else
+  its heartbeat fresh: a second run in this folder, which the run lock of
+  :mod:`attnrepro.run.heartbeat` should have refused) stops the job just the same, and says so:
+  "a second run (pid M) took over this folder's heartbeat while this job's run (pid N) is alive".
 - Right before any output is renamed into place (``io.atomic_path``, ``io.OutputSet.commit``),
   :func:`publishing` checks again (process and heartbeat), under the lock the watchdog takes too,
   and raises :class:`RunEnded` instead: between two polls an orphan cannot rename either.
@@ -93,14 +97,34 @@ class Run:
 
 
 class RunEnded(Exception):
-    """The Snakemake process that started this job is gone: the job must not write. ``why``: how
-    its heartbeat tells (the run is then named with its host), or "" when its process is gone."""
+    """The Snakemake process that started this job is gone, or no longer the folder's run: the job
+    must not write. ``why``: how its heartbeat tells (the run is then named with its host), or ""
+    when its process is gone. ``taker``: the live :class:`Run` whose heartbeat has replaced the
+    run's (a second run in the folder), None when there is none."""
 
-    def __init__(self, run, why=""):
-        who = f"pid {run.pid} on {run.host}" if why and run.host else f"pid {run.pid}"
-        super().__init__(f"the Snakemake run that started this job ({who}) has ended"
-                         f"{': ' + why if why else ''}; this job's outputs are not written")
-        self.run = run
+    def __init__(self, run, why="", taker=None):
+        super().__init__(f"{_ended(run, why) if taker is None else _taken(run, taker, why)}; "
+                         "this job's outputs are not written")
+        self.run, self.taker = run, taker
+
+
+def _ended(run, why):
+    who = f"pid {run.pid} on {run.host}" if why and run.host else f"pid {run.pid}"
+    return f"the Snakemake run that started this job ({who}) has ended{': ' + why if why else ''}"
+
+
+def _taken(run, taker, why):
+    """A second run took over the heartbeat: while ``run`` lives where this job sees it, else from it."""
+    if run.here():
+        return (f"a second run ({_named(taker)}) took over this folder's heartbeat while this job's "
+                f"run (pid {run.pid}) is alive: {why}")
+    return (f"a second run ({_named(taker)}) took over this folder's heartbeat from this job's run "
+            f"({_named(run)}): {why}")
+
+
+def _named(run):
+    """``pid N``, and ``on HOST`` where this job cannot see the run."""
+    return f"pid {run.pid}" if run.here() else f"pid {run.pid} on {run.host}"
 
 
 def _stat(pid):
@@ -185,19 +209,34 @@ def alive(run):
 def verdict(run, beat=None):
     """The :class:`RunEnded` of ``run`` (a :class:`Run`, or None: nothing to check) once it has
     ended, else None: its process is gone (where this job can see it), or its heartbeat at ``beat``
-    (a path, or None where the run hands none down) is missing, another run's or stale. A run on
+    (a path, or None where the run hands none down) is missing, another run's or stale. Another
+    run's heartbeat names that run as the taker when it is alive (:func:`second_run`). A run on
     another host that hands no heartbeat down cannot be seen: it counts as ended."""
     if run is None:
         return None
     if run.here() and not alive(run):
         return RunEnded(run)
     if beat is not None:
-        fresh, how = heartbeat.status(run.token(), beat)
-        return None if fresh else RunEnded(run, how)
+        fresh, how, other = heartbeat.judge(run.token(), beat)
+        return None if fresh else RunEnded(run, how, second_run(other))
     if not run.here():
         return RunEnded(run, f"this job on {socket.gethostname()} cannot see its process, and it hands "
                              f"down no heartbeat ({heartbeat.HEARTBEAT} unset)")
     return None
+
+
+def second_run(other):
+    """The :class:`Run` of another run's heartbeat ``other`` (token, age; None: there is none) when
+    that run is alive: its process, where this job sees it, else its heartbeat fresh. Else None."""
+    if other is None:
+        return None
+    try:
+        run = parse(other[0])
+    except ValueError:
+        return None
+    if run.here():
+        return run if alive(run) else None
+    return run if other[1] <= heartbeat.STALE_SECONDS else None
 
 
 def check(run, beat=None):

@@ -111,7 +111,8 @@ def check_printed(claim_id, printed):
 
 
 def load_speed(path):
-    """The speed rule of ``config/published.yaml`` (its ``speed`` entry, a speed.Rule), or None."""
+    """The speed rule of ``config/published.yaml`` (its ``speed`` entry, a speed.Rule), or None;
+    the file read as :func:`load_claims` reads it."""
     from attnrepro.report.ledger import speed
 
     data = yamlfile.load(path, fast=True)
@@ -123,9 +124,10 @@ def load_speed(path):
 def load_claims(path):
     """The claims of ``config/published.yaml``: each with its location in the article, refused
     when the file does not follow its schema (schema.check: an unknown key, a class's key missing,
-    naming file, claim and key), two share an id, a why: names no rationale, or a claim gives a
-    key twice (yamlfile.DuplicateKey, naming file, line and key: YAML would keep the last value
-    silently)."""
+    naming file, claim and key), two share an id, a why: names no rationale, a claim gives a
+    key twice (yamlfile.DuplicateKey: YAML would keep the last value silently), or the file is
+    not plain data: an anchor, alias, tag or template (yamlfile.NotData: nine nested aliases
+    make 10^9 values). Both are a yamlfile.Refused, one line each naming file and line."""
     # libyaml's parser when PyYAML has it: the same data, 8 times faster
     data = yamlfile.load(path, fast=True)
     schema.check(data, path)

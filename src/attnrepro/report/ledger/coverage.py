@@ -97,7 +97,8 @@ def claimed(number, spans):
 
 def load(path=UNCLAIMED):
     """(reasons {name: sentence}, entries [{article, line, column, text, why[, same_as]}]) of
-    ``config/unclaimed.yaml``; refused, naming the file and the entry, when one is malformed."""
+    ``config/unclaimed.yaml``; refused, naming the file and the entry, when one is malformed, and
+    naming the file and the line when it is not plain data or gives a key twice (yamlfile.Refused)."""
     data = yamlfile.load(path, fast=True) or {}
     reasons = data.get("reasons") or {}
     entries = []

@@ -112,7 +112,8 @@ def run_environment(paths):
 
 def stated_environment(published_path):
     """{article: {package: version}}: what each article states it ran with (``environment:`` of
-    config/published.yaml); refused naming the file and article for a package not in PACKAGES."""
+    config/published.yaml); refused naming the file and article for a package not in PACKAGES,
+    and the file and line when the file is not plain data or gives a key twice (yamlfile.Refused)."""
     entry = yamlfile.load(published_path, fast=True).get("environment") or {}
     out = {}
     for article, versions in entry.items():

@@ -1,0 +1,225 @@
+"""A corpus of hostile inputs to ``python -m attnrepro verify``, built at test time (nothing binary
+is committed): each entry builds its archive in a folder and names the refusal it must get.
+
+Each archive is made as a hostile user would make it: the honest tools write it
+(:func:`attnrepro.archive.pack.write`: its MANIFEST.sha256 and RO-Crate agree with its files),
+or a tar is written by hand around what the honest tools would not write.
+"""
+
+import gzip
+import hashlib
+import io
+import json
+import struct
+import tarfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from attnrepro import paths
+from attnrepro.archive import pack
+
+LEDGER = b"id,class,reproduced\n001.a,exact,1\n"
+PAYLOAD = "pwned"  # the file a payload would write, beside the archive
+
+
+def honest(folder, config_text="skip: []\n", extra=None):
+    """An archive written by :func:`attnrepro.archive.pack.write` of a results folder holding a
+    ledger (and ``extra``: {path under the run: bytes}), with ``config_text`` as its resolved config:
+    its MANIFEST and crate agree with every file."""
+    run = Path(folder) / "run"
+    files = {"results/ledger.csv": LEDGER, "Snakefile": (paths.REPO / "Snakefile").read_bytes(),
+             **(extra or {})}
+    for name, data in files.items():
+        (run / name).parent.mkdir(parents=True, exist_ok=True)
+        (run / name).write_bytes(data)
+    lock = (paths.REPO / paths.RUNTIME_LOCK).read_text()
+    out = Path(folder) / "attnrepro-results-hostile.tar.gz"
+    return pack.write(out, sorted(files), config_text, run, lock)
+
+
+def forged(folder, files):
+    """An honest archive, then ``files`` ({path in its folder: bytes}) put in (replaced or added),
+    its MANIFEST.sha256 lines and its crate's ``sha256`` and ``contentSize`` updated to match:
+    nothing in the archive tells the forgery."""
+    archive = honest(folder)
+    with tarfile.open(archive) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    top = archive.name.removesuffix(".tar.gz")
+    crate = json.loads(members[f"{top}/ro-crate-metadata.json"])
+    manifest = members[f"{top}/MANIFEST.sha256"].decode().splitlines()
+    for name, data in files.items():
+        digest = hashlib.sha256(data).hexdigest()
+        members[f"{top}/{name}"] = data
+        entities = [e for e in crate["@graph"] if e.get("@id") == name]
+        if not entities:
+            entities = [{"@id": name, "@type": "File"}]
+            crate["@graph"] += entities
+        for entity in entities:
+            entity.update(sha256=digest, contentSize=str(len(data)))
+        manifest = [line for line in manifest if not line.endswith(f"  {name}")] + [f"{digest}  {name}"]
+    members[f"{top}/ro-crate-metadata.json"] = json.dumps(crate).encode()
+    members[f"{top}/MANIFEST.sha256"] = ("\n".join(manifest) + "\n").encode()
+    return by_hand(archive, members)
+
+
+def config(text):
+    return {"config.resolved.yaml": text.encode()}
+
+
+def by_hand(path, members, tail=b""):
+    """A .tar.gz of ``members`` ({name: bytes, or a TarInfo to add as it is}), then ``tail``."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for name, data in members.items():
+            if isinstance(data, tarfile.TarInfo):
+                tar.addfile(data)
+                continue
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    Path(path).write_bytes(gzip.compress(raw.getvalue() + tail, compresslevel=1))
+    return Path(path)
+
+
+def zeros_member(path, name, size, chunk=16 << 20):
+    """A .tar.gz whose one member ``name`` holds ``size`` zero bytes, compressed as it is written
+    (a few MB on disk for GiBs of zeros; never all of it in memory)."""
+    info = tarfile.TarInfo(name)
+    info.size = size
+    header = info.tobuf(format=tarfile.GNU_FORMAT)
+    compressor = zlib.compressobj(1, zlib.DEFLATED, 31)  # gzip
+    zero = bytes(chunk)
+    with open(path, "wb") as out:
+        out.write(compressor.compress(header))
+        left = size + (-size % 512) + 1024  # the data, its padding, the end-of-archive blocks
+        while left:
+            n = min(left, chunk)
+            out.write(compressor.compress(zero[:n]))
+            left -= n
+        out.write(compressor.flush())
+    return Path(path)
+
+
+def parquet_of_zeros(path, rows, per_group=1 << 22):
+    """A Parquet file of ``rows`` zeros in one column: a few kB per million rows on disk."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    group = pa.table({"x": np.zeros(per_group, dtype=np.int64)})
+    with pq.ParquetWriter(path, group.schema, compression="zstd") as writer:
+        for start in range(0, rows, per_group):
+            writer.write_table(group.slice(0, min(per_group, rows - start)))
+    return path
+
+
+def member_typed(name, kind, target=""):
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, target
+    return info
+
+
+# ---- the corpus --------------------------------------------------------------------------
+
+def templated_config(folder):
+    """A config that asks Snakemake's YTE to run Python: the payload writes a file."""
+    target = Path(folder) / PAYLOAD
+    text = (f"__use_yte__: true\ncrate:\n  title: \"?[__import__('pathlib').Path({str(target)!r})"
+            ".write_text('x'), None][1]\"\n")
+    return forged(folder, config(text))
+
+
+def aliased_config(folder):
+    """A billion laughs as the archive's config."""
+    levels = "abcdefghi"
+    text = "".join(f"{n}: &{n} [{', '.join(['0'] * 10 if i == 0 else [f'*{levels[i - 1]}'] * 10)}]\n"
+                   for i, n in enumerate(levels))
+    return forged(folder, config(text))
+
+
+def tagged_config(folder):
+    return forged(folder, config("crate: !!python/object/apply:os.system ['true']\n"))
+
+
+def program_config(folder):
+    """A config naming an interpreter of its own: a script inside the archive."""
+    text = json.dumps({"numerics": {"environments": {"article": {
+        "python": "../archive/attnrepro-results-hostile/results/evil", "packages": "x",
+        "settings": ["default"]}}}})
+    return forged(folder, {**config(text), "results/evil": b"#!/bin/sh\ntouch pwned\n"})
+
+
+def zeros_2gib(folder):
+    return zeros_member(Path(folder) / "zeros.tar.gz", "top/results/zeros.bin", 2 << 30)
+
+
+def understated(folder):
+    """A member larger than its crate says (the crate itself is consistent otherwise)."""
+    archive = honest(folder)
+    with tarfile.open(archive) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    name = next(n for n in members if n.endswith("results/ledger.csv"))
+    members[name] += b"002.b,exact,2\n" * 100
+    return by_hand(Path(folder) / "understated.tar.gz", members)
+
+
+def symlink_member(folder):
+    return by_hand(Path(folder) / "link.tar.gz", {
+        "top/results/ledger.csv": LEDGER, "top/results/passwd": member_typed("top/results/passwd",
+                                                                             tarfile.SYMTYPE, "/etc/passwd")})
+
+
+def fifo_member(folder):
+    return by_hand(Path(folder) / "fifo.tar.gz", {
+        "top/results/ledger.csv": LEDGER,
+        "top/results/pipe": member_typed("top/results/pipe", tarfile.FIFOTYPE)})
+
+
+def absolute_member(folder):
+    return by_hand(Path(folder) / "absolute.tar.gz", {"top/results/ledger.csv": LEDGER, "/tmp/x": b"x"})
+
+
+def zeros_after_the_end(folder):
+    """Two MiB of zeros after the tar's end: zeros, but more than any tar pads."""
+    return by_hand(Path(folder) / "tail.tar.gz", {"top/results/ledger.csv": LEDGER}, tail=bytes(2 << 20))
+
+
+def many_members(folder):
+    return by_hand(Path(folder) / "many.tar.gz",
+                   {"top/results/ledger.csv": LEDGER, **{f"top/results/f{i}": b"" for i in range(50_001)}})
+
+
+def parquet_bomb(folder):
+    """A Parquet file of 200 million zeros (about 1 MB) in an honest archive."""
+    run = Path(folder) / "bomb"
+    parquet_of_zeros(run / "results/bomb.parquet", 200_000_000)
+    return forged(folder, {"results/bomb.parquet": (run / "results/bomb.parquet").read_bytes()})
+
+
+def footer_bomb(folder):
+    """A Parquet file whose last bytes declare a footer of 1 GiB."""
+    data = b"PAR1" + bytes(100) + struct.pack("<I", 1 << 30) + b"PAR1"
+    return forged(folder, {"results/footer.parquet": data})
+
+
+# name: (build(folder) -> archive, extra arguments, what the one line on stderr holds)
+CORPUS = {
+    "templated config": (templated_config, [],
+                         "__use_yte__: attnrepro reads YAML as plain data, never a template"),
+    "aliased config": (aliased_config, [], "an anchor &a (and 88 more): attnrepro reads YAML as plain data"),
+    "tagged config": (tagged_config, [], "the tag !!python/object/apply:os.system"),
+    "a program of its own": (program_config, [], "numerics.environments.article: "),
+    "2 GiB of zeros": (zeros_2gib, [], "refused before extraction: its files take more than 1.0 GiB once "
+                                        "extracted (at member 'top/results/zeros.bin', 2.0 GiB)"),
+    "a member larger than declared": (understated, [], "holds 1434 bytes, more than the 34 its "
+                                                       "ro-crate-metadata.json declares"),
+    "a symbolic link": (symlink_member, [], "member 'top/results/passwd' is a symbolic link"),
+    "a fifo": (fifo_member, [], "member 'top/results/pipe' is a fifo"),
+    "an absolute name": (absolute_member, [], "member '/tmp/x' has an absolute name"),
+    "zeros after the end": (zeros_after_the_end, [], "refused: more than 1.0 MiB follow the end of its tar"),
+    "too many members": (many_members, [], "refused before extraction: more than 50000 members"),
+    "a Parquet bomb": (parquet_bomb, [], "results/bomb.parquet: its 200000000 rows"),
+    "a Parquet footer bomb": (footer_bomb, [], "its footer declares 1.0 GiB of metadata"),
+}
