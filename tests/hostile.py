@@ -161,7 +161,7 @@ def understated(folder):
     with tarfile.open(archive) as tar:
         members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
     name = next(n for n in members if n.endswith("results/ledger.csv"))
-    members[name] += b"002.b,exact,2\n" * 100
+    members[name] += b"002.b,exact,2\n" * 100_000  # 1.4 MB more
     return by_hand(Path(folder) / "understated.tar.gz", members)
 
 
@@ -213,8 +213,10 @@ CORPUS = {
     "a program of its own": (program_config, [], "numerics.environments.article: "),
     "2 GiB of zeros": (zeros_2gib, [], "refused before extraction: its files take more than 1.0 GiB once "
                                         "extracted (at member 'top/results/zeros.bin', 2.0 GiB)"),
-    "a member larger than declared": (understated, [], "holds 1434 bytes, more than the 34 its "
-                                                       "ro-crate-metadata.json declares"),
+    "files larger than declared": (understated, [], "its files exceed the sizes its ro-crate-metadata.json "
+                                                    "declares by more than 1.0 MiB (at member "
+                                                    "'attnrepro-results-hostile/results/ledger.csv': "
+                                                    "1400034 bytes, 34 declared)"),
     "a symbolic link": (symlink_member, [], "member 'top/results/passwd' is a symbolic link"),
     "a fifo": (fifo_member, [], "member 'top/results/pipe' is a fifo"),
     "an absolute name": (absolute_member, [], "member '/tmp/x' has an absolute name"),

@@ -13,7 +13,7 @@ import yaml
 
 import crate_validation
 from conftest import REPO
-from attnrepro.archive import crate, crate_entities, crate_jobs, verify, verify_crate
+from attnrepro.archive import crate, crate_entities, crate_jobs, verify, verify_crate, verify_rerun
 from attnrepro.run import io
 
 RUNCRATE = REPO / ".venv-runcrate" / "bin" / "runcrate"  # make crate-env
@@ -240,9 +240,9 @@ def _crate_file(top, graph):
 def test_verify_takes_config_lock_commit_and_versions_from_the_crate(tmp_path, monkeypatch, capsys):
     top = tmp_path / "top"
     (top / "results").mkdir(parents=True)
-    for name in ("run.yaml", "pins/pip.lock"):
+    for name, text in (("run.yaml", "skip: [train]\n"), ("pins/pip.lock", "pins/pip.lock")):
         (top / name).parent.mkdir(parents=True, exist_ok=True)
-        (top / name).write_text(name)
+        (top / name).write_text(text)
     _crate_file(top, [
         {"@id": "./", "@type": "Dataset", "mainEntity": {"@id": "Snakefile"}},
         {"@id": "Snakefile", "@type": ["File", "ComputationalWorkflow"], "version": "abc123-dirty",
@@ -259,14 +259,16 @@ def test_verify_takes_config_lock_commit_and_versions_from_the_crate(tmp_path, m
         verify_crate.path(top, "environment")
     ran = []
 
-    def snakemake(cmd, **kwargs):
+    def snakemake(cmd, workdir):
         ran.append(cmd)
-        return subprocess.CompletedProcess(cmd, 0)
+        (workdir / verify_rerun.LOG).write_text("")
+        return 0
 
     with monkeypatch.context() as patch:  # the rerun's Snakemake command, not run
-        patch.setattr(verify.subprocess, "run", snakemake)
+        patch.setattr(verify_rerun, "run", snakemake)
         assert verify.rerun(top, tmp_path / "rerun", 1) == tmp_path / "rerun/results"
-    assert ran[0][-2:] == ["--configfile", str((top / "run.yaml").resolve())]  # the crate's config
+    assert ran[0][-2:] == ["--configfile", str(tmp_path / "rerun" / verify_rerun.CONFIG_JSON)]
+    assert json.loads((tmp_path / "rerun" / verify_rerun.CONFIG_JSON).read_text()) == {"skip": ["train"]}
     said = verify.warnings(top)
     assert "the archive's commit (abc123) is not this checkout's HEAD" in " ".join(said)
     assert "the archive's run had uncommitted changes to tracked files" in said

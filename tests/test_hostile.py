@@ -172,3 +172,39 @@ def test_the_rerun_ends_when_verify_is_killed_outright(tmp_path):
         time.sleep(0.1)
     assert not _alive(rerun)
     os.kill(grandchild, signal.SIGKILL)  # the fake's grandchild is no attnrepro job: no watchdog ends it
+
+
+def _working_in(folder):
+    """The pids of the processes whose working directory is inside ``folder``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cwd = os.readlink(f"/proc/{entry}/cwd")
+            except OSError:
+                continue
+            if cwd.startswith(str(folder)) and _alive(int(entry)):
+                found.append(int(entry))
+    return found
+
+
+@pytest.mark.full
+def test_killing_verify_during_a_real_rerun_leaves_no_process_and_no_folder(tmp_path):
+    """~30 s: the default config's rerun, stopped once its first jobs run (Snakemake, its jobs)."""
+    archive = hostile.honest(tmp_path)
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
+    proc = subprocess.Popen([sys.executable, "-m", "attnrepro", "verify", str(archive), "--cores", "2"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 180
+    while not list((tmp_path / "tmp").glob("attnrepro-verify-*/rerun/results/logs/**/*.log")):
+        assert time.monotonic() < deadline and proc.poll() is None, "no job of the rerun started"
+        time.sleep(0.5)
+    running = _working_in(tmp_path / "tmp")
+    assert len(running) >= 2, running  # Snakemake and at least one job
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert _working_in(tmp_path / "tmp") == []
+    assert not any(_alive(pid) for pid in running)
+    assert list((tmp_path / "tmp").iterdir()) == []

@@ -518,17 +518,25 @@ def test_an_archive_without_results_a_missing_results_folder_or_config_exit_2(tm
     assert not (tmp_path / "rerun").exists()  # nothing copied for a rerun that cannot start
 
 
-@pytest.mark.full
-def test_a_rerun_that_fails_exits_2(tmp_path, capsys):
-    """~3 s: Snakemake refuses the archive's config before any job."""
-    members = {"top/results/ledger.csv": LEDGER_BYTES, "top/config.resolved.yaml": b"train:\n  lr: .nan\n"}
+@pytest.mark.parametrize("text, problem", [
+    (b"train:\n  lr: .nan\n", "train.lr: .nan is not a finite number"),
+    (b"train:\n  lr: -1\n  steps: many\n", "train.lr: -1 is less than or equal to the minimum of 0"),
+    (b"- a list\n", "a config file is a mapping of sections, not a list"),
+    (b"numerics:\n  environments:\n    mine: {python: /bin/sh, packages: x, settings: [default]}\n",
+     "numerics.environments.mine: {'python': '/bin/sh', 'packages': 'x', 'settings': ['default']} is not "
+     "this checkout's 'mine' environment (None): an archive's config never chooses a program to run"),
+    (b"when: 2026-12-04\n", "when: a date is not a config value"),
+])
+def test_an_archive_config_that_cannot_be_rerun_is_one_line_before_anything_is_copied(tmp_path, capsys,
+                                                                                        text, problem):
+    members = {"top/results/ledger.csv": LEDGER_BYTES, "top/config.resolved.yaml": text}
     (tmp_path / "a.tar.gz").write_bytes(gzip.compress(_tar(members)))
     status = verify.main([str(tmp_path / "a.tar.gz"), "--workdir", str(tmp_path / "rerun"), "--cores", "1"])
     out, err = capsys.readouterr()
-    assert status == 2 and out.splitlines()[-1] == "verdict: RERUN FAILED (see above)"
-    assert "train.lr: .nan is not a finite number" in err  # the tail of Snakemake's log
-    assert not (tmp_path / "rerun/results").exists()
-
+    (line,) = err.splitlines()
+    assert status == 2 and "verdict" not in out
+    assert line.startswith("verify: the archive's config top/config.resolved.yaml") and problem in line, line
+    assert not (tmp_path / "rerun").exists()  # nothing copied, nothing run
 
 
 def test_without_workdir_the_rerun_runs_in_the_temporary_folder_beside_the_extracted_archive(

@@ -32,11 +32,26 @@ from attnrepro.run import heartbeat as attnrepro_heartbeat  # noqa: E402
 from attnrepro.run import ownership as attnrepro_ownership  # noqa: E402
 from attnrepro.report import job as report_job  # noqa: E402
 from attnrepro.report import cli as report_cli  # noqa: E402
+from attnrepro.report.ledger import schema as claims_schema  # noqa: E402
+from attnrepro.dag import yamlfile  # noqa: E402
+import yaml  # noqa: E402
 
+# A bad config or claims file stops Snakemake here, before any job, with its message alone (naming
+# file and key on each line): sys.exit prints just that; a WorkflowError adds the line of this file
+# and a line of traceback.
 try:  # the config files Snakemake loaded are read again: a key given twice is refused
     attnrepro_config.validate(config, files=workflow.configfiles)
 except attnrepro_config.ConfigError as error:
-    raise WorkflowError(str(error))
+    sys.exit(str(error))
+
+# The claims are data too: read strictly and checked against their schema before any job runs, so
+# that a bad file stops the run here, in one message naming file, claim and key, not in each job
+# that reads it (the ledger, the seeds, the numerics, the editions).
+PUBLISHED = "config/published.yaml"
+try:
+    claims_schema.check(yamlfile.load(PUBLISHED, fast=True), PUBLISHED)
+except (ValueError, OSError, yaml.YAMLError) as error:
+    sys.exit(f"{PUBLISHED}: {error}" if PUBLISHED not in str(error) else str(error))
 
 # Every job's shell inherits the identity of this Snakemake process (ATTNREPRO_RUN): from the
 # moment it is spawned, a job knows its run, and writes nothing once that run has ended

@@ -15,7 +15,6 @@ owned by ``verify`` to its end.
 
 import ctypes
 import json
-import math
 import os
 import shutil
 import signal
@@ -56,7 +55,8 @@ class Interrupted(BaseException):
 
 def _plain(value, key=""):
     """``value`` if it holds only what JSON holds (mappings with string keys, lists, strings,
-    numbers, booleans, null), else :class:`ConfigRefused` naming the key (a YAML date, bytes)."""
+    numbers, booleans, null), else :class:`ConfigRefused` naming the key (a YAML date, bytes; a
+    NaN is a float here, refused by the validation)."""
     if isinstance(value, dict):
         for k, item in value.items():
             if not isinstance(k, str):
@@ -67,8 +67,6 @@ def _plain(value, key=""):
             _plain(item, f"{key}[{i}]")
     elif not (value is None or isinstance(value, (str, bool, int, float))):
         raise ConfigRefused(f"{key}: a {type(value).__name__} is not a config value")
-    elif isinstance(value, float) and not math.isfinite(value):
-        raise ConfigRefused(f"{key}: {value} is not a finite number")
     return value
 
 
@@ -99,11 +97,12 @@ def config_for_rerun(top):
         theirs = cfg.load(path)
     except (cfg.ConfigError, ValueError) as error:
         raise ConfigRefused(f"the archive's config {shown}: {error}") from None
-    theirs = _plain(theirs)
     ours = cfg.load(cfg.DEFAULT)
-    errors = program_errors(theirs, ours)
     try:
+        errors = program_errors(_plain(theirs), ours)
         cfg.validate(cfg.merge(ours, theirs))
+    except ConfigRefused as error:
+        errors = [str(error)]
     except cfg.ConfigError as error:
         errors += str(error).splitlines()[1:] or [str(error)]
     if errors:
