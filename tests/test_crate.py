@@ -14,6 +14,9 @@ import yaml
 import crate_validation
 from conftest import REPO
 from attnrepro.archive import crate, crate_entities, crate_jobs, verify, verify_crate, verify_rerun
+from attnrepro.dag import config as cfg, plan, sweep_plan
+from attnrepro.evidence import sweep
+from attnrepro.report.evidence import numerics_evaluate
 from attnrepro.run import io
 
 RUNCRATE = REPO / ".venv-runcrate" / "bin" / "runcrate"  # make crate-env
@@ -125,6 +128,55 @@ def test_the_config_parameters_are_described_by_the_schema():
     assert describe(schema, "numerics.cases.train") == "the experiment's case names, or all for every case"
     assert describe(schema, "scale_table.no_such_key") is None
 
+
+
+def _built(config):
+    """{path: (experiment, table, case, article, setting, where)} of every experiment table ``config``
+    plans: the run's, the seed distribution's and the numerics sweep's under every candidate setting
+    (``setting``, else None); ``where``: what the crate's description adds for the folder."""
+    built = {}
+    for exp_id in plan.enabled(config):
+        exp = plan.EXPERIMENTS[exp_id]
+        for case in plan.cases(exp_id, config):
+            for table in exp.tables:
+                built[plan.output_path(exp_id, case, table)] = (exp_id, table, case, exp.article, None, "")
+    train, seeds = plan.EXPERIMENTS["train"], ", a training of the seed distribution beyond the run's own"
+    for case in plan.seed_distribution_cases(config):
+        for table in train.tables:
+            built[plan.seed_output_path(case, table)] = ("train", table, case, train.article, None, seeds)
+    settings = sweep.candidates(config["numerics"])
+    for setting in settings:
+        rerun = f", rerun under the numerics setting {setting}"
+        for exp_id, cases in sweep_plan.sweep_cases(config).items():
+            exp = plan.EXPERIMENTS[exp_id]
+            for case in cases:
+                for table in exp.tables:
+                    built[sweep_plan.output_path(setting, exp_id, case, table)] = (
+                        exp_id, table, case, exp.article, setting, rerun)
+    assert set(plan.all_outputs(config)) | set(sweep_plan.outputs(config, settings)) <= set(built)
+    assert set(plan.seed_training_paths(config, train.tables)) <= set(built)
+    return built
+
+
+@pytest.mark.parametrize("overlay", [None, "config/small.yaml", "config/evidence.yaml"])
+def test_the_crate_records_each_result_file_as_the_plan_built_it(overlay):
+    """Every experiment table of the three shipped configs (attnrepro.paths.parse_result, the crate's
+    and the numerics evaluation's one parser): a case name's dots (eps-0.0001) are no table's."""
+    built = _built(cfg.resolve(overlay and REPO / overlay))
+    for path, (experiment, table, case, article, setting, where) in built.items():
+        assert crate_entities.result_file(path)[:4] == (experiment, table, case, article), path
+        described = crate_entities.file_properties(path)["description"]
+        assert described.startswith(f"The {table} table of experiment {experiment} (article {article}), "
+                                    f"case {case}{where}: a Parquet file"), (path, described)
+        if setting is not None:
+            assert numerics_evaluate.setting_of(path) == setting
+        else:
+            with pytest.raises(ValueError, match="not a numerics sweep file"):
+                numerics_evaluate.setting_of(path)
+    grad_check = "results/data/001/grad_check/post_ln-false_eps-0.0001.parquet"
+    assert built[grad_check][:3] == ("grad_check", "main", "post_ln-false_eps-0.0001")
+    assert any(".0001." in p for p in built) and any("/numerics/article." in p for p in built)
+    assert crate_entities.result_file("results/tables/grad_check.csv") is None
 
 # ---- the small run's archive: the jobs, the validator, runcrate, verify -----------------------
 
@@ -283,3 +335,10 @@ def test_verify_takes_config_lock_commit_and_versions_from_the_crate(tmp_path, m
     unreadable = "the archive's ro-crate-metadata.json cannot be read (JSONDecodeError"
     assert any(s.startswith(unreadable) for s in said)
     assert verify_crate.path(top, "config") is None  # read as before: config.resolved.yaml
+
+
+def test_a_parquet_files_slot_is_its_table_even_when_its_case_holds_a_dot():
+    folder = "results/data/001/grad_check"
+    assert crate._slot(f"{folder}/post_ln-false_eps-0.0001.parquet") == "main"
+    assert crate._slot(f"{folder}/post_ln-false_eps-0.0001.tensors.parquet") == "tensors"
+    assert crate._slot("results/other/file.parquet") == "main"  # not an experiment's table: its provenance's

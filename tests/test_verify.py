@@ -1028,3 +1028,117 @@ def test_a_manifest_line_names_a_file_whose_name_holds_two_spaces(tmp_path):
     digest = hashlib.sha256(b"x").hexdigest()
     (tmp_path / "MANIFEST.sha256").write_text(f"{digest}  results/a  b.csv\n")
     assert verify.manifest_mismatches(tmp_path) == []
+
+
+# ---- an archive is data: the bounds, as verify applies them (tests/test_hostile.py: the corpus) --
+
+SMALL = verify_extract.Limits(total_bytes=64 * 100)  # a Parquet file of 100 cells at most
+
+
+def test_a_parquet_file_beyond_the_limits_differs_unread_on_either_side(tmp_path):
+    rel = "data/001/scale_table/d_k-8_scaled-true.parquet"
+    big = _parquet(tmp_path / "a", rel, pd.DataFrame({"x": np.zeros(101)}))
+    small = _parquet(tmp_path / "b", rel, pd.DataFrame({"x": np.zeros(100)}))
+    why = "its 101 rows of 1 columns make more than the 100 cells a file may (--max-size / 64)"
+    assert vc.compare_parquet(rel, big, small, SMALL) == vc.Entry("parquet", rel, "differs",
+                                                                  f"not read in archive: {why}")
+    assert vc.compare_parquet(rel, small, big, SMALL) == vc.Entry("parquet", rel, "differs",
+                                                                  f"not read here: {why}")
+    entries = vc.compare(tmp_path / "a", tmp_path / "b", SMALL)  # its limits go to the Parquet files
+    assert [(e.kind, e.status, e.detail) for e in entries if e.kind == "parquet"] == [
+        ("parquet", "differs", f"not read in archive: {why}")]
+    assert vc.compare_parquet(rel, small, small, SMALL).status == "equal"  # the limit itself is allowed
+
+
+def test_a_corrupt_file_is_said_by_its_problem_or_its_error():
+    corrupt = io.CorruptResult("x.parquet", "its  content\ndoes not match")
+    assert vc._why(corrupt) == "its content does not match"
+    assert vc._why(OSError(5, "Input/output  error")) == "[Errno 5] Input/output error"
+
+
+def _archive(tmp_path, members, name="a.tar.gz"):
+    (tmp_path / name).write_bytes(gzip.compress(_tar(members)))
+    return tmp_path / name
+
+
+def test_parquet_files_too_large_to_read_refuse_the_archive_before_any_rerun(tmp_path, capsys, monkeypatch):
+    files = {f"top/results/data/f{i}.parquet": pd.DataFrame({"x": np.zeros(201)}) for i in range(4)}
+    for rel, frame in files.items():
+        _parquet(tmp_path / "src", rel, frame)
+    archive = _archive(tmp_path, {rel: (tmp_path / "src" / rel).read_bytes() for rel in files})
+    monkeypatch.setattr(verify, "rerun", lambda *a: pytest.fail("a rerun started"))
+    assert verify.main([str(archive), "--max-size", "12800", "--workdir", str(tmp_path / "w")]) == 2
+    why = "its 201 rows of 1 columns make more than the 200 cells a file may (--max-size / 64)"
+    assert capsys.readouterr().err == (
+        f"verify: {archive}: refused: 4 Parquet file(s) too large to read: "
+        + "; ".join(f"results/data/f{i}.parquet: {why}" for i in range(3)) + "\n")
+
+
+def test_the_room_for_a_rerun_is_checked_with_the_extraction_and_not_without_a_rerun(tmp_path, capsys,
+                                                                                       monkeypatch):
+    archive = _archive(tmp_path, {"top/results/ledger.csv": LEDGER_BYTES, "top/results/blob.bin": BLOB})
+    results = _archive_top(tmp_path / "here", {"results/ledger.csv": LEDGER_BYTES, "results/blob.bin": BLOB})
+    room = 64 * verify_extract.MiB + len(LEDGER_BYTES) + len(BLOB) + 100  # the extraction, not twice it
+    monkeypatch.setattr(verify_extract.shutil, "disk_usage", lambda path: types.SimpleNamespace(free=room))
+    assert verify.main([str(archive), "--results", str(results / "results")]) == 0  # no rerun: room enough
+    capsys.readouterr()
+    monkeypatch.setattr(verify, "rerun", lambda *a: pytest.fail("a rerun started"))
+    assert verify.main([str(archive), "--workdir", str(tmp_path / "w")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("verify: the local disk holding ")
+    extracting = verify_extract.shown(len(LEDGER_BYTES) + len(BLOB))
+    assert f"free; extracting its {extracting} and a rerun of its results needs 64.4 MiB" in line, line
+
+
+def test_a_disk_that_fills_while_extracting_or_copying_is_named_as_this_machines(tmp_path, monkeypatch):
+    import errno
+
+    full = OSError(errno.ENOSPC, "No space left on device")
+
+    def fill(*args, **kwargs):
+        raise full
+
+    monkeypatch.setattr(verify_extract, "open_checked", fill)
+    (tmp_path / "x.tar.gz").write_bytes(b"x")
+    with pytest.raises(verify.CannotVerify) as info:
+        verify.extract(tmp_path / "x.tar.gz", tmp_path / "new/dest")
+    full_here = (f"the local disk holding {tmp_path} is full (No space left on device): the archive is "
+                 "not to blame")
+    assert str(info.value) == full_here
+    monkeypatch.setattr(verify_rerun, "config_for_rerun", lambda top: {})
+    monkeypatch.setattr(verify_rerun, "copy_workflow", fill)
+    with pytest.raises(verify.CannotVerify) as info:
+        verify.rerun(tmp_path, tmp_path / "work/rerun", 1)
+    assert str(info.value) == full_here
+
+
+def test_zeros_beyond_what_a_tar_pads_are_refused_naming_the_byte(tmp_path):
+    raw = _tar({"top/results/ledger.csv": LEDGER_BYTES})
+    archive = tmp_path / "a.tar.gz"
+    archive.write_bytes(gzip.compress(raw + bytes(2 << 20)))
+    end = 512 + -(-len(LEDGER_BYTES) // 512) * 512
+    with pytest.raises(verify.CannotVerify) as info:
+        verify.extract(archive, tmp_path / "x")
+    assert str(info.value) == f"{archive}: refused: more than 1.0 MiB follow the end of its tar at byte {end}"
+
+
+def test_a_signal_is_said_and_its_status_is_128_plus_its_number(tmp_path, capsys, monkeypatch):
+    import signal
+
+    def stopped(args, tmp):
+        raise verify_rerun.Interrupted(signal.SIGTERM)
+
+    monkeypatch.setattr(verify, "_verify", stopped)
+    assert verify.main(["a.tar.gz"]) == 143
+    said = "verify: stopped by SIGTERM: the rerun was ended and the temporary folder removed\n"
+    assert capsys.readouterr() == ("", said)
+
+
+def test_max_size_reads_a_size_and_names_what_it_cannot_read(capsys):
+    parser = verify._parser()
+    assert "--max-size SIZE" in parser.format_help()
+    with pytest.raises(SystemExit) as info:
+        parser.parse_args(["a.tar.gz", "--max-size", "four"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err == ("attnrepro verify: argument --max-size: 'four' is not a size (4G, "
+                                       "512M, 3GiB, or bytes) (see attnrepro verify --help)\n")

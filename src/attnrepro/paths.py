@@ -2,8 +2,10 @@
 
 The one module of result paths: the rules (``workflow/rules/*.smk``), the plan, the report, the
 crate and the editions build every path under ``results/`` with a constant or a function of this
-module, and read one back with :func:`parse_output`. Pure Python, importing nothing from
-attnrepro (the bottom layer of ``.importlinter``): Snakemake and every job import it.
+module, and read one back with :func:`parse_output` (its experiment, table and case) or
+:func:`parse_result` (all that an experiment's table's path names: its article too, and the
+folder and numerics setting it lies under). Pure Python, importing nothing from attnrepro (the
+bottom layer of ``.importlinter``): Snakemake and every job import it.
 
     results/data/<article>/<experiment>/<case>[.<table>].parquet        an experiment's tables
     results/seeds/data/001/train/<case>[.<table>].parquet               the seed distribution's
@@ -25,10 +27,11 @@ plan then reruns no job that does not use it. A table name is an identifier
 (``plan.Experiment.tables``, never ``main`` after a dot); a case name that holds a dot holds it in
 a number (``eps-0.0001``), so what follows its last dot is never one
 (``tests/test_code_inputs.py`` checks that :func:`parse_output` inverts every path the plan builds
-for the shipped configs).
+for the shipped configs, ``tests/test_crate.py`` that the archive's crate records them so).
 """
 
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 SRC = Path(__file__).resolve().parents[1]  # the folder that holds the package
 REPO = SRC.parent  # the repository (the workflow's folder)
@@ -165,3 +168,39 @@ def parse_output(path):
     if dot and table.isidentifier() and table != "main":
         return experiment, table, case
     return experiment, "main", name
+
+
+class ResultFile(NamedTuple):
+    """What the path of one experiment's table names (:func:`parse_result`)."""
+
+    experiment: str
+    table: str
+    case: str
+    article: str
+    folder: str  # DATA (the run's), SEEDS (the seed distribution's other trainings) or SWEEP_ROOT
+    setting: str | None = None  # the numerics sweep's setting, under SWEEP_ROOT only
+
+
+def _ends_with(parts, folder):
+    folder = PurePosixPath(folder).parts
+    return len(parts) >= len(folder) and parts[len(parts) - len(folder):] == folder
+
+
+def parse_result(path):
+    """The :class:`ResultFile` of an experiment's table, from its path alone: a path of
+    :func:`data_path`, :func:`seed_data_path` or :func:`sweep_data_path` (any folder may hold its
+    ``results/``), whose name :func:`parse_output` reads. ValueError for any other path."""
+    experiment, table, case = parse_output(path)
+    parts = PurePosixPath(str(path).replace("\\", "/")).parts
+    head, article = parts[:-3], parts[-3] if len(parts) > 3 else ""  # .../<article>/<experiment>/<file>
+    data = relative(DATA)  # the layout of results/data, repeated under SEEDS and each setting
+    if article and _ends_with(head, data):
+        if _ends_with(head[:-2], SWEEP_ROOT):  # results/numerics/<setting>/data
+            return ResultFile(experiment, table, case, article, SWEEP_ROOT, head[-2])
+        if _ends_with(head, f"{SEEDS}/{data}"):
+            return ResultFile(experiment, table, case, article, SEEDS)
+        if _ends_with(head, DATA):
+            return ResultFile(experiment, table, case, article, DATA)
+    raise ValueError(f"not an experiment's table (results/data/<article>/<experiment>/<case>"
+                     f"[.<table>].parquet, or the same under results/seeds/ or "
+                     f"results/numerics/<setting>/): {path}")

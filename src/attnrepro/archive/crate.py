@@ -334,9 +334,9 @@ def _slot(path, job=None):
     """A file's parameter slot: a Parquet file's table, else its kind (md, csv, svg, html, ...)."""
     p = PurePosixPath(path)
     if p.suffix == ".parquet":
+        result = ce.result_file(path)  # the path's own table (a case may hold a dot: eps-0.0001)
         table = (job.provenance or {}).get("table") if job else None
-        parts = p.name.split(".")
-        return parts[1] if len(parts) > 2 else table or "main"
+        return result.table if result is not None else table or "main"
     if paths.under(p, paths.EDITIONS):
         return "edition"
     return p.name.replace(".", "-") if job is None else p.suffix.lstrip(".") or p.name

@@ -88,6 +88,23 @@ def encoding_format(path):
     return FORMATS.get(PurePosixPath(path).suffix)
 
 
+# where an experiment's table lies (attnrepro.paths.ResultFile.folder), as its description says it
+WHERE = {
+    paths.DATA: "",
+    paths.SEEDS: ", a training of the seed distribution beyond the run's own",
+    paths.SWEEP_ROOT: ", rerun under the numerics setting {setting}",
+}
+
+
+def result_file(path):
+    """The experiment, table, case, article (and folder, setting) of an archived experiment's
+    table, read by :func:`attnrepro.paths.parse_result`; None for any other file."""
+    try:
+        return paths.parse_result(path)
+    except ValueError:
+        return None
+
+
 def file_description(path):
     """A sentence on what an archived file is, for a person reading the crate."""
     if path in DESCRIPTIONS:
@@ -96,11 +113,10 @@ def file_description(path):
     if paths.under(path, paths.EDITIONS):
         return (f"Article {p.stem} as published, every number the ledger judges marked with its "
                 "verdict (the annotated edition).")
-    if paths.under(path, paths.DATA):
-        table = p.name.split(".")[1] if p.name.count(".") > 1 else "main"
-        case = p.name.split(".")[0]
-        return (f"The {table} table of experiment {p.parts[3]} (article {p.parts[2]}), case {case}: a "
-                "Parquet file carrying its provenance (parameters, seeds, versions, numerics, times).")
+    if (result := result_file(path)) is not None:
+        return (f"The {result.table} table of experiment {result.experiment} (article {result.article}), "
+                f"case {result.case}{WHERE[result.folder].format(setting=result.setting)}: a Parquet "
+                "file carrying its provenance (parameters, seeds, versions, numerics, times).")
     if paths.under(path, paths.TABLES):
         return f"Table {p.stem} ({'Markdown, as printed' if p.suffix == '.md' else 'CSV, full precision'})."
     if paths.under(path, paths.FIGURES):

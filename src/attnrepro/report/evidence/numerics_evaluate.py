@@ -20,11 +20,11 @@ are written by :mod:`attnrepro.report.evidence.numerics_render`.
 
 import dataclasses
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from attnrepro import paths as layout  # "paths" is the argument of loaders(): the sweep's files
 from attnrepro.run import io
 from attnrepro.evidence import NUMERICS
 from attnrepro.report.ledger import consistency, verdicts
@@ -54,11 +54,15 @@ COLUMNS = [
 
 
 def setting_of(path):
-    """The setting of a sweep file ``.../<setting>/data/<article>/<experiment>/<file>.parquet``."""
-    path = Path(path)
-    if len(path.parents) < 5 or path.parents[2].name != "data":
+    """The setting of a sweep file ``results/numerics/<setting>/data/<article>/<experiment>/<file>``
+    (:func:`attnrepro.paths.parse_result`); ValueError for any other path."""
+    try:
+        setting = layout.parse_result(path).setting
+    except ValueError:
+        setting = None
+    if setting is None:
         raise ValueError(f"not a numerics sweep file: {path}")
-    return path.parents[3].name
+    return setting
 
 
 def loaders(paths):
