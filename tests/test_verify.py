@@ -179,6 +179,7 @@ def test_a_parquet_file_with_a_measured_column_on_one_side_only_differs(tmp_path
     assert entry.status == "differs" and entry.detail.startswith("corrupt here: unreadable: ArrowInvalid")
     assert (entry.kind, entry.path) == ("parquet", rel)  # listed with the Parquet files, under its name
     entry = vc.compare_parquet(rel, b / rel, a / rel)  # the archive's: no advice to rebuild a temporary path
+    assert (entry.kind, entry.path, entry.status) == ("parquet", rel, "differs")
     assert entry.detail.startswith("corrupt in archive: unreadable: ArrowInvalid")
     assert "forcerun" not in entry.detail
 
@@ -1142,3 +1143,14 @@ def test_max_size_reads_a_size_and_names_what_it_cannot_read(capsys):
     assert info.value.code == 2
     assert capsys.readouterr().err == ("attnrepro verify: argument --max-size: 'four' is not a size (4G, "
                                        "512M, 3GiB, or bytes) (see attnrepro verify --help)\n")
+
+
+def test_the_comparison_reads_within_the_ceiling_given_on_the_command_line(tmp_path, capsys):
+    rel = "results/data/001/scale_table/d_k-8_scaled-true.parquet"
+    _parquet(tmp_path / "src/top", rel, pd.DataFrame({"x": np.zeros(100)}))
+    archive = _archive(tmp_path, {f"top/{rel}": (tmp_path / "src/top" / rel).read_bytes()})
+    _parquet(tmp_path / "here", rel, pd.DataFrame({"x": np.zeros(300)}))  # beyond 200 cells, here only
+    here = str(tmp_path / "here/results")
+    assert verify.main([str(archive), "--results", here, "--max-size", "12800"]) == 1
+    assert (f"differs          {rel}: not read here: its 300 rows of 1 columns make more than the 200 cells "
+            "a file may (--max-size / 64)") in capsys.readouterr().out.splitlines()
