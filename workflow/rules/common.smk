@@ -32,9 +32,7 @@ from attnrepro.run import heartbeat as attnrepro_heartbeat  # noqa: E402
 from attnrepro.run import ownership as attnrepro_ownership  # noqa: E402
 from attnrepro.report import job as report_job  # noqa: E402
 from attnrepro.report import cli as report_cli  # noqa: E402
-from attnrepro.report.ledger import schema as claims_schema  # noqa: E402
-from attnrepro.dag import yamlfile  # noqa: E402
-import yaml  # noqa: E402
+from attnrepro.run import usage  # noqa: E402
 
 # A bad config or claims file stops Snakemake here, before any job, with its message alone (naming
 # file and key on each line): sys.exit prints just that; a WorkflowError adds the line of this file
@@ -48,10 +46,10 @@ except attnrepro_config.ConfigError as error:
 # that a bad file stops the run here, in one message naming file, claim and key, not in each job
 # that reads it (the ledger, the seeds, the numerics, the editions).
 PUBLISHED = "config/published.yaml"
-try:
-    claims_schema.check(yamlfile.load(PUBLISHED, fast=True), PUBLISHED)
-except (ValueError, OSError, yaml.YAMLError) as error:
-    sys.exit(f"{PUBLISHED}: {error}" if PUBLISHED not in str(error) else str(error))
+try:  # as every job reading the claims loads them (attnrepro.report.job.check_claims)
+    report_job.check_claims(PUBLISHED)
+except usage.UsageError as error:
+    sys.exit(str(error))
 
 # Every job's shell inherits the identity of this Snakemake process (ATTNREPRO_RUN): from the
 # moment it is spawned, a job knows its run, and writes nothing once that run has ended
