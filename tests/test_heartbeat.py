@@ -317,6 +317,17 @@ def test_a_refusal_names_the_holder_host_and_day_and_reads_a_late_name_again(tmp
     assert heartbeat.holder(path, attempts=0) == nameless  # not read at all: named by nothing
 
 
+def test_a_refusal_dates_the_holders_start_by_the_day_it_started_not_by_today(tmp_path):
+    """The date is said when the holder started on another day than ``now``'s: the start's date."""
+    path = tmp_path / heartbeat.LOCK_NAME
+    started = time.mktime((2001, 2, 3, 12, 0, 0, 0, 0, -1))  # local noon, long before today
+    path.write_text(json.dumps({"pid": 77, "host": socket.gethostname(), "run": OTHER, "started": started}))
+    assert heartbeat.holder(path, now=started + 60) == _refusal(77, started)  # its own day: the time alone
+    assert heartbeat.holder(path, now=started + 3 * 86400) == (
+        "another Snakemake run (pid 77, started 2001-02-03 12:00:00) is running in this folder: wait for it, "
+        "or stop it")
+
+
 def test_a_filesystem_without_locks_is_said_and_the_run_goes_on(tmp_path, monkeypatch, caplog):
     path = tmp_path / heartbeat.LOCK_NAME
     for error, said in ((OSError(errno.ENOLCK, "No locks available"), "No locks available"),
@@ -344,6 +355,7 @@ def test_a_second_run_is_refused_before_it_writes_a_heartbeat(tmp_path, no_publi
     holder.release()  # the first run ends
     publisher = heartbeat.publish(OTHER, environ, path=path, period=60)
     assert heartbeat.read(path)[0] == OTHER and publisher.lock.fd is not None
+    assert json.loads((tmp_path / heartbeat.LOCK_NAME).read_text())["run"] == OTHER  # the lock names its run
     with pytest.raises(heartbeat.Busy):  # held for the whole run
         heartbeat.RunLock(tmp_path / heartbeat.LOCK_NAME).take(TOKEN)
     heartbeat.stop(environ)

@@ -97,7 +97,7 @@ def _refused(read, path, problem, **options):
         read(path, **options)
     assert str(caught.value) == (f"{path}: corrupt result file ({problem}); "
                                  f"rebuild it with `snakemake --cores N --forcerun {path}`")
-    assert caught.value.path == str(path)
+    assert caught.value.path == str(path) and caught.value.problem == problem  # kept for its readers
 
 
 @pytest.mark.full
@@ -325,6 +325,11 @@ def test_each_staged_table_reaches_the_fault_hook_by_its_name(tmp_path, monkeypa
 
     monkeypatch.setenv(ownership.FAULT, "pause-after-table:curve")
     monkeypatch.setattr(ownership, "PAUSE_SECONDS", 0)
+
+    def kill(pid, sig):  # a pause taken for a kill fails the test, instead of killing pytest
+        raise AssertionError(f"the fault hook killed pid {pid} instead of pausing")
+
+    monkeypatch.setattr(ownership.os, "kill", kill)
     paths = {t: tmp_path / f"case.{t}.parquet" for t in ("main", "curve")}
     with io.OutputSet(paths) as outputs:
         outputs.stage("main", pd.DataFrame({"v": [1]}), {})
