@@ -104,7 +104,9 @@ def config_for_rerun(top):
     except ConfigRefused as error:
         errors = [str(error)]
     except cfg.ConfigError as error:
-        errors += str(error).splitlines()[1:] or [str(error)]
+        errors += str(error).splitlines()[1:] or [
+            str(error),  # pragma: no mutate (equivalent: validate lists its problems under a header)
+        ]
     if errors:
         more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
         listed = "; ".join(e.strip() for e in errors[:3])
@@ -115,7 +117,9 @@ def config_for_rerun(top):
 def write_config(config, workdir):
     """The config as JSON in the rerun's folder (Snakemake reads a JSON file as JSON); its path."""
     out = Path(workdir) / CONFIG_JSON
-    out.write_text(json.dumps(config, indent=1, sort_keys=True, allow_nan=False) + "\n")
+    out.write_text(json.dumps(config, indent=1, sort_keys=True,
+                              allow_nan=False,  # pragma: no mutate (equivalent: json reads None as False)
+                              ) + "\n")
     return out
 
 
@@ -196,7 +200,9 @@ def end(proc, grace=GRACE_SECONDS):
     pids = descendants(proc.pid)
     _signal_all(pids, proc.pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and (proc.poll() is None or any(_alive(p) for p in pids)):
+    # _alive, not proc.poll(): ``proc`` is waited for last, so that its pid (and group) cannot be
+    # another process's when SIGKILL is sent to them
+    while time.monotonic() < deadline and (_alive(proc.pid) or any(_alive(p) for p in pids)):
         time.sleep(0.1)
     _signal_all(pids + descendants(proc.pid), proc.pid, signal.SIGKILL)
     proc.wait()

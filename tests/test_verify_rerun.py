@@ -1,0 +1,615 @@
+"""verify's rerun in-process (:mod:`attnrepro.archive.verify_rerun`): the archive's config read as
+data and checked, then written as JSON; the rerun run in a session of its own and ended, with every
+descendant, on a signal or an error. The processes are real and small (sleep, python -S); every
+wait has a deadline, and what a failing test leaves running is killed after it."""
+
+import ctypes
+import datetime
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from attnrepro.archive import verify_rerun
+from attnrepro.archive.verify_rerun import ConfigRefused
+from attnrepro.dag import config as cfg
+
+DEADLINE = 30  # seconds: the longest wait for a process to start, on a loaded machine
+ENDED = 10  # seconds: the longest wait for a killed process to be gone (a mutant leaving it fails fast)
+LIFETIME = "60"  # seconds a test's sleeping process lives if a test fails to end it
+SLEEP = shutil.which("sleep")
+PYTHON = [sys.executable, "-S", "-c"]  # the standard library only: fast to start
+PR_GET_PDEATHSIG = 2
+
+
+def _wait_until(predicate, what, seconds=DEADLINE):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
+        time.sleep(0.02)
+
+
+def _state(pid):
+    """(state, start time) of ``pid`` from /proc, or None: read apart from the module under test."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return fields[0], fields[19]
+
+
+def _alive(pid):
+    state = _state(pid)
+    return state is not None and state[0] not in ("Z", "X")
+
+
+class Started(dict):
+    """{pid: its start time} of the processes a test started, to kill after it those still running
+    (only the same process: a pid is reused once its process is gone)."""
+
+    def add(self, pid):
+        state = _state(pid)
+        if state is not None:
+            self[pid] = state[1]
+
+    def kill(self):
+        for pid, start in self.items():
+            state = _state(pid)
+            if state is not None and state[0] not in ("Z", "X") and state[1] == start:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
+@pytest.fixture
+def started():
+    pids = Started()
+    yield pids
+    pids.kill()
+
+
+def _pids(path, count, started):
+    """The ``count`` pids a test's process wrote to ``path`` (written whole: renamed into place)."""
+    _wait_until(path.exists, f"the pids in {path.name}")
+    pids = [int(p) for p in path.read_text().split()]
+    for pid in pids:
+        started.add(pid)
+    assert len(pids) == count, pids
+    return pids
+
+
+def _session(cmd, started, **kwargs):
+    """``cmd`` started as run() starts it: in a session of its own."""
+    proc = subprocess.Popen(cmd, start_new_session=True, **kwargs)
+    started.add(proc.pid)
+    return proc
+
+
+# a process tree: the child (python) starts a grandchild (python) whose child is a sleep named like a
+# /proc stat line, "a) Z 1 (b" (a reader must take the last ")"), and a sleep in a session of its own
+# (out of the child's process group); it writes their pids to the file argv[2] and waits
+TREE = f"""
+import os, subprocess, sys
+named, out = sys.argv[1], sys.argv[2]
+middle = subprocess.Popen([sys.executable, "-S", "-c",
+                           "import subprocess, sys; g = subprocess.Popen([sys.argv[1], {LIFETIME!r}]); "
+                           "print(g.pid, flush=True); g.wait()", named], stdout=subprocess.PIPE, text=True)
+inner = int(middle.stdout.readline())
+apart = subprocess.Popen(["sleep", {LIFETIME!r}], start_new_session=True)
+open(out + ".tmp", "w").write(f"{{middle.pid}} {{inner}} {{apart.pid}}")
+os.rename(out + ".tmp", out)
+middle.wait()
+"""
+
+
+def _named_sleep(tmp_path):
+    named = tmp_path / "a) Z 1 (b"
+    named.symlink_to(SLEEP)
+    return named
+
+
+def _tree(tmp_path, started):
+    """(the child, [its grandchild, the grandchild's child, the grandchild in its own session])."""
+    proc = _session([*PYTHON, TREE, str(_named_sleep(tmp_path)), str(tmp_path / "pids")], started,
+                    cwd=tmp_path)
+    return proc, _pids(tmp_path / "pids", 3, started)
+
+
+def _ignoring_sigterm():
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # kept across exec: sleep ignores it too
+
+
+# ---- the config: only what JSON holds -------------------------------------------------------
+
+def test_a_config_of_plain_data_is_returned_as_it_is():
+    config = {"a": None, "b": "text", "c": True, "d": 3, "e": 0.5, "f": [1, [], {"g": [None, "x"]}], "h": {}}
+    assert verify_rerun._plain(config) is config
+
+
+@pytest.mark.parametrize("value, message", [
+    ({1: "x"}, "(top level): the key 1 is not a string"),
+    ({"a": {"b": {2.5: 1}}}, "a.b: the key 2.5 is not a string"),
+    ({"a": [{("k",): 1}]}, "a[0]: the key ('k',) is not a string"),
+    ({"a": {"b": datetime.date(2024, 1, 1)}}, "a.b: a date is not a config value"),
+    ({"d": datetime.date(2024, 1, 1)}, "d: a date is not a config value"),
+    ({"a": [1, {"b": [None, b"x"]}]}, "a[1].b[1]: a bytes is not a config value"),
+    ({"a": ["x", [0, (1, 2)]]}, "a[1][1]: a tuple is not a config value"),
+    ([0, {"a": {1}}], "[1].a: a set is not a config value"),
+])
+def test_what_json_cannot_hold_is_refused_by_its_key(value, message):
+    with pytest.raises(ConfigRefused) as refused:
+        verify_rerun._plain(value)
+    assert str(refused.value) == message
+
+
+# ---- the config: no program of its own ------------------------------------------------------
+
+@pytest.mark.parametrize("config, programs", [
+    ({}, {}),
+    ({"numerics": None}, {}),
+    ({"numerics": "text"}, {}),
+    ({"numerics": [1]}, {}),
+    ({"numerics": {}}, {}),
+    ({"numerics": {"environments": None}}, {}),
+    ({"numerics": {"environments": {"a": {"python": "p"}}}, "environments": {"b": 1}},
+     {"a": {"python": "p"}}),
+])
+def test_the_programs_of_a_config_are_its_numerics_environments(config, programs):
+    assert verify_rerun._programs(config) == programs
+
+
+def test_each_program_the_archive_names_and_this_checkout_does_not_is_a_sentence():
+    ours = {"numerics": {"environments": {"article": {"python": "p"}, "other": "o"}}}
+    theirs = {"numerics": {"environments": {"zeta": "z", "other": "o", "article": {"python": "evil"}}}}
+    assert verify_rerun.program_errors(theirs, ours) == [
+        "numerics.environments.article: {'python': 'evil'} is not this checkout's 'article' environment "
+        "({'python': 'p'}): an archive's config never chooses a program to run",
+        "numerics.environments.zeta: 'z' is not this checkout's 'zeta' environment (None): an archive's "
+        "config never chooses a program to run"]
+    assert verify_rerun.program_errors(ours, ours) == []
+    assert verify_rerun.program_errors({}, ours) == []
+
+
+# ---- the config: read, checked, one line of its problems -------------------------------------
+
+TOP = "attnrepro-results-x"
+
+
+def _archive(tmp_path, text, name="config.resolved.yaml"):
+    top = tmp_path / TOP
+    (top / name).parent.mkdir(parents=True, exist_ok=True)
+    (top / name).write_text(text)
+    return top
+
+
+def _refused(top):
+    with pytest.raises(ConfigRefused) as refused:
+        verify_rerun.config_for_rerun(top)
+    return str(refused.value)
+
+
+def _article():
+    """This checkout's 'article' environment, as a message shows it."""
+    return repr(cfg.load(cfg.DEFAULT)["numerics"]["environments"]["article"])
+
+
+NOT_A_PROGRAM = ("numerics.environments.article: {'python': 'x'} is not this checkout's 'article' "
+                 "environment ({article}): an archive's config never chooses a program to run")
+
+
+def test_a_valid_config_is_the_archives_own_not_merged(tmp_path):
+    assert verify_rerun.config_for_rerun(_archive(tmp_path, "skip: [train]\n")) == {"skip": ["train"]}
+
+
+def test_an_archive_without_a_config_has_nothing_to_rerun(tmp_path):
+    (tmp_path / TOP / "config.resolved.yaml").mkdir(parents=True)  # a folder is no config
+    assert _refused(tmp_path / TOP) == "the archive holds no config.resolved.yaml: nothing to rerun"
+
+
+def test_a_config_that_is_not_plain_yaml_is_refused_with_the_loaders_line(tmp_path):
+    top = _archive(tmp_path, "a: &x 1\nb: *x\n")
+    assert _refused(top) == (
+        f"the archive's config {TOP}/config.resolved.yaml: {top}/config.resolved.yaml, line 1: an anchor &x "
+        "(and 1 more): attnrepro reads YAML as plain data: write each value out, without anchors, aliases "
+        "or merge keys")
+
+
+def _crate(top, config):
+    """An RO-Crate in ``top`` whose run started from the file named ``config``."""
+    crate = {"@graph": [
+        {"@id": "./", "mainEntity": {"@id": "Snakefile"}},
+        {"@id": "#run", "@type": "CreateAction", "instrument": {"@id": "Snakefile"},
+         "object": [{"@id": config}]},
+        {"@id": config, "@type": "File"}]}
+    (top / "ro-crate-metadata.json").write_text(json.dumps(crate))
+
+
+def test_the_config_the_crate_names_is_the_one_read(tmp_path):
+    top = _archive(tmp_path, "skip: 1\n", "run/config.yaml")
+    (top / "config.resolved.yaml").write_text("skip: [train]\n")  # not the run's, by the crate
+    _crate(top, "run/config.yaml")
+    assert _refused(top) == (f"the archive's config {TOP}/run/config.yaml cannot be rerun: "
+                             "skip: 1 is not of type 'array'")
+
+
+def test_a_config_path_not_under_the_archives_parent_is_shown_whole(tmp_path, monkeypatch):
+    """``top`` relative, the crate's name of the config absolute (a file inside ``top``)."""
+    monkeypatch.chdir(tmp_path)
+    config = _archive(tmp_path, "skip: 1\n", "run/config.yaml") / "run/config.yaml"
+    _crate(tmp_path / TOP, str(config))
+    assert _refused(Path(TOP)) == (f"the archive's config {config} cannot be rerun: "
+                                   "skip: 1 is not of type 'array'")
+
+
+def test_a_value_json_cannot_hold_is_the_one_problem_named(tmp_path):
+    top = _archive(tmp_path, "a: 2024-01-01\nnumerics: {environments: {article: {python: x}}}\nskip: 1\n")
+    assert _refused(top) == (f"the archive's config {TOP}/config.resolved.yaml cannot be rerun: "
+                             "a: a date is not a config value")
+
+
+@pytest.mark.parametrize("text, listed", [
+    ("skip: [1]\n", ["skip[0]: 1 is not of type 'string'"]),
+    ("a: .nan\nb: .nan\n", ["a: .nan is not a finite number", "b: .nan is not a finite number",
+                            "(top level): Additional properties are not allowed ('a', 'b' were unexpected)"]),
+    ("a: .nan\nb: .nan\nc: .nan\n", ["a: .nan is not a finite number", "b: .nan is not a finite number",
+                                     "c: .nan is not a finite number (and 1 more)"]),
+    ("a: .nan\nb: .nan\nc: .nan\nnumerics: {environments: {article: {python: x}}}\n",
+     [NOT_A_PROGRAM, "a: .nan is not a finite number", "b: .nan is not a finite number (and 2 more)"]),
+    ("numerics: {environments: {article: {python: x}}}\n", [NOT_A_PROGRAM]),
+])
+def test_the_first_three_problems_are_named_and_the_others_counted(tmp_path, text, listed):
+    expected = "; ".join(listed).replace("{article}", _article())
+    assert _refused(_archive(tmp_path, text)) == (
+        f"the archive's config {TOP}/config.resolved.yaml cannot be rerun: {expected}")
+
+
+# ---- the config, as Snakemake reads it -------------------------------------------------------
+
+def test_the_config_is_written_as_json_with_sorted_keys(tmp_path):
+    out = verify_rerun.write_config({"b": [1, {"d": None, "c": "é"}], "a": 1.5, "e": True}, tmp_path)
+    assert out == tmp_path / "verify-config.json"
+    assert out.read_text() == ('{\n "a": 1.5,\n "b": [\n  1,\n  {\n   "c": "\\u00e9",\n   "d": null\n'
+                               '  }\n ],\n "e": true\n}\n')
+
+
+@pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf])
+def test_a_number_json_cannot_hold_is_refused_writing_nothing(tmp_path, number):
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        verify_rerun.write_config({"a": [number]}, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---- the folder ----------------------------------------------------------------------------
+
+def test_a_rerun_starts_in_a_new_or_empty_folder(tmp_path):
+    assert verify_rerun.check_workdir(tmp_path / "new") is None
+    assert verify_rerun.check_workdir(str(tmp_path)) is None
+    (tmp_path / ".hidden").write_text("")
+    assert verify_rerun.check_workdir(str(tmp_path)) == (
+        f"--workdir {tmp_path}: not empty; a rerun starts from nothing (an earlier run's results there "
+        "would be compared instead of a rerun's): give a new or empty folder")
+    file = tmp_path / ".hidden"
+    assert verify_rerun.check_workdir(file) == f"--workdir {file}: not a folder"
+
+
+# ---- the processes: which are alive, which descend from which --------------------------------
+
+def test_a_process_is_alive_until_it_is_a_zombie(tmp_path, started):
+    proc = subprocess.Popen([str(_named_sleep(tmp_path)), LIFETIME])
+    started.add(proc.pid)
+    _wait_until(lambda: _state(proc.pid) is not None, "the sleep")
+    assert verify_rerun._alive(proc.pid) is True  # its name holds ") Z 1 (": the state is after the last ")"
+    proc.kill()
+    _wait_until(lambda: _state(proc.pid)[0] == "Z", "the zombie")  # ended, not yet waited for
+    assert verify_rerun._alive(proc.pid) is False
+    proc.wait()
+    assert verify_rerun._alive(int(open("/proc/sys/kernel/pid_max").read()) + 1) is False  # no such process
+
+
+@pytest.mark.parametrize("line, alive", [
+    ("42 (sleep) S 1 42 42 0", True),
+    ("42 (sleep) R 1 42 42 0", True),
+    ("42 (sleep) D 1 42 42 0", True),
+    ("42 (sleep) Z 1 42 42 0", False),
+    ("42 (sleep) X 1 42 42 0", False),  # dead: seen for an instant while it is reaped
+    ("42 (a) X 1 (b) S 1 42 42 0", True),
+    ("42 (sleep", False),  # cut short
+])
+def test_the_state_of_a_process_is_read_from_its_stat_line(monkeypatch, line, alive):
+    read = []
+
+    class Stat:
+        def __init__(self, path):
+            read.append(path)
+
+        def read_text(self):
+            return line
+
+    monkeypatch.setattr(verify_rerun, "Path", Stat)
+    assert verify_rerun._alive(42) is alive
+    assert read == ["/proc/42/stat"]
+
+
+def test_descendants_are_every_generation_below_a_process(tmp_path, started):
+    proc, pids = _tree(tmp_path, started)
+    try:
+        assert sorted(verify_rerun.descendants(proc.pid)) == sorted(pids)
+        middle, inner, apart = pids
+        assert verify_rerun.descendants(middle) == [inner]
+        assert verify_rerun.descendants(inner) == []
+        assert {proc.pid, *pids} <= set(verify_rerun.descendants(os.getpid()))
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_descendants_are_read_from_each_stat_line_passing_over_what_ended(tmp_path, monkeypatch):
+    """A /proc of stat lines (names holding ") S 1 (" and spaces): listed in this order, a
+    process that ended between the listing and the reading of its stat line (no stat) comes
+    first, and an entry that is no process ("self") is passed over."""
+    proc = tmp_path / "proc"
+    lines = {"self": "not a process", "15": None, "1": "1 (init) S 0 1 1", "20": "20 (a) S 1 (b c) S 1 20 20",
+             "21": "21 (x) R 20 20 20", "22": "22 (y) S 21 20 20", "23": "23 (z) S 1 23 23",
+             "24": "24 (w) S 20 20 20"}
+    for name, line in lines.items():
+        (proc / name).mkdir(parents=True)
+        if line is not None:
+            (proc / name / "stat").write_text(line + " 0 -1 4194304\n")
+    listed = [proc / name for name in lines]
+
+    def fake(path):
+        assert path == "/proc"
+        return types.SimpleNamespace(iterdir=lambda: iter(listed))
+
+    monkeypatch.setattr(verify_rerun, "Path", fake)
+    assert verify_rerun.descendants(20) == [21, 24, 22]  # depth first, from the last child
+    assert verify_rerun.descendants(1) == [20, 23, 21, 24, 22]
+    assert verify_rerun.descendants(22) == []
+    assert verify_rerun.descendants(15) == []
+
+
+# ---- ending the rerun -----------------------------------------------------------------------
+
+def test_end_terminates_the_session_and_every_descendant(tmp_path, started):
+    proc, pids = _tree(tmp_path, started)
+    start = time.monotonic()
+    verify_rerun.end(proc)
+    assert proc.returncode == -signal.SIGTERM  # ended by SIGTERM, long before SIGKILL
+    assert time.monotonic() - start < verify_rerun.GRACE_SECONDS
+    assert [pid for pid in pids if _alive(pid)] == []  # the sleep in a session of its own too
+
+
+def test_end_kills_what_ignores_sigterm_after_the_grace(started):
+    proc = _session([SLEEP, LIFETIME], started, preexec_fn=_ignoring_sigterm)  # returns once it runs sleep
+    start = time.monotonic()
+    verify_rerun.end(proc, grace=0.5)
+    assert time.monotonic() - start >= 0.5
+    assert proc.returncode == -signal.SIGKILL
+
+
+class Clock:
+    """time for end(): sleep advances the clock; ``ready`` (if set) is waited for, in real time,
+    before the first sleep returns."""
+
+    def __init__(self, ready=None):
+        self.now, self.ready, self.sleeps = 0.0, ready, []
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        if self.ready is not None:
+            _wait_until(self.ready, "the process to be ready")
+            self.ready = None
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def _signals_sent(monkeypatch, clock, proc=None):
+    """[(time, signal)] end() sends (and the state of ``proc`` then, if given), on ``clock``."""
+    sent = []
+    signal_all = verify_rerun._signal_all
+
+    def recording(pids, group, signum):
+        sent.append((clock.now, signum) + (() if proc is None else ((_state(proc.pid) or ["gone"])[0],)))
+        signal_all(pids, group, signum)
+
+    monkeypatch.setattr(verify_rerun, "_signal_all", recording)
+    fake = types.SimpleNamespace(monotonic=clock.monotonic, sleep=clock.sleep)
+    monkeypatch.setattr(verify_rerun, "time", fake)
+    return sent
+
+
+@pytest.mark.parametrize("grace, killed_at", [(None, 10.1), (0.5, 0.5), (0.25, 0.3)])
+def test_sigkill_follows_sigterm_after_the_grace_to_a_tenth_of_a_second(monkeypatch, started, grace,
+                                                                         killed_at):
+    """On a clock that only sleeps move: SIGTERM at 0, SIGKILL at the first poll past the grace
+    (10 s unless given), polled every 0.1 s; it waits for the process."""
+    proc = _session([SLEEP, LIFETIME], started, preexec_fn=_ignoring_sigterm)
+    clock = Clock()
+    sent = _signals_sent(monkeypatch, clock)
+    verify_rerun.end(proc, *([] if grace is None else [grace]))
+    assert [(round(at, 9), signum) for at, signum in sent] == [(0, signal.SIGTERM),
+                                                                (killed_at, signal.SIGKILL)]
+    assert set(clock.sleeps) == {0.1}
+    assert proc.returncode == -signal.SIGKILL
+
+
+# the child of the rerun: on SIGTERM, it starts a sleep in a session of its own, and lives on
+LATE = f"""
+import os, signal, subprocess, time
+def on_term(signum, frame):
+    late = subprocess.Popen(["sleep", {LIFETIME!r}], start_new_session=True)
+    open("late.tmp", "w").write(str(late.pid))
+    os.rename("late.tmp", "late")
+signal.signal(signal.SIGTERM, on_term)
+open("ready", "w").close()
+time.sleep({LIFETIME})
+"""
+
+
+def test_what_the_rerun_starts_during_the_grace_is_killed_too(tmp_path, monkeypatch, started):
+    proc = _session([*PYTHON, LATE], started, cwd=tmp_path)
+    _wait_until((tmp_path / "ready").exists, "the child")
+    clock = Clock(ready=(tmp_path / "late").exists)
+    sent = _signals_sent(monkeypatch, clock)
+    verify_rerun.end(proc, grace=0.1)
+    (late,) = _pids(tmp_path / "late", 1, started)
+    assert [signum for _, signum in sent] == [signal.SIGTERM, signal.SIGKILL]
+    assert proc.returncode == -signal.SIGKILL
+    _wait_until(lambda: not _alive(late), "the sleep started during the grace to end", ENDED)
+
+
+def test_end_waits_for_the_descendants_not_only_the_child(tmp_path, monkeypatch, started):
+    """The child ends on SIGTERM; a grandchild in a session of its own ignores it: SIGKILL at the grace."""
+    code = ("import subprocess, signal, sys, os; "
+            f"g = subprocess.Popen([{SLEEP!r}, {LIFETIME!r}], start_new_session=True, "
+            "preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN)); "
+            "open('pid.tmp', 'w').write(str(g.pid)); os.rename('pid.tmp', 'pid'); g.wait()")
+    proc = _session([*PYTHON, code], started, cwd=tmp_path)
+    (grandchild,) = _pids(tmp_path / "pid", 1, started)
+    clock = Clock(ready=lambda: _state(proc.pid)[0] == "Z")  # the child ended by SIGTERM (not waited for)
+    sent = _signals_sent(monkeypatch, clock, proc)
+    verify_rerun.end(proc, grace=0.5)
+    assert [(round(at, 9), signum) for at, signum, _ in sent] == [(0, signal.SIGTERM), (0.5, signal.SIGKILL)]
+    assert sent[1][2] == "Z"  # when SIGKILL is sent, the child's pid is still its own: not waited for
+    assert proc.returncode == -signal.SIGTERM
+    _wait_until(lambda: not _alive(grandchild), "the grandchild to end", ENDED)
+
+
+def test_a_process_or_group_that_is_gone_or_not_ours_is_no_error():
+    none = int(open("/proc/sys/kernel/pid_max").read()) + 1  # no process has this pid
+    verify_rerun._signal_all([none], none, signal.SIGTERM)  # ProcessLookupError, passed over
+    verify_rerun._signal_all([1], none, 0)  # signal 0 (none sent) to init: PermissionError unless root
+
+
+# ---- signals -------------------------------------------------------------------------------
+
+class Before(Exception):
+    """Raised by the handlers a test installs before handling_signals."""
+
+
+def _before(signum, frame):
+    raise Before(signum)
+
+
+@pytest.fixture
+def handlers():
+    """Handlers of SIGINT, SIGTERM and SIGHUP that raise Before; the previous ones restored after."""
+    previous = {s: signal.signal(s, _before) for s in verify_rerun.SIGNALS}
+    yield
+    for s, handler in previous.items():
+        signal.signal(s, handler)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_raises_interrupted_through_the_block_and_the_handlers_are_restored(handlers, signum):
+    with pytest.raises(verify_rerun.Interrupted) as raised:
+        with verify_rerun.handling_signals() as handling:
+            assert isinstance(handling, verify_rerun.handling_signals)
+            signal.raise_signal(signum)
+    assert raised.value.signum == signum
+    assert str(raised.value) == signal.Signals(signum).name
+    assert not isinstance(raised.value, Exception)  # no `except Exception` swallows it
+    assert [signal.getsignal(s) for s in verify_rerun.SIGNALS] == [_before] * 3
+    with pytest.raises(Before):
+        signal.raise_signal(signum)
+
+
+def test_the_handlers_are_restored_after_a_block_without_a_signal(handlers):
+    with verify_rerun.handling_signals():
+        assert {signal.getsignal(s) for s in verify_rerun.SIGNALS} == {verify_rerun._raise}
+    assert {signal.getsignal(s) for s in verify_rerun.SIGNALS} == {_before}
+
+
+def _pdeathsig():
+    libc = ctypes.CDLL(None, use_errno=True)
+    value = ctypes.c_int()
+    assert libc.prctl(PR_GET_PDEATHSIG, ctypes.byref(value)) == 0
+    return value.value
+
+
+def test_the_rerun_asks_for_sigterm_when_its_parent_dies():
+    before = _pdeathsig()
+    try:
+        verify_rerun._die_with_parent()
+        assert _pdeathsig() == signal.SIGTERM
+    finally:
+        ctypes.CDLL(None).prctl(verify_rerun.PR_SET_PDEATHSIG, before)
+
+
+# ---- run: the rerun's process, its log, its end ----------------------------------------------
+
+PROBE = """
+import ctypes, json, os, sys
+value = ctypes.c_int()
+ctypes.CDLL(None).prctl(2, ctypes.byref(value))
+print(json.dumps([os.getsid(0) == os.getpid(), value.value, os.getcwd(), os.environ.get("PATH"),
+                  os.environ.get("PYTHONPATH"), os.environ.get("VIRTUAL_ENV")]), flush=True)
+print("to stderr", file=sys.stderr, flush=True)
+sys.exit(3)
+"""
+
+
+def test_run_runs_in_a_session_of_its_own_that_ends_with_verify_its_output_logged(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", "elsewhere")
+    monkeypatch.setenv("VIRTUAL_ENV", "another venv")
+    (tmp_path / "verify-snakemake.log").write_text("an earlier log\n")
+    assert verify_rerun.run([*PYTHON, PROBE], tmp_path) == 3
+    first, second = (tmp_path / "verify-snakemake.log").read_text().splitlines()
+    assert json.loads(first) == [True, signal.SIGTERM, str(tmp_path), os.environ["PATH"], None, None]
+    assert second == "to stderr"
+
+
+# the rerun: a sleep in its group, a sleep in a session of its own; their pids and its own in argv[1]
+RERUN = f"""
+import os, subprocess, sys
+group = subprocess.Popen(["sleep", {LIFETIME!r}])
+apart = subprocess.Popen(["sleep", {LIFETIME!r}], start_new_session=True)
+open(sys.argv[1] + ".tmp", "w").write(f"{{os.getpid()}} {{group.pid}} {{apart.pid}}")
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+group.wait()
+"""
+
+
+class Stop(Exception):
+    pass
+
+
+def _stop(signum, frame):
+    raise Stop
+
+
+def test_what_stops_run_ends_the_rerun_and_passes_through(tmp_path, started):
+    """A signal whose handler raises, while run waits: the rerun's processes end before it passes."""
+    previous = signal.signal(signal.SIGUSR1, _stop)
+    written, returned = tmp_path / "pids", threading.Event()
+
+    def stop_when_started():
+        deadline = time.monotonic() + DEADLINE
+        while not written.exists() and time.monotonic() < deadline:
+            if returned.wait(0.02):
+                return  # run() returned or raised by itself
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGUSR1)  # to the thread in run()
+
+    stopper = threading.Thread(target=stop_when_started)
+    stopper.start()
+    try:
+        with pytest.raises(Stop):
+            verify_rerun.run([*PYTHON, RERUN, str(written)], tmp_path)
+    finally:
+        returned.set()
+        stopper.join()
+        signal.signal(signal.SIGUSR1, previous)
+    pids = _pids(written, 3, started)
+    assert [pid for pid in pids if _alive(pid)] == []
