@@ -16,15 +16,17 @@ from attnrepro.archive import verify, verify_extract
 MiB = 1 << 20
 
 
-# verify as `python -m attnrepro verify` runs it, then its own peak memory (and its children's), in kB
+# verify as `python -m attnrepro verify` runs it, then its peak memory in kB: VmHWM, its own address
+# space's (ru_maxrss would count the test process's memory at the fork that started it)
 MEASURED = textwrap.dedent("""
-    import resource, sys
+    import re, sys
+    from pathlib import Path
     from attnrepro import cli
     try:
         status = cli.main(["verify", *sys.argv[2:]])
     finally:
-        peak = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-        open(sys.argv[1], "w").write(str(peak))
+        peak = re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text())[1]
+        Path(sys.argv[1]).write_text(peak)
     sys.exit(status)
 """)
 
