@@ -60,13 +60,16 @@ def results(module, path):
     durations = data.get("durations_by_key", {})
     survivors = sorted(name for name, code in codes.items() if code in SURVIVED)
     untested = sorted(name for name, code in codes.items() if code in NO_TESTS)
+    # an exit status of none of the sets (-9: the mutant killed pytest itself): counted as neither
+    # killed nor survived, so listed, never left out silently
+    other = sorted((name, code) for name, code in codes.items() if code not in KILLED | SURVIVED | NO_TESTS)
     equivalent = sum(bool(EQUIVALENT.search(line)) for line in (REPO / path).read_text().splitlines())
     killed = sum(code in KILLED for code in codes.values())
     return {"module": module, "mutants": len(codes), "killed": killed, "survived": len(survivors),
             "no tests": sum(code in NO_TESTS for code in codes.values()), "equivalent": equivalent,
             "kill rate": killed / len(codes) if codes else float("nan"),
             "seconds": sum(v for v in durations.values() if v), "survivors": survivors,
-            "untested": untested}
+            "untested": untested, "other": other}
 
 
 def table(rows):
@@ -97,6 +100,8 @@ def main(argv=None):
             print(f"survived: {name}")
         for name in r["untested"]:
             print(f"no test reaches: {name}")
+        for name, code in r["other"]:
+            print(f"neither killed nor survived (exit status {code}): {name}")
     low = [r["module"] for r in rows if not r["kill rate"] >= THRESHOLD]
     if low:
         print(f"\nbelow {THRESHOLD:.0%}: {', '.join(low)}")
