@@ -181,10 +181,12 @@ def _strict(loader_class, events, nodes, name):
     """The data of ``nodes`` (a text or a file), once its ``events`` (the same, read a first time)
     show it is plain data and no mapping gives a key twice; only then are the values built."""
     found = _anchors_and_tags(loader_class(events))
+    if found:  # refused before the nodes are composed: libyaml's composer recurses at every level
+        raise NotData(name, found)
     loader = loader_class(nodes)
     try:
         node = loader.get_single_node()
-        found += _merges_and_templates(node) if node is not None else []
+        found = _merges_and_templates(node) if node is not None else []
         if found:
             raise NotData(name, found)
         if node is None:
