@@ -292,9 +292,10 @@ def test_markdown_opens_with_the_verdict_and_lists_each_claim_not_reproduced_wit
     summary = [line for line in text.splitlines() if line.startswith("**Verdict**")]
     assert len(summary) == 1 and text.splitlines()[2] == summary[0]  # under the title, first
     assert summary[0].startswith("**Verdict**: 4 claims, 3 computed and 1 echoes. Computed: 1 reproduced, "
-                                 "1 within tolerance, 0 disturbed, 1 differs, 0 missing")
-    assert "Echoes (counted apart): 1 reproduced, 0 within tolerance, 0 disturbed, 0 differs" in summary[0]
-    per_class = "| exact | 2 | 1 | 0 | 0 | 1 | 0 |"
+                                 "1 within tolerance, 0 disturbed, 0 inconclusive, 1 differs, 0 missing")
+    assert ("Echoes (counted apart): 1 reproduced, 0 within tolerance, 0 disturbed, 0 inconclusive, 0 differs"
+            in summary[0])
+    per_class = "| exact | 2 | 1 | 0 | 0 | 0 | 1 | 0 |"
     assert any(line.startswith(per_class) for line in text.splitlines())
     assert text.index("**Verdict**") < text.index("## Not reproduced") < text.index("## Article 000")
     assert ("- [c-31.900](articles/000.html#c-31.900) (exact, **differs**): c: published 31.900, reproduced "

@@ -247,5 +247,6 @@ def test_without_a_rule_no_factor_is_made_and_each_claims_table_is_read_once():
     raw = claim("0.4", "machine-bound", raw_time=True, band=[0.05, 0.2])
     assert verdicts.evaluate([raw], load)[["verdict", "reason"]].values.tolist() == [
         ["within tolerance", "machine-bound: accepted band 0.05 to 0.2"]]
-    # the judge's read and the disturbed check's (disturbed.Check); the cross-check's first table
-    assert reads == ["e", "e", "causal_timing"]
+    # the judge's read, its passes' (ledger.passes) and the disturbed check's (disturbed.Check); the
+    # cross-check's first table
+    assert reads == ["e", "e", "e", "causal_timing"]

@@ -49,15 +49,53 @@ def test_one_outlying_raw_time_and_only_it_differs_and_says_why():
     assert (table["verdict"] == "differs").tolist() == [False, False, False, True, False, False]
     outlier = table.loc["000.cost.n-4096", "reason"]
     assert "ratio 1.2 is outside it: this time does not scale like the article's other raw times" in outlier
-    assert "(accepted: 1.3x to 11.7x, the factor within x/ 3: the article's own runs" in outlier
+    # judged by the factor of the four others (leave-one-out): the median of 4, 3.9, 4.05 and 3.85
+    assert outlier.startswith("raw time, judged by the article's other raw times: this machine runs article "
+                              "000's raw times 3.95x as fast as its author's machine (median of 4 ratios")
+    assert "(accepted: 1.32x to 11.9x, the factor within x/ 3: the article's own runs" in outlier
     assert "as information, the raw time lies inside the claim's band 0.08 to 0.72" in outlier
-    inside = table.loc["000.cost.n-512", "reason"]
-    assert inside.startswith("raw time: this machine runs article 000's raw times 3.9x as fast")
+    inside = table.loc["000.cost.n-512", "reason"]  # the others' median: 3.9, 4.05, 1.2, 3.85
+    assert inside.startswith("raw time, judged by the article's other raw times: this machine runs article "
+                             "000's raw times 3.87x as fast")
     assert "ratio 4 is consistent with it" in inside
     # the prose's interval (not part of the factor) restates the cell n = 8192: it takes its verdict
     prose = table.loc["000.prose.cost.n-8192"]
     assert prose["reason"].startswith("restates the cells 000.cost.n-8192: within tolerance")
     assert prose["verdict"] == table.loc["000.cost.n-8192", "verdict"] == "within tolerance"
+
+
+def _judged(here):
+    frame = pd.DataFrame({"n": list(here), "mean_seconds": list(here.values())})
+    table = verdicts.evaluate(_claims(), FrameLoad({("quadratic_cost", "main"): frame}), rule=RULE)
+    return table.set_index("id")
+
+
+def _window(reason):
+    return reason[reason.index("(accepted:"):reason.index("; as information")]
+
+
+def test_a_raw_time_is_judged_by_a_factor_made_without_it_so_scaling_it_moves_its_ratio_not_its_window():
+    before = _judged(HERE)
+    after = _judged({**HERE, 2048: HERE[2048] * 10})  # only its own value, scaled by hand
+    one = "000.cost.n-2048"
+    assert _window(after.loc[one, "reason"]) == _window(before.loc[one, "reason"])
+    assert (before.loc[one, "verdict"], after.loc[one, "verdict"]) == ("within tolerance", "differs")
+    assert "ratio 0.405 is outside it" in after.loc[one, "reason"]
+    others = [i for i in before.index if i != one]
+    assert after.loc[others, "verdict"].tolist() == before.loc[others, "verdict"].tolist()
+    # a factor that judged a time with itself inside would have kept this one within tolerance
+    made_with_it = verdicts.raw_time_factors(_claims(), FrameLoad(
+        {("quadratic_cost", "main"): pd.DataFrame({"n": list(HERE), "mean_seconds": [
+            HERE[n] * (10 if n == 2048 else 1) for n in HERE]})}))["000"]
+    assert made_with_it.without(one).factor != made_with_it.factor
+
+
+def test_a_factor_without_a_claim_it_never_held_is_itself_and_without_its_only_ratio_none():
+    factor = speed.Factor("000", 4.0, 3.5, 4.5, {"000.t": 4.0})
+    assert factor.without("000.prose.t") is factor
+    assert factor.without("000.t") is None
+    two = speed.factors({"000": {"a": 2.0, "b": 8.0}})["000"]
+    assert two.without("a").factor == 8.0 and two.without("a").ratios == {"b": 8.0}
 
 
 def test_without_a_rule_a_raw_time_is_judged_alone_by_its_band():
@@ -144,7 +182,7 @@ def _raw(published, band=None, **kw):
 
 
 FACTOR = speed.Factor("000", 4.0, 3.5, 4.5, {"000.t": 4.0})
-SAID = ("raw time: this machine runs article 000's raw times 4x as fast as its author's machine (median of 1 "
+SAID = ("raw time, judged by the article's other raw times: this machine runs article 000's raw times 4x as fast as its author's machine (median of 1 "
         "ratios published / reproduced; 95% bootstrap interval 3.5x to 4.5x); this time's ratio")
 ACCEPTED = f"(accepted: 1.33x to 12x, the factor within x/ 3: {RULE.why})"
 

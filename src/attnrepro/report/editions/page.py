@@ -15,7 +15,7 @@ from attnrepro.report.ledger.claims import SYMBOLS
 
 VERDICT_CLASSES = {"reproduced": "v-reproduced", "within tolerance": "v-within",
                    "differs": "v-differs", "missing": "v-missing", "other parameters": "v-other",
-                   "disturbed": "v-disturbed"}
+                   "disturbed": "v-disturbed", "inconclusive": "v-inconclusive"}
 CLAIM_CLASSES = {"exact": "c-exact", "echo": "c-echo", "round-off": "c-roundoff",
                  "stochastic": "c-stochastic", "machine-bound": "c-machine"}
 CLASS_STYLES = (("exact", "solid"), ("echo", "wavy"), ("round-off", "dotted"),
@@ -64,12 +64,14 @@ mark::after { position: absolute; right: -.4em; top: -.7em; font-size: .55em; li
 .v-missing mark, .count.v-missing { background: var(--missing); }
 .v-other mark, .count.v-other { background: var(--other); }
 .v-disturbed mark, .count.v-disturbed { background: var(--disturbed); }
+.v-inconclusive mark, .count.v-inconclusive { background: var(--disturbed); }
 .v-reproduced mark::after { content: "✓"; }
 .v-within mark::after { content: "≈"; }
 .v-differs mark::after { content: "✗"; }
 .v-missing mark::after { content: "?"; }
 .v-other mark::after { content: "○"; }
 .v-disturbed mark::after { content: "~"; }
+.v-inconclusive mark::after { content: "◐"; }
 .c-exact mark { border-bottom-style: solid; }
 .c-echo mark { border-bottom: 0; text-decoration: underline wavy #888; }
 .c-roundoff mark { border-bottom-style: dotted; }

@@ -32,10 +32,11 @@ from attnrepro.report.products import statistics
 CLASSES = ("exact", "echo", "round-off", "stochastic", "machine-bound")
 COMPUTED = ("exact", "round-off", "stochastic", "machine-bound")  # the headline's: an echo is counted apart
 JUSTIFIED = ("echo", "round-off", "machine-bound")  # classes whose claims name their rationale (why:)
-VERDICTS = ("reproduced", "within tolerance", "disturbed", "differs", "missing", "other parameters")
+VERDICTS = ("reproduced", "within tolerance", "disturbed", "inconclusive", "differs", "missing",
+            "other parameters")
 # each verdict's symbol, the same in the annotated editions and beside a table's cells
-SYMBOLS = {"reproduced": "✓", "within tolerance": "≈", "disturbed": "~", "differs": "✗", "missing": "?",
-           "other parameters": "○"}
+SYMBOLS = {"reproduced": "✓", "within tolerance": "≈", "disturbed": "~", "inconclusive": "◐", "differs": "✗",
+           "missing": "?", "other parameters": "○"}
 REDUCERS = statistics.REDUCERS  # the article's arithmetic, shared with the tables and the evidence
 _SCI = re.compile(r"[-+]?\d+(?:\.(\d*))?e([-+]?)(\d+)")
 _FIXED = re.compile(r"[-+]?\d+(?:\.(\d*))?")
@@ -63,6 +64,7 @@ class Claim:
     location: dict = None  # where it is printed in the article: {line, column[, text]} (check_location)
     printed: dict = None  # the report table cell that prints it: {table, row: {column: value}, column}
     raw_time: bool = False  # machine-bound: a raw time, judged against its article's speed factor
+    about: bool = False  # machine-bound: the band's ends are loose words ("about 30"): loosened()
     why: str = None  # the name of its rationale (published.yaml rationales:): why its class, band, tolerance
     rationale: str = None  # that rationale's sentence, quoted in the reason (load_claims)
 
@@ -78,6 +80,9 @@ class Claim:
             raise ValueError(f"claim {known.get('id')}: class must be one of {CLASSES}, got {klass!r}")
         if known.get("raw_time") is not None and (known["raw_time"] is not True or klass != "machine-bound"):
             raise ValueError(f"claim {known.get('id')}: raw_time: true marks a machine-bound raw time only")
+        if known.get("about") is not None and (known["about"] is not True or klass != "machine-bound"
+                                               or known.get("band") is None):
+            raise ValueError(f"claim {known.get('id')}: about: true marks a machine-bound band in loose words")
         if (known.get("source") or {}).get("per") and klass != "stochastic":
             raise ValueError(f"claim {known.get('id')}: only a stochastic range is judged row by row (per)")
         if known.get("location") is not None:
@@ -195,6 +200,22 @@ def published_range(published):
     low = _to_float(_INTERVAL.fullmatch(str(published).strip()).group("low")) if interval else high
     scale = 100.0 if unit == "%" else 1.0
     return low / scale, high / scale
+
+
+def loosened(band):
+    """[low, high] of a band whose ends the article writes as "about X": each end widened by half a
+    unit of its last significant digit (about 30: 25; about 65: 65.5), what rounds to it at the
+    digits it is written with (published.schema.yaml, ``about``)."""
+    return [end + side * _half_unit(end) for end, side in zip(band, (-1, 1))]
+
+
+def _half_unit(number):
+    """Half a unit of the last significant digit of ``number`` as written (30: 5; 65: 0.5; 0.25: 0.005)."""
+    digits = f"{number:.15g}".lstrip("-")
+    whole, _, fraction = digits.partition(".")
+    if fraction:
+        return 0.5 * 10.0 ** -len(fraction)
+    return 0.5 * 10.0 ** (len(whole) - len(whole.rstrip("0")))
 
 
 def format_like(value, published, decimals=None):

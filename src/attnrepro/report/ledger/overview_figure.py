@@ -31,7 +31,8 @@ CLASS_COLORS = {"exact": "#2471a3", "echo": "#95a5a6", "round-off": "#8e44ad", "
                 "machine-bound": "#c0392b"}  # an echo of the configuration in grey: not a computation
 VERDICT_MARKERS = {"reproduced": "o", "within tolerance": "D", "differs": "X", "missing": "v",
                    "other parameters": "s",  # computed with other parameters: not the article's number
-                   "disturbed": "P"}  # read from a timing that another process slowed
+                   "disturbed": "P",  # read from a timing that another process slowed
+                   "inconclusive": "h"}  # a timing whose passes straddle its band
 ZERO = 1e-18  # where an exact zero is drawn on the log axes (tick "0")
 
 

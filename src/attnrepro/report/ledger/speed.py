@@ -12,8 +12,11 @@ that one is the finding. So, per article (each was timed on its own machine):
   replacement, ``default_rng(SEED)``; :func:`factors`);
 - each raw time, single value or the article's interval, is **consistent** with the factor when
   its ratio lies within the band ``speed.band`` of published.yaml (factor / band to factor x band),
-  whose rationale ``speed.why`` the reason quotes (:func:`judge`). Slopes and ratios of times keep
-  their own bands (they can transfer between machines as they are; their bands judge whether they do).
+  whose rationale ``speed.why`` the reason quotes (:func:`judge`). The factor that judges a raw time
+  is computed **without it** (:meth:`Factor.without`, leave-one-out): a time is never judged against
+  a factor it helped make, so scaling it by hand moves its ratio and not its window. Slopes and
+  ratios of times keep their own bands (they can transfer between machines as they are; their bands
+  judge whether they do).
 
 :class:`Factor` is what LEDGER.md, the annotated editions and ``results/speed.csv`` show.
 """
@@ -59,6 +62,14 @@ class Factor:
         return (f"this machine runs article {self.article}'s raw times {self.factor:.3g}x as fast as its "
                 f"author's machine (median of {len(self.ratios)} ratios published / reproduced; 95% "
                 f"bootstrap interval {self.low:.3g}x to {self.high:.3g}x)")
+
+    def without(self, claim_id):
+        """This factor computed from the other ratios (leave-one-out), None when none is left;
+        itself when ``claim_id`` did not make it (a prose interval)."""
+        if claim_id not in self.ratios:
+            return self
+        others = {k: v for k, v in self.ratios.items() if k != claim_id}
+        return factors({self.article: others}).get(self.article)
 
     @classmethod
     def from_row(cls, row):
@@ -128,13 +139,21 @@ def factors(ratios_by_article):
     return out
 
 
+def window(factor, rule):
+    """(low, high): the ratios published / reproduced consistent with ``factor`` under ``rule``."""
+    return factor.factor / rule.band, factor.factor * rule.band
+
+
 def judge(ratio_low, ratio_high, factor, rule):
     """(consistent, sentence): whether a raw time whose ratio published / reproduced is
-    [ratio_low, ratio_high] (one value: low == high) lies within the rule's band of the factor."""
-    low, high = factor.factor / rule.band, factor.factor * rule.band
+    [ratio_low, ratio_high] (one value: low == high) lies within the rule's band of the factor, which
+    the caller computed without this time (:meth:`Factor.without`)."""
+    low, high = window(factor, rule)
     inside = ratio_low <= high and low <= ratio_high
     shown = f"{ratio_low:.3g}" if ratio_low == ratio_high else f"{ratio_low:.3g} to {ratio_high:.3g}"
     verdict = ("consistent with it" if inside else
                "outside it: this time does not scale like the article's other raw times (the finding)")
-    return inside, (f"raw time: {factor.sentence()}; this time's ratio {shown} is {verdict} "
-                    f"(accepted: {low:.3g}x to {high:.3g}x, the factor within x/ {rule.band:g}: {rule.why})")
+    return inside, (f"raw time, judged by the article's other raw times: {factor.sentence()}; this time's "
+                    f"ratio {shown} is "
+                    f"{verdict} (accepted: {low:.3g}x to {high:.3g}x, the factor within x/ {rule.band:g}: "
+                    f"{rule.why})")

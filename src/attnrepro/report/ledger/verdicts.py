@@ -16,8 +16,10 @@ column, reduction) and its class:
   the reason says this is the weaker judgement and names ``snakemake --cores 2 seeds``.
   What the article's own code gives here is the listings' (``snakemake --cores 2 listings``,
   :mod:`attnrepro.report.evidence.citations`): said beside the verdict, never deciding it.
-- ``machine-bound``: a timing; *within tolerance* inside the claim's stated band (a raw time: near
-  its article's speed factor); *disturbed* when read from a measurement that another process slowed
+- ``machine-bound``: a timing; *within tolerance* when the value and every pass of its measurement
+  lie inside the claim's stated band (a raw time: near the speed factor of its article's other raw
+  times); *inconclusive* when the passes straddle the band (:mod:`attnrepro.report.ledger.passes`);
+  *disturbed* when read from a measurement that another process slowed
   (:mod:`attnrepro.report.ledger.disturbed`). Never *reproduced*: a time moves with the machine, and
   digits that rounding makes alike (0.001 s published, 0.000970 s here) say nothing; its reproduced
   value is written with the digits that were judged (:func:`timing_text`).
@@ -37,11 +39,11 @@ tolerance* when the statistic lies in it or the run's seed spread overlaps it.
 import numpy as np
 import pandas as pd
 
-from attnrepro.report.ledger import comparable, disturbed, echoes, restated, speed
+from attnrepro.report.ledger import comparable, disturbed, echoes, passes, restated, speed
 from attnrepro.report.products import statistics
 from attnrepro.report.ledger.claims import (  # noqa: F401  (the ledger's names, used through it)
     CLASSES, REDUCERS, VERDICTS, Claim, _normalise, _parse, _published_text, cases_read, check_location,
-    check_printed, format_like, load_claims, published_range, reduce, reproduced, select,
+    check_printed, format_like, load_claims, loosened, published_range, reduce, reproduced, select,
 )
 
 def _spread(values):
@@ -52,10 +54,12 @@ def _spread(values):
     return statistics.minimum(values), statistics.maximum(values), f"range over {len(values)} seeds"
 
 
-def judge(claim, value, values=None, spread=None, factor=None, rule=None):
+def judge(claim, value, values=None, spread=None, factor=None, rule=None, repeats=()):
     """(verdict, reproduced text, reason) for one claim and its reproduced value; a stochastic
     claim is judged against the seed distribution ``spread`` (None: the run has none), a raw time
-    against its article's speed ``factor`` (a speed.Factor) under the speed ``rule``."""
+    against its article's speed ``factor`` (a speed.Factor, computed without this claim) under the
+    speed ``rule``; a timing by its band on the value and on each of its ``repeats`` (the value of
+    every pass of the measurement: ledger.passes)."""
     if value is None:
         return "missing", "", "no result file holds this value"
     if isinstance(value, dict):  # one statistic per row (source ``per``): a range, row by row
@@ -76,8 +80,8 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None):
     if claim.cls == "stochastic":
         return _judge_stochastic(claim, value, text, values, spread)
     if claim.raw_time and factor is not None and rule is not None:
-        return _judge_raw_time(claim, value, factor, rule)
-    return _judge_timing(claim, value)
+        return _judge_raw_time(claim, value, factor, rule, repeats)
+    return _judge_timing(claim, value, repeats)
 
 
 def _judge_bound(claim, value):
@@ -190,21 +194,27 @@ def _span(values, published):
     return f"{low.removesuffix(space + unit)}-{high}"
 
 
-def _judge_timing(claim, value):
-    """Inside the claim's band (or the article's own interval), which its rationale explains; the
-    reproduced value is shown at the precision that decides (0.093 s against 0.07-0.09 s)."""
+def _judge_timing(claim, value, repeats=()):
+    """Inside the claim's band (or the article's own interval), which its rationale explains, the
+    value and each of its ``repeats`` (ledger.passes); the reproduced value is shown at the
+    precision that decides (0.093 s against 0.07-0.09 s)."""
     band = claim.band
     if band is None and (_parse(claim.published)
                          or (None,) * 4  # pragma: no mutate (equivalent: (None,) * 5 has None at [3] too)
                          )[3]:
         band = published_range(claim.published)  # the article's own interval
     if band is not None:
-        low, high = band
+        low, high = loosened(band) if claim.about else band
         inside = low <= float(value) <= high
+        verdict, counted = passes.judge(inside, repeats, lambda v: low <= v <= high)
         text = timing_text(value, claim, low, high)
-        reason = f"machine-bound: accepted band {low:g} to {high:g}{_why(claim)}"
-        return ("within tolerance" if inside else "differs"), text, _join(reason, claim.note)
+        words = f" (the article's about {band[0]:g} to about {band[1]:g}: {ABOUT})" if claim.about else ""
+        reason = f"machine-bound: accepted band {low:g} to {high:g}{words}{_why(claim)}"
+        return verdict, text, _join(reason, counted and counted.sentence(), claim.note)
     return "differs", timing_text(value, claim), _join("machine-bound: raw time of another CPU", claim.note)
+
+
+ABOUT = "what rounds to each end at the digits it is written with"  # claims.loosened
 
 
 def decisive_text(value, published, decimals, low, high):
@@ -258,11 +268,14 @@ def _more_digits(published, extra):
     return f"{mantissa}{e}{exponent}{space}{unit}"
 
 
-def _judge_raw_time(claim, value, factor, rule):
-    """A raw time: consistent with this machine's speed factor for the article (speed.judge); the
-    claim's own band said as information."""
+def _judge_raw_time(claim, value, factor, rule, repeats=()):
+    """A raw time: consistent with this machine's speed factor for the article, computed without it
+    (speed.judge), the value and each of its ``repeats`` (ledger.passes); the claim's own band said
+    as information."""
     low_p, high_p = published_range(claim.published)
     inside, reason = speed.judge(low_p / float(value), high_p / float(value), factor, rule)
+    low, high = speed.window(factor, rule)
+    verdict, counted = passes.judge(inside, repeats, lambda v: low_p / v <= high and low <= high_p / v)
     text = timing_text(value, claim)
     band = claim.band or ([low_p, high_p] if low_p != high_p else None)
     info = ""  # pragma: no mutate (equivalent: _join drops None as it drops "")
@@ -270,7 +283,7 @@ def _judge_raw_time(claim, value, factor, rule):
         where = "inside" if band[0] <= float(value) <= band[1] else "outside"
         info = (f"as information, the raw time lies {where} the claim's band {band[0]:g} to {band[1]:g}"
                 f"{_why(claim)}")
-    return ("within tolerance" if inside else "differs"), text, _join(reason, info, claim.note)
+    return verdict, text, _join(reason, counted and counted.sentence(), info, claim.note)
 
 
 def raw_time_factors(claims, load, check=None):
@@ -322,7 +335,10 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
         if other is not None:
             verdict, text, reason = other
         else:
-            verdict, text, reason = judge(claim, value, values, spread, factors.get(claim.article), rule)
+            factor = factors.get(claim.article)
+            repeats = passes.values(claim.source, load) if claim.cls == "machine-bound" else []
+            verdict, text, reason = judge(claim, value, values, spread,
+                                          factor and factor.without(claim.id), rule, repeats)
             verdict, reason = _disturbed(claim, verdict, reason, check)
         rows.append({
             "id": claim.id, "article": claim.article, "section": claim.section,
