@@ -213,12 +213,24 @@ def test_the_decisive_digits_start_from_the_printers_decimals():
 # --- the table -------------------------------------------------------------------------------
 
 def test_the_ledger_has_its_columns_even_without_claims_and_each_row_its_claims_fields():
-    columns = ["id", "article", "section", "claim", "published", "reproduced", "class", "verdict", "reason"]
+    columns = ["id", "article", "section", "claim", "published", "reproduced", "class", "verdict", "reason",
+               "accepted_low", "accepted_high"]
     assert list(verdicts.evaluate([], lambda experiment, table: None).columns) == columns
     c = claim("1", "exact", id="000.x")
     c.section, c.claim = "3.2", "the std"
     row = verdicts.evaluate([c], lambda experiment, table: pd.DataFrame({"c": [1.0]}))
-    assert row.values.tolist() == [["000.x", "000", "3.2", "the std", "1", "1", "exact", "reproduced", ""]]
+    assert row.iloc[:, :9].values.tolist() == [["000.x", "000", "3.2", "the std", "1", "1", "exact", "reproduced", ""]]
+    assert row[["accepted_low", "accepted_high"]].isna().all(axis=None)  # the digits decided: no window
+
+
+def test_the_ledger_records_the_window_that_decided_each_verdict():
+    load = lambda experiment, table: pd.DataFrame({"c": [12.5]})  # noqa: E731
+    bound = claim("10", "exact", band=[10, None], id="000.bound")  # "more than ten times": one-sided
+    roundoff = claim("3e-16", "round-off", tolerance=1e-14, id="000.roundoff", why="r", rationale="r")
+    timing = claim("4", "machine-bound", band=[3.48, 4.92], id="000.ratio", why="r", rationale="r")
+    table = verdicts.evaluate([bound, roundoff, timing], load).set_index("id")
+    windows = table[["accepted_low", "accepted_high"]].values.tolist()
+    assert windows == [[10.0, float("inf")], [-1e-14, 1e-14], [3.48, 4.92]]
 
 
 def test_the_summary_counts_each_verdict_per_article_in_the_verdicts_order():

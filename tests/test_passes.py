@@ -91,6 +91,8 @@ def _raw(published, value_passes):
 def test_a_raw_time_is_judged_on_every_pass_against_the_window_of_the_others_factor():
     # published 4 s, window of ratios 1.33x to 12x: a reproduced time between 0.333 s and 3 s
     assert _raw("4", [1.0, 1.1, 1.2])[0] == "within tolerance"
+    assert _raw("4", [1.0])[0] == "within tolerance"
+    assert _raw("4", [1.0]).window == pytest.approx((1 / 3, 3.0))  # the times the window admits
     verdict, _, reason = _raw("4", [1.0, 2.0, 3.5])
     assert verdict == "inconclusive" and "2 of 3 passes inside (the passes span 1 to 3.5)" in reason
     assert _raw("4", [3.5, 4.0])[0] == "differs"

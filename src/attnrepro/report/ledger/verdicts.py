@@ -46,6 +46,18 @@ from attnrepro.report.ledger.claims import (  # noqa: F401  (the ledger's names,
     check_printed, format_like, load_claims, loosened, published_range, reduce, reproduced, select,
 )
 
+class Judged(tuple):
+    """(verdict, reproduced text, reason) of one claim, and ``window``: the (low, high) of the values
+    the rule that decided accepted, in the reproduced value's units (an open side is -inf or inf;
+    None: no window, the digits decided). The ledger records it (``accepted_low``, ``accepted_high``)
+    and the overview figure draws it."""
+
+    def __new__(cls, verdict, text, reason, window=None):
+        judged = super().__new__(cls, (verdict, text, reason))
+        judged.window = window
+        return judged
+
+
 def _spread(values):
     """(low, high, what): the seed range, or the 95% interval of the mean from 5 seeds on."""
     values = np.asarray(values, dtype=float)
@@ -97,8 +109,8 @@ def _judge_bound(claim, value):
     except (TypeError, ValueError):
         return "differs", str(value), _join(reason, claim.note)
     if low <= float(value) <= high:
-        return "reproduced", text, reason
-    return "differs", text, _join(reason, claim.note)
+        return Judged("reproduced", text, reason, (low, high))
+    return Judged("differs", text, _join(reason, claim.note), (low, high))
 
 
 def _judge_roundoff(claim, value, text):
@@ -114,9 +126,9 @@ def _judge_roundoff(claim, value, text):
     if tol is not None and abs(float(value)) <= tol and abs(published) <= tol:
         reason = (f"round-off: both below {tol:g}{_why(claim)}; the last bits move with the numerics (the "
                   "BLAS kernel, NumPy's code paths, the versions: the numerics sweep varies them)")
-        return "within tolerance", text, _join(reason, claim.note)
+        return Judged("within tolerance", text, _join(reason, claim.note), (-tol, tol))
     above = f"round-off claim above its tolerance {tol}{_why(claim)}"
-    return "differs", text, _join(above, claim.note)
+    return Judged("differs", text, _join(above, claim.note), None if tol is None else (-tol, tol))
 
 
 # the fallback when no seed distribution places a stochastic claim (never silent)
@@ -210,7 +222,7 @@ def _judge_timing(claim, value, repeats=()):
         text = timing_text(value, claim, low, high)
         words = f" (the article's about {band[0]:g} to about {band[1]:g}: {ABOUT})" if claim.about else ""
         reason = f"machine-bound: accepted band {low:g} to {high:g}{words}{_why(claim)}"
-        return verdict, text, _join(reason, counted and counted.sentence(), claim.note)
+        return Judged(verdict, text, _join(reason, counted and counted.sentence(), claim.note), (low, high))
     return "differs", timing_text(value, claim), _join("machine-bound: raw time of another CPU", claim.note)
 
 
@@ -283,7 +295,8 @@ def _judge_raw_time(claim, value, factor, rule, repeats=()):
         where = "inside" if band[0] <= float(value) <= band[1] else "outside"
         info = (f"as information, the raw time lies {where} the claim's band {band[0]:g} to {band[1]:g}"
                 f"{_why(claim)}")
-    return verdict, text, _join(reason, counted and counted.sentence(), info, claim.note)
+    window = (low_p / high, high_p / low)  # the times whose ratio published / time meets [low, high]
+    return Judged(verdict, text, _join(reason, counted and counted.sentence(), info, claim.note), window)
 
 
 def raw_time_factors(claims, load, check=None):
@@ -332,22 +345,29 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
         except (FileNotFoundError, KeyError, ValueError):
             value, values = None, None
         other = _other_parameters(claim, value, load, article) if article is not None else None
+        window = None
         if other is not None:
             verdict, text, reason = other
         else:
             factor = factors.get(claim.article)
             repeats = passes.values(claim.source, load) if claim.cls == "machine-bound" else []
-            verdict, text, reason = judge(claim, value, values, spread,
-                                          factor and factor.without(claim.id), rule, repeats)
+            judged = judge(claim, value, values, spread, factor and factor.without(claim.id), rule, repeats)
+            (verdict, text, reason), window = judged, getattr(judged, "window", None)
             verdict, reason = _disturbed(claim, verdict, reason, check)
+        low, high = window or (np.nan, np.nan)
         rows.append({
             "id": claim.id, "article": claim.article, "section": claim.section,
             "claim": claim.claim, "published": claim.published, "reproduced": text,
             "class": claim.cls, "verdict": verdict, "reason": reason,
+            "accepted_low": float(low), "accepted_high": float(high),
         })
     _take_cells_verdicts(claims, {row["id"]: row for row in rows})
-    return pd.DataFrame(rows, columns=["id", "article", "section", "claim", "published",
-                                       "reproduced", "class", "verdict", "reason"])
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+# the ledger's columns: accepted_low and accepted_high are the window that decided (Judged.window)
+COLUMNS = ["id", "article", "section", "claim", "published", "reproduced", "class", "verdict", "reason",
+           "accepted_low", "accepted_high"]
 
 
 def _check_echo(claim, load):
