@@ -232,12 +232,22 @@ def test_a_published_value_edited_away_from_the_article_is_marked_and_said(claim
         editions.build("000", "\n".join(texts["000"]), [nowhere], synthetic_ledger([nowhere]), {})
 
 
-def test_the_overview_draws_every_numeric_claim_with_its_band(claims):
-    rows = overview_figure.numeric_rows(synthetic_ledger(claims), claims)
+def test_the_overview_draws_every_numeric_claim_with_the_ledgers_window(claims):
+    table = synthetic_ledger(claims)
+    banded = {c.id: c.band for c in claims if c.band}
+    table["accepted_low"] = [str(banded[i][0] if banded[i][0] is not None else "-inf") if i in banded else ""
+                             for i in table["id"]]
+    table["accepted_high"] = [str(banded[i][1] if banded[i][1] is not None else "inf") if i in banded else ""
+                              for i in table["id"]]
+    rows = overview_figure.numeric_rows(table, claims)
     numeric = [c for c in claims if overview_figure._value(c.published) is not None]
     assert len(rows) == len(numeric) > 400
     bands = rows.dropna(subset=["band_low"])
-    assert set(bands["id"]) == {c.id for c in claims if c.band}
+    assert set(bands["id"]) == set(banded)  # the ledger's windows, read as numbers
+    one_sided = {c.id for c in claims if c.band and None in c.band}
+    assert one_sided and set(bands[bands["band_high"] == float("inf")]["id"]) | set(
+        bands[bands["band_low"] == -float("inf")]["id"]) == one_sided
+    assert overview_figure.numeric_rows(synthetic_ledger(claims), claims)["band_low"].isna().all()
     assert set(rows.dropna(subset=["tolerance"])["id"]) == {c.id for c in claims if c.tolerance is not None}
 
 

@@ -8,10 +8,14 @@ tolerances of ``config/published.yaml``:
     the axes' "0" line; a machine-bound claim's accepted band is a vertical bar at its published
     value, a round-off tolerance a shaded square (both values below it: within tolerance);
     a published range a horizontal bar; a missing value a mark under the axis.
-(b) the claims not judged digit for digit (round-off left out: a ratio of two round-off figures
-    says nothing), as reproduced / published on a log axis, one column per claim, named by its id:
-    the accepted band (or the published range) as a bar around the published 1, the point inside
-    it or not.
+(b) the claims judged by a window (round-off left out: a ratio of two round-off figures says
+    nothing), as reproduced / published on a log axis, one column per claim, named by its id: the
+    window that decided its verdict as a bar around the published 1, the point inside it or not.
+
+The windows are the ledger's (``accepted_low``, ``accepted_high``: verdicts.Judged), the rule that
+decided each verdict: a band, the times a raw time's speed factor admits, a one-sided bound drawn
+open on its side (an arrow), the seed interval of a stochastic claim; each drawn in its claim's
+class colour, the class the ledger gives it.
 
 The title counts the whole ledger as LEDGER.md does (report.ledger.headline.counts: the same
 numbers, the ledger's verdict names); the foot names the claims not drawn (:func:`left_out`: a
@@ -55,14 +59,28 @@ def numeric_rows(table, claims):
             continue
         claim = by_id[row["id"]]
         reproduced = _value(str(row["reproduced"])) if str(row["reproduced"]).strip() else None
+        low, high = (np.nan, np.nan) if row["class"] == "round-off" else window(row)
         rows.append({"id": row["id"], "class": row["class"], "verdict": row["verdict"],
                      "pub_low": published[0], "pub_high": published[1],
                      "rep_low": reproduced[0] if reproduced else np.nan,
                      "rep_high": reproduced[1] if reproduced else np.nan,
-                     "band_low": claim.band[0] if claim.band else np.nan,
-                     "band_high": claim.band[1] if claim.band else np.nan,
+                     "band_low": low, "band_high": high,
                      "tolerance": claim.tolerance if claim.tolerance is not None else np.nan})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=ROWS)
+
+
+ROWS = ["id", "class", "verdict", "pub_low", "pub_high", "rep_low", "rep_high", "band_low", "band_high",
+        "tolerance"]
+
+
+def window(row):
+    """(low, high) of the window that decided a ledger row (NaN, NaN without one)."""
+    def number(key):
+        try:
+            return float(row.get(key, ""))
+        except (TypeError, ValueError):
+            return np.nan
+    return number("accepted_low"), number("accepted_high")
 
 
 def _floor(values):
@@ -77,12 +95,12 @@ def _overview(ax, rows):
         ax.fill_between([ZERO, tolerance], ZERO, tolerance, color=CLASS_COLORS["round-off"], alpha=0.08,
                         label=f"round-off tolerance {tolerance:g}: both values below it")
     bands = rows.dropna(subset=["band_low"])
-    ax.vlines(_floor(bands["pub_high"]), _floor(bands["band_low"]), _floor(bands["band_high"]),
-              color=CLASS_COLORS["machine-bound"], alpha=0.35, lw=4, label="machine-bound: accepted band")
+    top = max(_floor(rows[["pub_high", "rep_high"]].max()).max() * 3, 10)
+    _windows(ax, _floor(bands["pub_high"]), bands["band_low"], bands["band_high"], bands["class"], top)
     ranges = rows[rows["pub_low"] < rows["pub_high"]]
     ax.hlines(_floor(ranges["rep_high"].fillna(ZERO)), _floor(ranges["pub_low"]), _floor(ranges["pub_high"]),
               color="#555555", lw=1.5, label="a published range")
-    low, high = ZERO, max(_floor(rows[["pub_high", "rep_high"]].max()).max() * 3, 10)
+    low, high = ZERO, top
     ax.plot([low, high], [low, high], color="#999999", lw=0.8, ls="--", label="reproduced = published")
     for (cls, verdict), group in rows.groupby(["class", "verdict"]):
         missing = group["rep_high"].isna()
@@ -108,14 +126,15 @@ def _overview(ax, rows):
 
 def _ratios(ax, rows):
     """Panel (b): reproduced / published for the claims judged by a band, a range or seeds."""
-    picked = rows[rows["class"].isin(["machine-bound", "stochastic"]) & (rows["pub_high"] != 0)]
+    judged = rows["class"].isin(["machine-bound", "stochastic"]) | rows["band_low"].notna()
+    picked = rows[judged & (rows["class"] != "round-off") & (rows["pub_high"] != 0)]
     picked = picked.sort_values(["class", "id"]).reset_index(drop=True)
     x = np.arange(len(picked))
     centre = picked["pub_high"].where(picked["pub_low"] == picked["pub_high"],
                                       (picked["pub_low"] + picked["pub_high"]) / 2)
     low = picked["band_low"].fillna(picked["pub_low"]) / centre
     high = picked["band_high"].fillna(picked["pub_high"]) / centre
-    ax.vlines(x, low, high, color="#888888", lw=4, alpha=0.45, label="accepted band or published range")
+    _windows(ax, x, low, high, picked["class"], TOP_RATIO)
     for (cls, verdict), group in picked.dropna(subset=["rep_high"]).groupby(["class", "verdict"]):
         ax.scatter(group.index, group["rep_high"] / centre[group.index], s=24, alpha=0.85,
                    marker=VERDICT_MARKERS.get(verdict, "o"), color=CLASS_COLORS.get(cls, "#333333"))
@@ -131,8 +150,28 @@ def _ratios(ax, rows):
     ax.set_xlabel(f"{len(picked)} machine-bound and stochastic claims (by class, then id)"
                   + (f"; {missing} missing, not drawn" if missing else ""), fontsize=8)
     ax.set_ylabel("reproduced / published (log)")
-    ax.set_title("(b) the claims judged by a band, a range or seeds", fontsize=9)
+    ax.set_ylim(top=TOP_RATIO)
+    ax.set_title("(b) the claims judged by a window: the one that decided each verdict", fontsize=9)
     ax.grid(alpha=0.25, axis="y")
+
+
+TOP_RATIO = 1e3  # panel (b)'s top: an open side drawn up to it
+
+
+def _windows(ax, x, low, high, classes, top):
+    """Each window a bar at ``x`` in its class colour; an open side (inf) up to ``top`` with an arrow."""
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    if not len(low):
+        return
+    bottom = max(ZERO, ax.get_ylim()[0]) if ax.get_yscale() == "log" else ZERO
+    colours = [CLASS_COLORS.get(c, "#333333") for c in classes]
+    shown_high = np.where(np.isinf(high), top, high)
+    shown_low = np.where(np.isinf(low) | (low <= 0), bottom, low)
+    ax.vlines(x, shown_low, shown_high, colors=colours, alpha=0.35, lw=4, label="the window that decided")
+    for side, ends, marker in ((np.isinf(high), shown_high, "^"), (np.isinf(low), shown_low, "v")):
+        if side.any():
+            ax.scatter(np.asarray(x)[side], ends[side], marker=marker, s=28, alpha=0.6,
+                       color=[c for c, s in zip(colours, side) if s], label="an open side (a one-sided bound)")
 
 
 def _legend(fig, ax, table, rows):
