@@ -27,15 +27,15 @@ import numpy as np
 
 from attnrepro.dag import yamlfile
 from attnrepro.report.ledger import schema
-from attnrepro.report.products import statistics
+from attnrepro.report.products import disturbance, statistics
 
 CLASSES = ("exact", "echo", "round-off", "stochastic", "machine-bound")
 COMPUTED = ("exact", "round-off", "stochastic", "machine-bound")  # the headline's: an echo is counted apart
 JUSTIFIED = ("echo", "round-off", "machine-bound")  # classes whose claims name their rationale (why:)
 VERDICTS = ("reproduced", "within tolerance", "disturbed", "differs", "missing", "other parameters")
 # each verdict's symbol, the same in the annotated editions and beside a table's cells
-SYMBOLS = {"reproduced": "✓", "within tolerance": "≈", "disturbed": "~", "differs": "✗", "missing": "?",
-           "other parameters": "○"}
+SYMBOLS = {"reproduced": "✓", "within tolerance": "≈", "disturbed": disturbance.MARK, "differs": "✗",
+           "missing": "?", "other parameters": "○"}
 REDUCERS = statistics.REDUCERS  # the article's arithmetic, shared with the tables and the evidence
 _SCI = re.compile(r"[-+]?\d+(?:\.(\d*))?e([-+]?)(\d+)")
 _FIXED = re.compile(r"[-+]?\d+(?:\.(\d*))?")
