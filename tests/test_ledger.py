@@ -291,7 +291,8 @@ def test_markdown_opens_with_the_verdict_and_lists_each_claim_not_reproduced_wit
     ], load)
     text = ledger_io.markdown(rows)
     summary = [line for line in text.splitlines() if line.startswith("**Verdict**")]
-    assert len(summary) == 1 and text.splitlines()[2] == summary[0]  # under the title, first
+    assert len(summary) == 1 and text.splitlines()[4] == summary[0]  # under the title, after the opening
+    assert text.splitlines()[2].startswith("**In short**: 1 of the 3 computed claims reproduce as printed")
     assert summary[0].startswith("**Verdict**: 4 claims, 3 computed and 1 echoes. Computed: 1 reproduced, "
                                  "1 within tolerance, 0 disturbed, 1 differs, 0 missing")
     assert "Echoes (counted apart): 1 reproduced, 0 within tolerance, 0 disturbed, 0 differs" in summary[0]
