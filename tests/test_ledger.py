@@ -6,6 +6,7 @@ import pytest
 
 from attnrepro.report.evidence import citations, seeds_evaluate
 from attnrepro.report.ledger import verdicts
+from attnrepro.report.products import formats
 from report_helpers import FrameLoad
 
 RESULTS = {
@@ -290,7 +291,8 @@ def test_markdown_opens_with_the_verdict_and_lists_each_claim_not_reproduced_wit
     ], load)
     text = ledger_io.markdown(rows)
     summary = [line for line in text.splitlines() if line.startswith("**Verdict**")]
-    assert len(summary) == 1 and text.splitlines()[2] == summary[0]  # under the title, first
+    assert len(summary) == 1 and text.splitlines()[4] == summary[0]  # under the title, after the opening
+    assert text.splitlines()[2].startswith("**In short**: 1 of the 3 computed claims reproduce as printed")
     assert summary[0].startswith("**Verdict**: 4 claims, 3 computed and 1 echoes. Computed: 1 reproduced, "
                                  "1 within tolerance, 0 disturbed, 0 inconclusive, 1 differs, 0 missing")
     assert ("Echoes (counted apart): 1 reproduced, 0 within tolerance, 0 disturbed, 0 inconclusive, 0 differs"
@@ -354,8 +356,11 @@ def test_a_time_is_written_with_the_digits_that_were_judged():
     assert verdicts.timing_text(0.093, claim("0.07-0.09 s", "machine-bound", "std"), 0.07, 0.09) == "0.093 s"
     printed = claim("0.54", "machine-bound", "std", band=[0.1, 1.0], decimals=3)
     assert verdicts.timing_text(0.5514, printed) == "0.551"  # the printer's 3 decimals, zeros dropped
-    assert verdicts._significant("2.50e-06") == 3 and verdicts._significant("0.000970") == 3
-    assert verdicts._significant("text") == 0
+    for value in (0.00097, 2.5e-06, 85.21, 9.996):  # a raw time: the tables' digits, its unit after them
+        assert verdicts.timing_text(value, raw) == formats.time_text(value)
+    interval = claim("0.07-0.09 s", "machine-bound", "std", raw_time=True)
+    assert verdicts.timing_text(85.21, interval) == "85.2 s"  # three significant digits, not the article's
+    assert verdicts.timing_text(0.09004, interval, 0.07, 0.09) == "0.09004 s"  # "0.0900 s" would read inside
 
 
 def test_a_missing_value_stays_missing_on_a_disturbed_row_and_a_disturbed_reason_keeps_the_judgement():

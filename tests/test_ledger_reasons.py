@@ -219,7 +219,8 @@ def test_the_ledger_has_its_columns_even_without_claims_and_each_row_its_claims_
     c = claim("1", "exact", id="000.x")
     c.section, c.claim = "3.2", "the std"
     row = verdicts.evaluate([c], lambda experiment, table: pd.DataFrame({"c": [1.0]}))
-    assert row.iloc[:, :9].values.tolist() == [["000.x", "000", "3.2", "the std", "1", "1", "exact", "reproduced", ""]]
+    assert row.iloc[:, :9].values.tolist() == [
+        ["000.x", "000", "3.2", "the std", "1", "1", "exact", "reproduced", ""]]
     assert row[["accepted_low", "accepted_high"]].isna().all(axis=None)  # the digits decided: no window
 
 

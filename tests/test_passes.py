@@ -44,7 +44,8 @@ def test_a_ratio_is_judged_on_its_value_and_every_pass(per_pass, expected):
     verdict, reason = _verdict(load)
     assert verdict == expected
     inside = sum(BAND[0] <= r <= BAND[1] for r in per_pass)
-    assert f"{inside} of 3 passes inside (the passes span {min(per_pass):.3g} to {max(per_pass):.3g})" in reason
+    span = f"{min(per_pass):.3g} to {max(per_pass):.3g}"
+    assert f"{inside} of 3 passes inside (the passes span {span})" in reason
 
 
 def test_a_ratio_outside_on_its_value_and_every_pass_differs_and_without_passes_its_value_decides():

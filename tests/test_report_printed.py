@@ -166,6 +166,19 @@ def test_a_cell_that_prints_two_claims_carries_both_marks():
     assert twice.marks["per-token mean"] == [" ✓", ""]  # two reproduced claims: one mark
 
 
+def test_a_cell_its_table_marks_disturbed_shows_the_mark_once_beside_the_ledgers_verdict():
+    """The builder marks a time read from a disturbed measurement (products.disturbance); the ledger's
+    verdict on it follows, its symbol not repeated when it is the same mark."""
+    for verdict, shown in (("disturbed", "0.985 ~ (published 0.987) [1]"),
+                           ("differs", "0.985 ~ ✗ (published 0.987) [1]")):
+        table = _table()
+        table.marks = {"per-token mean": ["", " ~"], "L": ["", " ~"]}
+        ledger = LEDGER.assign(verdict=["within tolerance", verdict, "reproduced", "other parameters"])
+        text = render.markdown(printed.annotate(table, "t", CLAIMS, ledger))
+        assert row(text, "sort", "8 ~")[2] == shown, verdict
+        assert row(text, "sort", "4")[2] == "0.995 ✓"
+
+
 def test_a_table_that_prints_no_claim_is_left_as_built():
     table = printed.annotate(_table(), "other", CLAIMS, LEDGER)
     assert table.marks == {} and table.extra is None and table.note == "The note."

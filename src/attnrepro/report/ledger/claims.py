@@ -27,7 +27,7 @@ import numpy as np
 
 from attnrepro.dag import yamlfile
 from attnrepro.report.ledger import schema
-from attnrepro.report.products import statistics
+from attnrepro.report.products import disturbance, statistics
 
 CLASSES = ("exact", "echo", "round-off", "stochastic", "machine-bound")
 COMPUTED = ("exact", "round-off", "stochastic", "machine-bound")  # the headline's: an echo is counted apart
@@ -35,8 +35,8 @@ JUSTIFIED = ("echo", "round-off", "machine-bound")  # classes whose claims name 
 VERDICTS = ("reproduced", "within tolerance", "disturbed", "inconclusive", "differs", "missing",
             "other parameters")
 # each verdict's symbol, the same in the annotated editions and beside a table's cells
-SYMBOLS = {"reproduced": "✓", "within tolerance": "≈", "disturbed": "~", "inconclusive": "◐", "differs": "✗",
-           "missing": "?", "other parameters": "○"}
+SYMBOLS = {"reproduced": "✓", "within tolerance": "≈", "disturbed": disturbance.MARK, "inconclusive": "◐",
+           "differs": "✗", "missing": "?", "other parameters": "○"}
 REDUCERS = statistics.REDUCERS  # the article's arithmetic, shared with the tables and the evidence
 _SCI = re.compile(r"[-+]?\d+(?:\.(\d*))?e([-+]?)(\d+)")
 _FIXED = re.compile(r"[-+]?\d+(?:\.(\d*))?")
@@ -82,7 +82,8 @@ class Claim:
             raise ValueError(f"claim {known.get('id')}: raw_time: true marks a machine-bound raw time only")
         if known.get("about") is not None and (known["about"] is not True or klass != "machine-bound"
                                                or known.get("band") is None):
-            raise ValueError(f"claim {known.get('id')}: about: true marks a machine-bound band in loose words")
+            raise ValueError(f"claim {known.get('id')}: about: true marks a machine-bound band in "
+                             "loose words")
         if (known.get("source") or {}).get("per") and klass != "stochastic":
             raise ValueError(f"claim {known.get('id')}: only a stochastic range is judged row by row (per)")
         if known.get("location") is not None:

@@ -5,30 +5,40 @@ ledger's table (``results/ledger.csv``), the run's versions (the results' proven
 :func:`run_environment`) and the versions each article states (``environment:`` of
 config/published.yaml: :func:`stated_environment`). It says:
 
+- in a few plain sentences (:func:`opening`), what reproduces (counts by class), what does not and
+  why (the rules the reasons open with), and what a reader may conclude, all counted from the rows;
 - how many computed claims (classes :data:`~attnrepro.report.ledger.claims.COMPUTED`) got each
   verdict, every verdict of the ledger named (:func:`verdict_names`), echoes counted apart, and
   the same per class (:func:`by_class`);
 - why the others are not reproduced: one line per cause (:func:`causes`: verdict, class,
-  experiment and the reason's opening words), naming the claims;
+  experiment and the rule its reasons open with), each claim with its own values: published ->
+  reproduced and the numbers of its reason that differ from the other claims' (:class:`Cause`);
 - the environment of the run against the articles' stated one;
 - where the stochastic claims (the sort rows) stand.
 
 The editions and the overview figure count with :func:`counts` too: one number in every product.
+Verdicts and classes are read from claims.VERDICTS and claims.CLASSES, never listed here.
 """
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 
 from attnrepro.dag import yamlfile
 from attnrepro.report.ledger.claims import CLASSES, COMPUTED, VERDICTS
 from attnrepro.run import io
 
 PACKAGES = {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"}  # the versions the articles state
+ACCEPTED = ("reproduced", "within tolerance")  # the verdicts a reader may take as the article's numbers
 _PARENTHESES = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)")  # a parenthesis, one level of nesting inside
-_VALUE = r"[-+]?\d[\d.,]*(?:e[-+]?\d+)?"
-_NUMBER = re.compile(rf"{_VALUE}(?:\s*[-\u2013]\s*{_VALUE})?")  # a number or a range: N
-_CLAIM_ID = re.compile(r"\b\d{3}\.[A-Za-z_][\w.\-]*")  # a claim's id in a reason: [claim]
+_VALUE = r"[-+]?\d(?:[\d,]*\d)?(?:\.\d+)?(?:e[-+]?\d+)?"  # 4.18, 27,253, 1e-14: no sentence's "." or ","
+_ID = r"\b\d{3}\.[A-Za-z_][\w.\-]*\w"  # a claim's id
+# the values of a reason's opening words: a claim's id, or a number or a range (not a word's digits:
+# float64), with its unit sign
+_SLOT = re.compile(rf"{_ID}|(?<![\w.]){_VALUE}(?:\s*(?:[-\u2013]|to)\s*{_VALUE})?[x%]?")
+_LABEL = re.compile(r"([A-Za-z][A-Za-z-]*)\s*$")  # the word before a value: what it is
 MOST = 15  # claims named on one line of causes: a summary, the full list follows it in LEDGER.md
+WORDS = 3  # the most words of a rule's name (the opening words of a reason before its ":")
 
 
 def verdict_names(table):
@@ -65,37 +75,186 @@ def experiment_of(claim_id):
 
 def reason_head(reason):
     """The opening words of a reason: its first clause (up to a ";" outside parentheses), without
-    parentheses, claim ids and numbers (the rationale it quotes, the cells, the values), so that
-    claims judged by one rule share it."""
+    its parentheses (the rationale it quotes), with its own values."""
     text, depth = str(reason), 0
     for end, char in enumerate(text):
         depth += {"(": 1, ")": -1}.get(char, 0)
         if char == ";" and depth <= 0:
             text = text[:end]
             break
-    words = " ".join(_NUMBER.sub("N", _CLAIM_ID.sub("[claim]", _PARENTHESES.sub("", text))).split())
-    return words or "no reason given"
+    return " ".join(_PARENTHESES.sub("", text).split()) or "no reason given"
+
+
+def pattern(head):
+    """A head with each value (number, range, claim id) as "#": what claims judged by one rule share."""
+    return _SLOT.sub("#", head)
+
+
+def values(head):
+    """[(label, value)] of a head's values in order, each labelled by the word before it ("" if none)."""
+    out = []
+    for m in _SLOT.finditer(head):
+        label = _LABEL.search(head[:m.start()])
+        out.append((label.group(1) if label else "", m.group()))
+    return out
+
+
+@dataclass
+class Cause:
+    """Claims not reproduced for one reason: their verdict, class, experiment, the words their heads
+    share (a value that differs between them left out) and, per claim, (id, published, reproduced,
+    [(label, value)] of the values its head does not share)."""
+
+    verdict: str
+    cls: str
+    experiment: str
+    head: str
+    claims: list
+
+    def line(self, most=MOST):
+        """The cause as one Markdown item: its claims with their own values."""
+        return (f"- **{self.verdict}**, {self.cls}, {self.experiment} ({len(self.claims)}): {self.head}: "
+                f"{named([claim_text(*c) for c in self.claims], most)}")
+
+
+def claim_text(claim_id, published, reproduced, own):
+    """"`id` 0.981 \u2192 0.985 (percentile 12, interval 0.975 to 0.990)": a claim with its own values."""
+    extra = ", ".join(f"{label} {_shown(value)}".strip() for label, value in own)
+    return (f"`{claim_id}` {published} \u2192 {reproduced or 'none'}" + (f" ({extra})" if extra else ""))
+
+
+def _shown(value):
+    """A value of a reason as the headline prints it: a claim's id in backticks."""
+    return f"`{value}`" if re.fullmatch(_ID, value) else value
+
+
+def shared(heads):
+    """The words ``heads`` (of one pattern) share: each value they all hold kept, any other left out,
+    and per head the [(label, value)] left out of it."""
+    found = [values(h) for h in heads]
+    same = [len({v[i][1] for v in found}) == 1 for i in range(len(found[0]))]
+    parts = _SLOT.split(heads[0])
+    text = parts[0] + "".join((_shown(found[0][i][1]) if keep else "") + parts[i + 1]
+                              for i, keep in enumerate(same))
+    text = re.sub(r"\s+([,:;])", r"\1", " ".join(text.split()))
+    text = re.sub(r"([,:])(?:\s*[,:])+", r"\1", text)
+    return text, [[v for v, keep in zip(f, same) if not keep] for f in found]
 
 
 def causes(table):
-    """[(verdict, class, experiment, head, [ids])]: the claims not reproduced, one entry per cause
-    (verdict, class, experiment and reason head), computed claims first, in verdict order."""
+    """[Cause] of the claims not reproduced, one per verdict, class, experiment and pattern of their
+    reasons' heads, computed claims first, in verdict order."""
     names = verdict_names(table)
-    off = table[table["verdict"] != "reproduced"]
     groups = {}
-    for _, row in off.iterrows():
-        key = (row["verdict"], row["class"], experiment_of(row["id"]), reason_head(row["reason"]))
-        groups.setdefault(key, []).append(row["id"])
+    for _, row in table[table["verdict"] != "reproduced"].iterrows():
+        head = reason_head(row["reason"])
+        key = (row["verdict"], row["class"], experiment_of(row["id"]), pattern(head))
+        groups.setdefault(key, []).append((row, head))
     order = {c: i for i, c in enumerate(CLASSES)}
-    return [(*key, ids) for key, ids in sorted(
-        groups.items(), key=lambda kv: (kv[0][1] == "echo", names.index(kv[0][0]), order.get(kv[0][1], 99),
-                                        kv[0][2], kv[0][3]))]
+    out = []
+    for (verdict, cls, experiment, _), members in sorted(groups.items(), key=lambda kv: (
+            kv[0][1] not in COMPUTED, names.index(kv[0][0]), order.get(kv[0][1], len(order)), kv[0][2],
+            kv[0][3])):
+        head, own = shared([h for _, h in members])
+        claims = [(r["id"], r["published"], r["reproduced"],
+                   [(label, v) for label, v in mine if v not in (r["published"], r["reproduced"])])
+                  for (r, _), mine in zip(members, own)]
+        out.append(Cause(verdict, cls, experiment, head, claims))
+    return out
 
 
-def named(ids, most=MOST):
-    """The claim ids of one cause, in backticks; past ``most``, the count of the others."""
-    shown = ", ".join(f"`{i}`" for i in ids[:most])
-    return shown + (f" and {len(ids) - most} more (LEDGER.md lists every claim)" if len(ids) > most else "")
+def named(items, most=MOST):
+    """The claims of one cause (their texts), "; "-joined; past ``most``, the count of the others."""
+    more = f" and {len(items) - most} more (LEDGER.md lists every claim)" if len(items) > most else ""
+    return "; ".join(items[:most]) + more
+
+
+def rule(cause):
+    """The rule a cause's reasons open with: their words before the first ":" when that is a name
+    of at most :data:`WORDS` words ("raw time", "round-off"), else the claims' class."""
+    name = " ".join(_SLOT.sub("", cause.head.split(":")[0]).replace("`", "").split())
+    return name if ":" in cause.head and 0 < len(name.split()) <= WORDS else cause.cls
+
+
+def _listed(parts):
+    """"a", "a and b", "a, b and c"."""
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def opening(table):
+    """Three to five plain sentences counted from the rows: what reproduces (by class), what does not
+    and the rules its reasons open with, and what a reader may conclude."""
+    computed = table[table["class"].isin(COMPUTED)]
+    classes = [c for c in CLASSES if c in COMPUTED and (computed["class"] == c).any()]
+    off = computed[computed["verdict"] != "reproduced"]
+    if off.empty:
+        return [reproduced_sentence(table, computed, classes), "Every computed claim reproduces as printed."]
+    return [reproduced_sentence(table, computed, classes), others_sentence(table, off),
+            why_sentence(table, off), conclusion(computed, classes)]
+
+
+def reproduced_sentence(table, computed, classes):
+    """How many computed claims reproduce, by class, and those of the classes counted apart (echoes)."""
+    done = computed["verdict"] == "reproduced"
+    per_class = [f"{int(done[computed['class'] == c].sum())} of {int((computed['class'] == c).sum())} {c}"
+                 for c in classes]
+    apart = "".join(f"; of the {_claims(int((table['class'] == c).sum()), c)}, counted apart, "
+                    f"{int(((table['class'] == c) & (table['verdict'] == 'reproduced')).sum())} reproduce"
+                    for c in CLASSES if c not in COMPUTED and (table["class"] == c).any())
+    return (f"{int(done.sum())} of the {len(computed)} computed claims reproduce as printed "
+            f"({', '.join(per_class)}){apart}.")
+
+
+def _claims(n, cls):
+    """"1 echo claim", "273 echo claims"."""
+    return f"{n} {cls} claim{'' if n == 1 else 's'}"
+
+
+def _by_verdict(table, off):
+    """[(verdict, rows)] of the claims ``off`` by verdict, in the ledger's order."""
+    return [(v, off[off["verdict"] == v]) for v in verdict_names(table) if (off["verdict"] == v).any()]
+
+
+def others_sentence(table, off):
+    """The computed claims not reproduced, by verdict and class."""
+    parts = [f"{len(rows)} {v} ({', '.join(f'{n} {c}' for c, n in _class_counts(rows))})"
+             for v, rows in _by_verdict(table, off)]
+    return f"The other {len(off)} are {_listed(parts)}."
+
+
+def why_sentence(table, off):
+    """Per verdict, the rules the reasons of the claims ``off`` open with (:func:`rule`), most first."""
+    found = causes(off)
+    why = []
+    for verdict, _ in _by_verdict(table, off):
+        rules = Counter()
+        for cause in found:
+            if cause.verdict == verdict:
+                rules[rule(cause)] += len(cause.claims)
+        why.append(f"{verdict}: " + ", ".join(f"{name} ({n})" for name, n in rules.most_common()))
+    return "Why, by the rule each reason opens with: " + "; ".join(why) + "."
+
+
+def _class_counts(rows):
+    """[(class, n)] of ``rows`` in claims.CLASSES order."""
+    return [(c, int((rows["class"] == c).sum())) for c in CLASSES if (rows["class"] == c).any()]
+
+
+def conclusion(computed, classes):
+    """What a reader may conclude: the classes that reproduce in full, how many claims are accepted
+    (:data:`ACCEPTED`), and which classes the others belong to."""
+    full = [c for c in classes if (computed.loc[computed["class"] == c, "verdict"] == "reproduced").all()]
+    accepted = computed["verdict"].isin(ACCEPTED)
+    rest = computed[~accepted]
+    said = (f"every {_listed(full)} claim reproduces as printed" if full else "no class reproduces in full")
+    text = (f"So {said}, and {int(accepted.sum())} of the {len(computed)} computed claims reproduce or lie "
+            f"within their tolerance")
+    if rest.empty:
+        return text + "."
+    kinds = _class_counts(rest)
+    kinds = f"all {kinds[0][0]}" if len(kinds) == 1 else _listed([f"{n} {c}" for c, n in kinds])
+    return (f"{text}; this run does not confirm the other {len(rest)} ({kinds}): their reasons below "
+            "say what decided.")
 
 
 def run_environment(paths):
@@ -168,22 +327,24 @@ def table_lines(header, rows):
 
 
 def lines(table, run=None, stated=None):
-    """The summary, as Markdown lines: counts, counts per class, causes, environment, sort rows."""
+    """The summary, as Markdown lines: the opening sentences, counts, counts per class, causes (each
+    claim with its own values), environment, sort rows."""
     computed, echoes = counts(table), counts(table, computed=False)
     n_computed, n_echoes = sum(computed.values()), sum(echoes.values())
-    out = [f"**Verdict**: {len(table)} claims, {n_computed} computed and {n_echoes} echoes. "
-           f"Computed: {counts_sentence(computed)}. Echoes (counted apart): {counts_sentence(echoes)}.", ""]
+    out = ["**In short**: " + " ".join(opening(table)), ""] if len(table) else []
+    out += [f"**Verdict**: {len(table)} claims, {n_computed} computed and {n_echoes} echoes. "
+            f"Computed: {counts_sentence(computed)}. Echoes (counted apart): {counts_sentence(echoes)}.", ""]
     names = verdict_names(table)
     out += table_lines(["class", "claims", *names],
                        [[cls, sum(found.values()), *found.values()] for cls, found in by_class(table)])
     out.append("")
     found = causes(table)
     if found:
-        out.append("Why the others are not reproduced (one line per cause: verdict, class, experiment, "
-                   "the reason's opening words; each reason in full in LEDGER.md):")
+        out.append("Why the others are not reproduced (one line per cause: verdict, class, experiment, the "
+                   "words its reasons open with; then each claim, published \u2192 reproduced, with the "
+                   "values of its reason that the others' do not share; each reason in full in LEDGER.md):")
         out.append("")
-        for verdict, cls, experiment, head, ids in found:
-            out.append(f"- **{verdict}**, {cls}, {experiment} ({len(ids)}): {head}: {named(ids)}")
+        out += [cause.line() for cause in found]
         out.append("")
     out += [environment_line(run or {}, stated or {}), "", stochastic_line(table), ""]
     return out

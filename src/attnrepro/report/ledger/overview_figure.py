@@ -171,7 +171,8 @@ def _windows(ax, x, low, high, classes, top):
     for side, ends, marker in ((np.isinf(high), shown_high, "^"), (np.isinf(low), shown_low, "v")):
         if side.any():
             ax.scatter(np.asarray(x)[side], ends[side], marker=marker, s=28, alpha=0.6,
-                       color=[c for c, s in zip(colours, side) if s], label="an open side (a one-sided bound)")
+                       color=[c for c, s in zip(colours, side) if s],
+                       label="an open side (a one-sided bound)")
 
 
 def _legend(fig, ax, table, rows):

@@ -100,7 +100,7 @@ def annotate(table, name, claims, ledger):
     if not found:
         return table
     rows = len(table.data)
-    marks, notes = {}, []
+    marks, notes = {c: list(m) for c, m in table.marks.items()}, []  # the builder's (products.disturbance)
     extra = {}
     for position, column, claim, entry in found:
         number = None
@@ -108,19 +108,27 @@ def annotate(table, name, claims, ledger):
             number = len(notes) + 1
             notes.append(footnote(number, claim, entry))
         cell = marks.setdefault(column, [""] * rows)
-        text = mark(entry, number)
-        cell[position] += "" if cell[position].endswith(text) else text  # one ✓ for two reproduced
+        cell[position] = _joined(cell[position], mark(entry, number))
         for part, value in zip(PARTS, (claim.id, entry["published"], entry["verdict"])):
             joined = extra.setdefault(f"{column}: {part}", [""] * rows)
             joined[position] = f"{joined[position]}; {value}" if joined[position] else value
-    order = [c for c in table.data.columns if c in marks]
-    table.marks = {**table.marks, **marks}
+    printing = {column for _, column, *_ in found}
+    order = [c for c in table.data.columns if c in printing]
+    table.marks = marks
     table.extra = pd.DataFrame({f"{c}: {p}": extra[f"{c}: {p}"] for c in order for p in PARTS})
     shown = sorted({e["verdict"] for *_, e in found}, key=_verdict_order)
     symbols = ", ".join(f"{SYMBOLS.get(v, OTHER)} {v}" for v in shown)
     table.note = f"{table.note} {LEGEND.format(symbols=symbols)}".strip()
     table.footnotes = [*table.footnotes, *notes]
     return table
+
+
+def _joined(before, text):
+    """A cell's marks with a verdict's ``text`` added once (one ✓ for two reproduced claims), not
+    repeating a mark it begins with (the builder's ~ of a disturbed measurement judged disturbed)."""
+    if before.endswith(text):
+        return before
+    return text if text.startswith(before) else before + text
 
 
 def _verdict_order(verdict):

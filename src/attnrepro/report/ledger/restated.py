@@ -18,7 +18,8 @@ So a prose claim is never judged stricter or looser than the cells it restates.
 
 PROSE = ".prose."
 # verdicts from the best to the least good; a name not listed ranks after every listed one
-ORDER = ("reproduced", "within tolerance", "disturbed", "inconclusive", "other parameters", "differs", "missing")
+ORDER = ("reproduced", "within tolerance", "disturbed", "inconclusive", "other parameters", "differs",
+         "missing")
 
 
 def _rank(verdict):

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.report.ledger import comparable, disturbed, echoes, passes, restated, speed
-from attnrepro.report.products import statistics
+from attnrepro.report.products import formats, statistics
 from attnrepro.report.ledger.claims import (  # noqa: F401  (the ledger's names, used through it)
     CLASSES, REDUCERS, VERDICTS, Claim, _normalise, _parse, _published_text, cases_read, check_location,
     check_printed, format_like, load_claims, loosened, published_range, reduce, reproduced, select,
@@ -243,33 +243,28 @@ def decisive_text(value, published, decimals, low, high):
     return text
 
 
-SIGNIFICANT = 3  # the fewest significant digits a raw time is written with
-
-
 def timing_text(value, claim, low=None, high=None):
-    """A machine-bound ``value`` written like its claim's published string, never as the published
-    string reads (one digit more when they read alike: "20.23" for a published 20.2), a raw time
-    with at least :data:`SIGNIFICANT` significant digits, then, beside a band [low, high], with the
-    digits that put it on its side of the band (:func:`decisive_text`): the value that was judged,
-    not one that rounding makes equal to the article's ("0.001 s" for 0.000970 s)."""
+    """A machine-bound ``value`` as the ledger writes it: a raw time as every time is written, in
+    the timing tables too (formats.time_text: three significant digits, "0.000970" where the article
+    printed "0.001"), with its published unit; any other (a ratio, a slope) like its claim's published
+    string, never as that string reads (one digit more when they read alike: "20.20" for a published
+    20.2). Beside a band [low, high], with the digits that put it on its side of the band
+    (:func:`decisive_text`): the value that was judged, not one that rounding makes equal to the
+    article's."""
     published, pattern, decimals = _published_text(claim), claim.published, claim.decimals
+    parsed = _parse(pattern)
+    if parsed is None:  # a published text, not a number: nothing to write like it
+        return format_like(value, pattern, decimals)
+    if claim.raw_time:
+        _, space, unit, _ = parsed
+        return f"{formats.time_text(value, low, high)}{space}{unit}"
     text = format_like(value, pattern, decimals)
-    if _parse(pattern) is None:  # a published text, not a number: nothing to write like it
-        return text
-    fewest = SIGNIFICANT if claim.raw_time else 0
     for extra in range(1, 9):  # pragma: no mutate (equivalent: extra 0 is the pattern again; 9 never needed)
-        if _significant(text) >= fewest and text != published:
+        if text != published:
             break
         pattern, decimals = _more_digits(claim.published, extra), None
         text = format_like(value, pattern)
     return text if low is None else decisive_text(value, pattern, decimals, low, high)
-
-
-def _significant(text):
-    """The significant digits of a number written as text ("0.00097 s": 2), 0 for a text that is none."""
-    parsed = _parse(text)
-    mantissa = parsed[0].partition("e")[0] if parsed else ""
-    return len(mantissa.replace(",", "").replace(".", "").lstrip("+-").lstrip("0"))
 
 
 def _more_digits(published, extra):

@@ -3,6 +3,8 @@
 Formatting and selection only: every number comes from the experiments' Parquet.
 """
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -104,6 +106,45 @@ def ledger_verdicts(ledger_csv, ids):
     table = pd.read_csv(ledger_csv, usecols=["id", "verdict"], dtype=str, keep_default_na=False)
     found = dict(zip(table["id"], table["verdict"]))
     return {claim: found[claim] for claim in ids if claim in found}
+
+
+SIGNIFICANT = 3  # a time's significant digits, in the timing tables and the ledger alike
+SCIENTIFIC = 1e-4  # below it a time is written in scientific notation ("2.50e-06", as Python's "g")
+MORE = 8  # the most digits added to put a time on its side of a band
+
+
+def time_format(value, low=None, high=None):
+    """The format string ("{:.3f}", "{:.2e}") that writes a time ``value`` with :data:`SIGNIFICANT`
+    significant digits, every integer digit kept ("85.2", "0.000970", "1102"), and, beside a band
+    [low, high], with as many more as put the text on the value's side of it (0.09004 against 0.07 to
+    0.09 reads "0.09004", not "0.0900"): the one rule for a time's digits, in the tables and the ledger."""
+    value = float(value)
+    for extra in range(MORE + 1):
+        fmt = _digits(value, SIGNIFICANT + extra)
+        if low is None or not math.isfinite(value) or (
+                (low <= float(fmt.format(value)) <= high) == (low <= value <= high)):
+            return fmt
+    return fmt
+
+
+def _digits(value, significant):
+    """The format of ``value`` with ``significant`` significant digits (fixed, or below SCIENTIFIC sci)."""
+    if not math.isfinite(value) or value == 0:
+        return "{:.0f}" if value == 0 else "{}"
+    if abs(value) < SCIENTIFIC:
+        return f"{{:.{significant - 1}e}}"
+    rounded = float(f"{value:.{significant}g}")  # 9.996 is 10.0: its digits count from the rounded value
+    return f"{{:.{max(0, significant - 1 - math.floor(math.log10(abs(rounded))))}f}}"
+
+
+def time_text(value, low=None, high=None):
+    """A time written by :func:`time_format`."""
+    return time_format(value, low, high).format(float(value))
+
+
+def time_formats(values):
+    """Per-row formats of a column of times (:func:`time_format`), "-" where there is no value."""
+    return ["-" if pd.isna(v) else time_format(v) for v in values]
 
 
 def or_dash(values, fmt):
