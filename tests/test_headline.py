@@ -155,8 +155,8 @@ def test_the_headline_opens_with_plain_sentences_counted_from_the_rows(monkeypat
         "stochastic, 0 of 5 machine-bound, 0 of 1 finite-difference); of the 1 echo claim, counted apart, 1 "
         "reproduce.")
     assert sentences[1] == (
-        "The other 12 are 6 within tolerance (3 round-off, 2 stochastic, 1 finite-difference), 1 inconclusive "
-        "(1 machine-bound) and 5 differs (1 stochastic, 4 machine-bound).")
+        "The other 12 are 6 within tolerance (3 round-off, 2 stochastic, 1 finite-difference), 1 "
+        "inconclusive (1 machine-bound) and 5 differs (1 stochastic, 4 machine-bound).")
     assert sentences[2] == (
         "Why, by the rule each reason opens with: within tolerance: round-off (3), stochastic (2), finite "
         "difference (1); inconclusive: disturbed measurement (1); differs: restates the cells (2), "

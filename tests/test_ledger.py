@@ -68,8 +68,10 @@ def test_roundoff_is_judged_by_tolerance_not_digits():
 def test_without_a_seed_distribution_the_runs_own_seeds_judge_and_the_reason_says_it_is_weaker():
     inside = verdict_of(sort_mean("0.955"))
     assert (inside.verdict, inside.reproduced) == ("within tolerance", "0.967")
-    assert "range over 3 seeds: 0.95 to 0.99" in inside.reason
-    outside = verdict_of(sort_mean("0.999"))
+    # t(0.975, 2) = 4.3027 (closed form): 0.9667 ± 4.3027 · 0.02082 · √(1/3 + 1/3)
+    assert ("95% prediction interval of a new mean over 3 seeds from this run's 3 seeds "
+            "(t-based: mean ± t(0.975, 2) · s · √(1/3 + 1/3)): 0.8935 to 1.04") in inside.reason
+    outside = verdict_of(sort_mean("0.85"))
     assert outside.verdict == "differs" and "outside" in outside.reason
     for row in (inside, outside):  # never a silent fallback
         assert "no seed distribution in this run: judged against the run's own seeds only" in row.reason
@@ -255,9 +257,9 @@ def test_stochastic_interval_overlapping_the_statistic_or_the_spread():
     assert (inside.verdict, inside.reproduced) == ("within tolerance", "97%")
     assert "lies in the published interval" in inside.reason
     spread = verdict_of(sort_mean("98-99%"))
-    assert spread.verdict == "within tolerance" and "overlaps the range over 3 seeds" in spread.reason
-    outside = verdict_of(sort_mean("99.5-99.9%"))
-    assert outside.verdict == "differs" and "outside the range" in outside.reason
+    assert spread.verdict == "within tolerance" and "overlaps the 95% prediction interval" in spread.reason
+    outside = verdict_of(sort_mean("80-85%"))
+    assert outside.verdict == "differs" and "outside the 95% prediction interval" in outside.reason
 
 
 def test_machine_bound_interval_is_its_own_band_and_never_an_exact_match():

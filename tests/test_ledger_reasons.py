@@ -81,37 +81,54 @@ def test_a_published_interval_holds_its_own_bounds():
         "within tolerance", "the reproduced statistic lies in the published interval")
 
 
-def test_a_published_value_is_judged_by_the_seed_range_bounds_included():
-    assert own("0.95", 0.97, [0.95, 0.99]) == (
-        "within tolerance", "published value inside the range over 2 seeds: 0.95 to 0.99")
-    assert own("0.95", 0.92, [0.9, 0.95]) == (
-        "within tolerance", "published value inside the range over 2 seeds: 0.9 to 0.95")
-    assert own("0.95", 0.97, [0.96, 0.98]) == (
-        "differs", "published value outside the range over 2 seeds: 0.96 to 0.98")
-    assert own("0.95-0.96", 0.97, [0.96, 0.98]) == (
-        "within tolerance", "published interval overlaps the range over 2 seeds: 0.96 to 0.98")
+T1 = math.tan(math.pi * 0.475)  # t(0.975, 1), closed form
+MEAN = "95% prediction interval of a new mean over 3 seeds from this run's"
+MIN = {"experiment": "e", "column": "c", "reduce": "min"}  # the source of a published minimum
+MINIMUM = "95% prediction interval of a new minimum over 3 seeds from this run's 58 seeds"
 
 
-def test_one_run_has_no_spread_two_have_one():
-    single = ("differs", "stochastic claim with a single run: no spread to judge by")
-    assert own("0.95", 0.9, [0.9]) == single and own("0.95", 0.9, None) == single
-    assert own("0.95", 0.97, [0.9, 1.0]) == (
-        "within tolerance", "published value inside the range over 2 seeds: 0.9 to 1")
+def mean_rule(n):
+    return f"(t-based: mean ± t(0.975, {n - 1}) · s · √(1/{n} + 1/3))"
 
 
-def test_from_five_seeds_the_interval_of_the_mean_judges():
-    values = [0.93, 0.94, 0.95, 0.96, 0.97]
-    half = 1.96 * np.std(values, ddof=1) / math.sqrt(5)
-    low, high = 0.95 - half, 0.95 + half
-    assert own("0.95", 0.96, values) == (
-        "within tolerance", f"published value inside the 95% interval of the mean over 5 seeds: "
-                            f"{low:.4g} to {high:.4g}")
-    assert own("0.95", 0.96, values[:4])[1] == "published value inside the range over 4 seeds: 0.93 to 0.96"
+def test_a_published_value_is_judged_by_the_prediction_interval_of_a_new_3_seed_mean():
+    half = T1 * np.std([0.95, 0.99], ddof=1) * math.sqrt(1 / 2 + 1 / 3)
+    where = f"{MEAN} 2 seeds {mean_rule(2)}: {0.97 - half:.4g} to {0.97 + half:.4g}"  # 0.6419 to 1.298
+    assert own("0.95", 0.97, [0.95, 0.99]) == ("within tolerance", f"published value inside the {where}")
+    assert own("0.6", 0.97, [0.95, 0.99]) == ("differs", f"published value outside the {where}")
+    assert own("0.55-0.65", 0.97, [0.95, 0.99]) == (
+        "within tolerance", f"published interval overlaps the {where}")
+
+
+def test_a_published_minimum_is_judged_by_order_statistics_bounds_included():
+    values = [0.90 + i / 1000 for i in range(58)]  # smallest 0.9, 55th smallest 0.954
+    where = (f"{MINIMUM} (order statistics, distribution-free: smallest to 55th smallest seed, "
+             "exact coverage 95.0%): 0.9 to 0.954")
+    for published in ("0.900", "0.954"):
+        assert own(published, 0.91, values, source=MIN) == (
+            "within tolerance", f"published value inside the {where}")
+    assert own("0.955", 0.91, values, source=MIN) == ("differs", f"published value outside the {where}")
+    assert own("0.899", 0.91, values, source=MIN) == ("differs", f"published value outside the {where}")
+
+
+def test_too_few_seeds_are_inconclusive_never_a_difference():
+    one = ("inconclusive", "not enough seeds to judge: a 95% prediction interval of a new mean over 3 seeds "
+                           "needs 2 seeds of this run, it has 1")
+    assert own("0.95", 0.9, [0.9]) == one and own("0.95", 0.9, None) == one
+    assert own("0.5", 0.9, [0.9, 0.95, 0.97], source=MIN) == (
+        "inconclusive", "not enough seeds to judge: a 95% prediction interval of a new minimum over 3 seeds "
+                        "needs 58 seeds of this run, it has 3")
+    assert own("0.5", 0.9, [0.9] * 57, source=MIN)[0] == "inconclusive"
+    assert own("0.5", 0.9, [0.9] * 58, source=MIN)[0] == "differs"
+    # a published interval holding the statistic needs no seeds
+    assert own("0.85-0.95", 0.9, [0.9])[0] == "within tolerance"
 
 
 def test_seed_values_stored_as_text_are_judged_as_numbers():
+    half = T1 * np.std([0.94, 0.96], ddof=1) * math.sqrt(1 / 2 + 1 / 3)
     assert own("0.95", 0.96, np.array(["0.94", "0.96"])) == (
-        "within tolerance", "published value inside the range over 2 seeds: 0.94 to 0.96")
+        "within tolerance", f"published value inside the {MEAN} 2 seeds {mean_rule(2)}: "
+                            f"{0.95 - half:.4g} to {0.95 + half:.4g}")
 
 
 def test_a_stochastic_note_ends_its_reason_placed_or_not():

@@ -13,10 +13,12 @@ What counts as a number (:data:`NUMBER`, :data:`WORD`):
   glued on ("20⁶", "10⁻¹⁶", "512²") and a "· 10⁷" factor ("6.4 · 10⁷"), and a date 2026-11-13;
   digits glued to a letter or an underscore before them are part of a name (float32, W_1, k₇),
   except a factor "x16" after a space or "×";
-- number words that state a factor or a share: a cardinal word before "times" ("more than ten
-  times"), after "divided by" or "multiplied by", a fraction ("one sixth", "two thirds"),
-  "twice" and "half". Other number words count things the text names ("three seeds", "the one
-  drawn"): not scanned.
+- number words: a cardinal ("three", "twenty-four", "two hundred", "billions"), a time unit after
+  it read with it ("one millisecond": 0.001, a claim's seconds), a fraction after "a" or a cardinal
+  ("a sixth", "two thirds"; "the third" is an ordinal), "dozen", "twice", "double" (not "double
+  precision", a name) and "half". "one" right after a determiner (the, each, this, that, no, any,
+  every, which) is a pronoun ("the one drawn"): not scanned. A word that states no result is
+  listed as a digit would be (``wording``, ``prose-count``: config/unclaimed.yaml).
 
 A number is covered when it lies inside the printed span of a claim of ``config/published.yaml``
 (its ``location``: line, column and the published string or ``location.text``), or when
@@ -33,19 +35,27 @@ from attnrepro.evidence import articles
 
 UNCLAIMED = "config/unclaimed.yaml"
 _SUPER = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"
-_CARDINAL = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty"
-             "|sixty|seventy|eighty|ninety|hundred|thousand")
+_DIGITS = "one|two|three|four|five|six|seven|eight|nine"
+_UNITS = rf"{_DIGITS}|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_SCALE = "hundreds?|thousands?|millions?|billions?"
+_CARDINAL = rf"(?:(?:{_TENS})-(?:{_DIGITS})|{_UNITS}|{_TENS})(?:\s+(?:{_SCALE}))?|{_SCALE}"
 _FRACTION = "halves|thirds?|quarters?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?"
+_TIME = "microseconds?|milliseconds?|seconds?|minutes?|hours?"  # read with the number before it
+_PRONOUN = "".join(rf"(?<!\b{w} )" for w in ("the", "each", "this", "that", "no", "any", "every", "which"))
 # a date; or digits not inside a name (no letter, digit or "d." before them; "x16" and "×16" are
 # factors), with separators, dotted parts, an exponent, glued superscripts, a "· 10⁷" factor
 NUMBER = re.compile(
     r"\d{4}-\d{2}-\d{2}(?!\d)"
     r"|(?:(?<=\sx)|(?<=×)|(?<![\w.])|(?<=\D\.))"
     rf"\d+(?:,\d{{3}})*(?:\.\d+)*(?:[eE][-+]?\d+)?[{_SUPER}]*(?:\s?·\s?10[{_SUPER}]+)?")
+# a fraction ("a sixth", "two thirds"); a cardinal ("twenty-four", "two hundred"), with a time unit
+# after it ("one millisecond"), "one" not after a determiner ("the one drawn": a pronoun); a dozen,
+# twice, double (not "double precision", a name) and half
 WORD = re.compile(
-    rf"\b(?:(?:{_CARDINAL})(?=\s+times\b)"
-    rf"|(?<=divided by )(?:{_CARDINAL})\b|(?<=multiplied by )(?:{_CARDINAL})\b"
-    rf"|(?:{_CARDINAL})\s+(?:{_FRACTION})\b|twice\b|half\b)", re.IGNORECASE)
+    rf"\b(?:(?:a|{_CARDINAL})[\s-]+(?:{_FRACTION})\b"
+    rf"|(?:{_PRONOUN}(?=one\b)|(?!one\b))(?:{_CARDINAL})(?:\s+(?:{_TIME}))?\b"
+    r"|dozens?\b|twice\b|double\b(?!\s+precision)|half\b)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -151,22 +161,22 @@ def problems(texts, claims, entries):
     return out
 
 
-_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-          "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "thirty": 30, "forty": 40,
-          "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
-          "thousand": 1000, "twice": 2, "half": 0.5}
+_WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+          "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+          "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+          "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
+          "thousand": 1000, "million": 1e6, "billion": 1e9, "dozen": 12, "twice": 2, "double": 2}
 _PARTS = {"half": 2, "halves": 2, "third": 3, "quarter": 4, "fifth": 5, "sixth": 6, "seventh": 7,
           "eighth": 8, "ninth": 9, "tenth": 10}
+_SECONDS = {"microsecond": 1e-6, "millisecond": 1e-3, "second": 1, "minute": 60, "hour": 3600}
 
 
 def value(text):
     """(value, significant digits) of a printed number ("1,048,576", "2.56 · 10⁻⁶", "20⁶", "two
-    thirds"); a power or a word is exact (digits: None)."""
+    thirds", "one millisecond": 0.001, in seconds); a power or a word is exact (digits: None)."""
     text = str(text).strip().lower()
-    words = text.split()
-    if words and words[0] in _WORDS:
-        parts = _PARTS.get(words[-1].removesuffix("s") if words[-1] not in _PARTS else words[-1])
-        return (_WORDS[words[0]] / parts if len(words) > 1 else _WORDS[words[0]]), None
+    if _singular(text.split("-")[0].split()[0]) in _WORDS.keys() | _PARTS.keys():
+        return _words_value(text.split()), None
     flat = text.translate(str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻−", "0123456789--"))
     if (m := re.fullmatch(r"([\d.,]+)\s?·\s?10(-?\d+)", flat)) is not None:
         mantissa, digits = value(m.group(1))
@@ -176,6 +186,21 @@ def value(text):
     number = flat.replace(",", "")
     mantissa = re.split(r"e", number)[0]
     return float(number), len(mantissa.replace(".", "").lstrip("0").lstrip("-")) or 1
+
+
+def _words_value(words):
+    """The value of a number in words: the product of its cardinals ("two hundred", "twenty-four":
+    20 + 4), over a fraction's parts ("a sixth", "two thirds"), times a time unit's seconds."""
+    last = _singular(words[-1])
+    parts, seconds = _PARTS.get(last, 1), _SECONDS.get(last, 1)
+    cardinals = words[:-1] if last in _PARTS or last in _SECONDS else words
+    number = math.prod(sum(_WORDS[_singular(w)] for w in c.split("-")) for c in cardinals)
+    return number / parts * seconds
+
+
+def _singular(word):
+    """A number word without its plural "s" ("thirds", "billions", "seconds"); "halves" as it is."""
+    return word if word in _PARTS else word.removesuffix("s")
 
 
 def same_number(printed, published):

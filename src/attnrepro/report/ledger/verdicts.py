@@ -11,9 +11,13 @@ column, reduction) and its class:
   *within tolerance* when it lies in the central 95% interval of that statistic over
   every set of 3 seeds of the seed distribution (``spread``: the ``seeds`` target's
   :class:`~attnrepro.report.evidence.seeds_evaluate.Spread`); the reproduced value stays the
-  run's own statistic. Without a distribution that places the claim, the run's own
-  seeds judge it (their range, or the 95% interval of their mean from 5 seeds on) and
-  the reason says this is the weaker judgement and names ``snakemake --cores 2 seeds``.
+  run's own statistic. Without a distribution that places the claim, the run's own n
+  seeds judge it: *within tolerance* when the published value lies in the 95% prediction
+  interval of a new statistic over the article's 3 seeds
+  (:func:`~attnrepro.report.products.statistics.prediction_interval`: t-based for a mean,
+  order statistics for a minimum or maximum), *inconclusive* when n is too few to predict
+  it (1 for a mean; below 58 for a minimum); the reason says this is the weaker judgement
+  and names ``snakemake --cores 2 seeds``.
   What the article's own code gives here is the listings' (``snakemake --cores 2 listings``,
   :mod:`attnrepro.report.evidence.citations`): said beside the verdict, never deciding it.
 - ``machine-bound``: a timing; *within tolerance* when the value and every pass of its measurement
@@ -56,14 +60,6 @@ class Judged(tuple):
         judged = super().__new__(cls, (verdict, text, reason))
         judged.window = window
         return judged
-
-
-def _spread(values):
-    """(low, high, what): the seed range, or the 95% interval of the mean from 5 seeds on."""
-    values = np.asarray(values, dtype=float)
-    if len(values) >= 5:
-        return (*statistics.mean_interval(values), f"95% interval of the mean over {len(values)} seeds")
-    return statistics.minimum(values), statistics.maximum(values), f"range over {len(values)} seeds"
 
 
 def judge(claim, value, values=None, spread=None, factor=None, rule=None, repeats=()):
@@ -149,17 +145,29 @@ def _judge_stochastic(claim, value, text, values, spread):
     return verdict, text, _join(reason, f"{lacking}: {WEAKER}", claim.note)
 
 
+NOT_ENOUGH = passes.VERDICT  # inconclusive: the verdict of a claim the run's own seeds are too few to judge
+STATISTIC = {"mean": "mean", "min": "minimum", "max": "maximum"}  # a statistic over seeds, in words
+
+
 def _judge_own_seeds(claim, value, values):
-    """(verdict, reason): the published value or interval against the run's own seed spread."""
+    """(verdict, reason): the published value or interval against the interval in which a new
+    statistic over the article's seeds (statistics.ARTICLE_SEEDS) falls, predicted from the run's
+    own seeds (statistics.prediction_interval); too few seeds to predict it: :data:`NOT_ENOUGH`."""
     low_p, high_p = published_range(claim.published)
     shown = "published interval" if low_p != high_p else "published value"
     if low_p != high_p and low_p <= float(value) <= high_p:
         return "within tolerance", f"the reproduced statistic lies in the {shown}"
-    if values is None or len(values) < 2:
-        return "differs", "stochastic claim with a single run: no spread to judge by"
-    low, high, what = _spread(values)
-    where = f"{what}: {low:.4g} to {high:.4g}"
-    if low <= high_p and low_p <= high:  # the spread meets the published value or interval
+    how, m, level = claim.source.get("reduce"), statistics.ARTICLE_SEEDS, statistics.PREDICTION_LEVEL
+    seeds = np.asarray([value] if values is None else values, dtype=float)  # (n,): one run without values
+    n, needed = len(seeds), statistics.seeds_needed(how, m, level)
+    predicted = f"{level:.0%} prediction interval of a new {STATISTIC.get(how, 'mean')} over {m} seeds"
+    if n < needed:
+        return NOT_ENOUGH, (f"not enough seeds to judge: a {predicted} "
+                            f"needs {needed} seeds of this run, it has {n}")
+    low, high, rule = statistics.prediction_interval(seeds, how, m, level)
+    low, high = float(low), float(high)
+    where = f"{predicted} from this run's {n} seeds ({rule}): {low:.4g} to {high:.4g}"
+    if low <= high_p and low_p <= high:  # the interval meets the published value or interval
         return "within tolerance", f"{shown} {'overlaps' if low_p != high_p else 'inside'} the {where}"
     return "differs", f"{shown} outside the {where}"
 
