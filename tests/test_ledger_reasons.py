@@ -98,6 +98,9 @@ def test_a_published_value_is_judged_by_the_prediction_interval_of_a_new_3_seed_
     assert own("0.6", 0.97, [0.95, 0.99]) == ("differs", f"published value outside the {where}")
     assert own("0.55-0.65", 0.97, [0.95, 0.99]) == (
         "within tolerance", f"published interval overlaps the {where}")
+    window = verdicts.judge(claim("0.95", "stochastic"), 0.97, [0.95, 0.99]).window  # the interval drawn
+    assert window == pytest.approx((0.97 - half, 0.97 + half))
+    assert verdicts.judge(claim("0.95", "stochastic"), 0.9, [0.9]).window is None  # inconclusive: none
 
 
 def test_a_published_minimum_is_judged_by_order_statistics_bounds_included():
@@ -133,9 +136,11 @@ def test_seed_values_stored_as_text_are_judged_as_numbers():
 
 def test_a_stochastic_note_ends_its_reason_placed_or_not():
     assert own("0.95", 0.97, [0.95, 0.99], note="three seeds only")[0] == "within tolerance"
-    placed = types.SimpleNamespace(placed=lambda claim_id: (False, "outside the 95% interval"))
+    placed = types.SimpleNamespace(placed=lambda claim_id: (False, "outside the 95% interval"),
+                                   interval=lambda claim_id: (0.9, 0.95))
     assert verdicts.judge(claim("0.95", "stochastic", note="three seeds only"), 0.97, [0.9], placed) == (
         "differs", "0.97", "outside the 95% interval; three seeds only")
+    assert verdicts.judge(claim("0.95", "stochastic"), 0.97, [0.9], placed).window == (0.9, 0.95)
 
 
 # --- a published range, row by row ------------------------------------------------------------

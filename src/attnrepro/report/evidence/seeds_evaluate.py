@@ -244,6 +244,13 @@ class Spread:
             return None
         return is_true(rows.iloc[0]["inside_interval"]), reason_for(claim_id, self.table)
 
+    def interval(self, claim_id):
+        """(low, high): the 95% interval of 3-seed statistics that placed the claim, or None."""
+        rows = self.table[self.table["id"] == claim_id]
+        if rows.empty:
+            return None
+        return float(rows.iloc[0]["interval_low"]), float(rows.iloc[0]["interval_high"])
+
     def row_interval(self, source, key):
         """(low, high, what) of the 95% interval of the k-seed statistic (``source['reduce']``) of
         ``source['column']`` at the row ``source['per'] = key`` of the selection, read off a claim

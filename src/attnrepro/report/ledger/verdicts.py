@@ -138,11 +138,12 @@ def _judge_stochastic(claim, value, text, values, spread):
     placed = spread.placed(claim.id) if spread is not None else None
     if placed is not None:
         inside, sentence = placed
-        return ("within tolerance" if inside else "differs"), text, _join(sentence, claim.note)
+        return Judged("within tolerance" if inside else "differs", text, _join(sentence, claim.note),
+                      spread.interval(claim.id))
     lacking = ("no seed distribution in this run" if spread is None
                else "the seed distribution does not place this claim")
-    verdict, reason = _judge_own_seeds(claim, value, values)
-    return verdict, text, _join(reason, f"{lacking}: {WEAKER}", claim.note)
+    verdict, reason, window = _judge_own_seeds(claim, value, values)
+    return Judged(verdict, text, _join(reason, f"{lacking}: {WEAKER}", claim.note), window)
 
 
 NOT_ENOUGH = passes.VERDICT  # inconclusive: the verdict of a claim the run's own seeds are too few to judge
@@ -150,26 +151,27 @@ STATISTIC = {"mean": "mean", "min": "minimum", "max": "maximum"}  # a statistic 
 
 
 def _judge_own_seeds(claim, value, values):
-    """(verdict, reason): the published value or interval against the interval in which a new
+    """(verdict, reason, window): the published value or interval against the interval in which a new
     statistic over the article's seeds (statistics.ARTICLE_SEEDS) falls, predicted from the run's
     own seeds (statistics.prediction_interval); too few seeds to predict it: :data:`NOT_ENOUGH`."""
     low_p, high_p = published_range(claim.published)
     shown = "published interval" if low_p != high_p else "published value"
     if low_p != high_p and low_p <= float(value) <= high_p:
-        return "within tolerance", f"the reproduced statistic lies in the {shown}"
+        return "within tolerance", f"the reproduced statistic lies in the {shown}", (low_p, high_p)
     how, m, level = claim.source.get("reduce"), statistics.ARTICLE_SEEDS, statistics.PREDICTION_LEVEL
     seeds = np.asarray([value] if values is None else values, dtype=float)  # (n,): one run without values
     n, needed = len(seeds), statistics.seeds_needed(how, m, level)
     predicted = f"{level:.0%} prediction interval of a new {STATISTIC.get(how, 'mean')} over {m} seeds"
     if n < needed:
         return NOT_ENOUGH, (f"not enough seeds to judge: a {predicted} "
-                            f"needs {needed} seeds of this run, it has {n}")
+                            f"needs {needed} seeds of this run, it has {n}"), None
     low, high, rule = statistics.prediction_interval(seeds, how, m, level)
     low, high = float(low), float(high)
     where = f"{predicted} from this run's {n} seeds ({rule}): {low:.4g} to {high:.4g}"
     if low <= high_p and low_p <= high:  # the interval meets the published value or interval
-        return "within tolerance", f"{shown} {'overlaps' if low_p != high_p else 'inside'} the {where}"
-    return "differs", f"{shown} outside the {where}"
+        meets = "overlaps" if low_p != high_p else "inside"
+        return "within tolerance", f"{shown} {meets} the {where}", (low, high)
+    return "differs", f"{shown} outside the {where}", (low, high)
 
 
 def _judge_rows(claim, stats, values, spread):
