@@ -14,7 +14,7 @@ import pytest
 from attnrepro.dag import config as cfg
 from attnrepro.dag import plan
 from attnrepro.core.attention import attention
-from attnrepro.experiments import _kv_toy, _timing, kv_cache, timing_exponent
+from attnrepro.experiments import _allocator, _kv_toy, _timing, kv_cache, timing_exponent
 from attnrepro.experiments.causal_timing import causal_attention
 from attnrepro.experiments.quadratic_cost import attention_float32
 
@@ -27,6 +27,8 @@ TINY = {
     "score_memory": {"d": 8, "n": [64, 128]},
 }
 MACHINE_COLUMNS = {"cpu", "cores", "load_1min", "threads_limit", "blas_internal_api", "blas_num_threads"}
+ALLOCATOR_COLUMNS = ("allocator", "malloc_mmap_threshold", "malloc_mmap_accepted", "malloc_trim_threshold",
+                     "malloc_trim_accepted")
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +43,12 @@ def test_tables_match_the_plan_and_describe_the_machine(tiny, exp):
     assert list(tiny[exp]) == list(entry.tables) and entry.tables[0] == "main"
     machine = tiny[exp]["machine"]
     assert len(machine) >= 1 and MACHINE_COLUMNS <= set(machine.columns)
+    # the allocator's steady state the job set: on glibc (this project's machines) both thresholds, accepted
+    libc, version = _allocator.glibc()
+    set_here = (f"glibc {version}", _allocator.MMAP_THRESHOLD, True, _allocator.TRIM_THRESHOLD, True)
+    expected = set_here if libc else ("not controlled", None, False, None, False)
+    recorded = [tuple(row) for row in machine[list(ALLOCATOR_COLUMNS)].itertuples(index=False)]
+    assert recorded == [expected] * len(machine)
 
 
 def test_quadratic_cost_shapes_and_exact_cells(tiny, run_case):
