@@ -7,7 +7,7 @@ once, in that order. The job times ``passes`` passes on the same weights and pro
 allocator's steady state (experiments._allocator). ``main`` keeps each generation's minimum over
 the passes (load lengthens a time, never shortens it) and the speed-up, the ratio of those minima;
 ``passes`` holds the same columns per pass, so that the speed-up comes with its independent
-repeats. The maximum deviation between them is round-off; the times are machine-bound,
+repeats. The maximum deviation between the two generations is round-off; the times are machine-bound,
 their ratio is what transfers. The timed generations run on the job's threads (every core of
 the run, so they vary by machine); the deviation comes from the same two generations run again
 on one BLAS thread, so that its last bits do not depend on the machine's core count. The two

@@ -46,7 +46,7 @@ def sweep_seconds(inputs, sweeps):
     for args in inputs:
         causal_attention(*args)
     calls = [(causal_attention, args) for args in inputs]
-    batches = [measure(calls) for _ in range(sweeps)]
+    batches = [measure(calls, keep_result=False) for _ in range(sweeps)]
     return (np.array([b.seconds for b in batches]), np.array([b.cpu_seconds for b in batches]), batches)
 
 
