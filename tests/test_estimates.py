@@ -354,8 +354,10 @@ def test_a_tiny_attention_map_counts_the_bytes_its_descriptions_say():
 BY_HAND = {
     # MultiheadAttention (d = 2) and a copy: 2 x 4 x 2 x 2 float64; 24 x (n, d); mask, inverse, copy
     "causal_change": ({"n": 3, "d": 2}, [256, 24 * 3 * 2 * 8, 3 * 3 * (8 + 2)]),
-    # the largest T (3): 4 x (3, 3) float64 and a mask from 3 x (3, 3) bool; Q, K, V, output; 1 + 2 rows
-    "causal_timing": ({"T": [2, 3], "d_k": 2, "trials": [1, 2]}, [4 * 9 * 8 + 3 * 9, 4 * 3 * 2 * 8, 3 * 400]),
+    # the largest T (3): 4 x (3, 3) float64 and a mask from 3 x (3, 3) bool; Q, K, V, output; 2 passes
+    # of 1 + 2 rows
+    "causal_timing": ({"T": [2, 3], "d_k": 2, "trials": [1, 2], "passes": 2},
+                      [4 * 9 * 8 + 3 * 9, 4 * 3 * 2 * 8, 2 * 3 * 400]),
     # T = 2 + 3: 4 x 2 layers x (3, 3) float64; 7 x (2 heads, 5, 5) float64 and 3 x (5, 5) bool;
     # (4 x 2 + 8) x (5, 3) float64
     "kv_cache": ({"layers": 2, "heads": 2, "d": 3, "prompt": 2, "generated": [1, 3]},

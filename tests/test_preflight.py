@@ -146,8 +146,8 @@ REFUSED = [
      "the weights table: layers x heads x T x T rows"),  # 2 x 4 x 10^8 rows of 8 x 8 bytes
     ("causal_timing", {"T": [10**5, 128, 512]}, "causal_timing.T[0]: 100000 needs about 3.5e+11 bytes",
      "4 x (T, T) float64 and its mask"),  # 10^10 x (4 x 8 + 3)
-    ("causal_timing", {"trials": [10**9, 60, 12]}, "causal_timing.trials[0]: 1000000000 needs about 4e+11 "
-     "bytes", "repeats table: one row per trial"),  # 10^9 rows of 400 bytes
+    ("causal_timing", {"trials": [10**9, 60, 12]}, "causal_timing.trials[0]: 1000000000 needs about 2e+12 "
+     "bytes", "repeats table: one row per pass and trial"),  # 5 passes x 10^9 rows of 400 bytes
     ("timing_exponent", {"bootstrap": 10**8}, "timing_exponent.bootstrap: 100000000 needs about 4.7e+11 "
      "bytes", "3 x (bootstrap, repeats, len(n)) float64"),  # 3 x 10^8 x 15 x 13 x 8
     ("timing_exponent", {"repeats": 10**8}, "timing_exponent.repeats: 100000000 needs about 6.3e+13 "

@@ -20,8 +20,8 @@ PRODUCTS = sorted(p.name for p in catalog.PRODUCTS.values() if p.module in MODUL
 TABLES = [n for n in PRODUCTS if catalog.PRODUCTS[n].kind == "table"]
 FIGURES = [n for n in PRODUCTS if catalog.PRODUCTS[n].kind == "figure"]
 SMALL = {  # the article's grids where they are cheap (exact columns), tiny sizes elsewhere
-    "quadratic_cost": {"runs": 1},
-    "causal_timing": {"trials": [1, 1, 1]},
+    "quadratic_cost": {"runs": 1, "passes": 1},
+    "causal_timing": {"trials": [1, 1, 1], "passes": 1},
     "timing_exponent": {"n": [16, 32, 64, 128], "repeats": 3, "bootstrap": 50},
     "kv_cache": {"layers": 2, "heads": 2, "d": 8, "prompt": 4, "generated": 5},
     "kv_speedup": {"layers": 2, "heads": 2, "d": 8, "prompt": 4, "generated": [1, 2, 4], "repeats": 2},

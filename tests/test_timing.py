@@ -14,19 +14,21 @@ import pytest
 from attnrepro.dag import config as cfg
 from attnrepro.dag import plan
 from attnrepro.core.attention import attention
-from attnrepro.experiments import _kv_toy, _timing, kv_cache, timing_exponent
+from attnrepro.experiments import _allocator, _kv_toy, _timing, kv_cache, timing_exponent
 from attnrepro.experiments.causal_timing import causal_attention
 from attnrepro.experiments.quadratic_cost import attention_float32
 
 TINY = {
-    "quadratic_cost": {"n": [8, 16, 32], "runs": 2},
-    "causal_timing": {"T": [8, 32], "trials": [3, 2]},
+    "quadratic_cost": {"n": [8, 16, 32], "runs": 2, "passes": 2},
+    "causal_timing": {"T": [8, 32], "trials": [3, 2], "passes": 2},
     "timing_exponent": {"n": [8, 16, 32, 64], "repeats": 3, "bootstrap": 50},
-    "kv_cache": {"layers": 2, "heads": 2, "d": 8, "prompt": 4, "generated": 5},
+    "kv_cache": {"layers": 2, "heads": 2, "d": 8, "prompt": 4, "generated": 5, "passes": 2},
     "kv_speedup": {"layers": 2, "heads": 2, "d": 8, "prompt": 4, "generated": [1, 2, 3], "repeats": 2},
     "score_memory": {"d": 8, "n": [64, 128]},
 }
 MACHINE_COLUMNS = {"cpu", "cores", "load_1min", "threads_limit", "blas_internal_api", "blas_num_threads"}
+ALLOCATOR_COLUMNS = ("allocator", "malloc_mmap_threshold", "malloc_mmap_accepted", "malloc_trim_threshold",
+                     "malloc_trim_accepted")
 
 
 @pytest.fixture(scope="module")
@@ -41,15 +43,21 @@ def test_tables_match_the_plan_and_describe_the_machine(tiny, exp):
     assert list(tiny[exp]) == list(entry.tables) and entry.tables[0] == "main"
     machine = tiny[exp]["machine"]
     assert len(machine) >= 1 and MACHINE_COLUMNS <= set(machine.columns)
+    # the allocator's steady state the job set: on glibc (this project's machines) both thresholds, accepted
+    libc, version = _allocator.glibc()
+    set_here = (f"glibc {version}", _allocator.MMAP_THRESHOLD, True, _allocator.TRIM_THRESHOLD, True)
+    expected = set_here if libc else ("not controlled", None, False, None, False)
+    recorded = [tuple(row) for row in machine[list(ALLOCATOR_COLUMNS)].itertuples(index=False)]
+    assert recorded == [expected] * len(machine)
 
 
 def test_quadratic_cost_shapes_and_exact_cells(tiny, run_case):
     main, repeats = tiny["quadratic_cost"]["main"], tiny["quadratic_cost"]["repeats"]
-    assert list(main["n"]) == [8, 16, 32] and len(repeats) == 3 * 2
+    assert list(main["n"]) == [8, 16, 32] and len(repeats) == 2 * 3 * 2
     np.testing.assert_array_equal(main["cells_ratio"].iloc[1:], [4.0, 4.0])
     assert (repeats["seconds"] > 0).all() and np.isfinite(main["loglog_slope"]).all()
     # the article's grid, one run each: 1, 4, 16, 64 MiB of float32 scores
-    article = run_case("quadratic_cost", runs=1)["main"]
+    article = run_case("quadratic_cost", runs=1, passes=1)["main"]
     assert list(article["cells"]) == [262144, 1048576, 4194304, 16777216]
     assert list(article["mib_float32"]) == [1.0, 4.0, 16.0, 64.0]
 
@@ -64,9 +72,9 @@ def test_float32_attention_stays_float32_and_agrees_with_float64():
 
 def test_causal_timing_shapes_and_memory_columns(tiny, run_case):
     main, repeats = tiny["causal_timing"]["main"], tiny["causal_timing"]["repeats"]
-    assert list(main["T"]) == [8, 32] and len(repeats) == 3 + 2
+    assert list(main["T"]) == [8, 32] and len(repeats) == 2 * (3 + 2)
     assert main["length_ratio"].iloc[1] == 4 and main["matrix_ratio"].iloc[1] == 16
-    article = run_case("causal_timing", trials=[1, 1, 1])["main"]
+    article = run_case("causal_timing", trials=[1, 1, 1], passes=1)["main"]
     assert [f"{v:.2f}" for v in article["matrix_mib"]] == ["0.12", "2.00", "32.00"]
     assert [f"{v:.2f}" for v in article["qkv_mib"]] == ["0.19", "0.75", "3.00"]
 
@@ -85,7 +93,7 @@ def test_kv_cache_generations_agree(tiny, default_config):
     assert main["rows"] == 4 + 5
     # round-off (the cached steps multiply other shapes): not 0, which is one generation against itself
     assert 0 < main["max_deviation"] < 1e-12
-    assert len(tiny["kv_cache"]["repeats"]) == 2
+    assert len(tiny["kv_cache"]["repeats"]) == 2 * 2
     # ... and it is the two generations' gap, recomputed here from the same weights and prompt
     weights, prompt = kv_cache.build({**default_config["kv_cache"], **TINY["kv_cache"]})
     without = _kv_toy.generate_without_cache(prompt, 5, weights, 2)

@@ -14,6 +14,13 @@ batch is kept. Each timing table records what happened: ``cpu_share`` (of the ke
 ``attempts``, ``disturbed`` (no batch reached the share) and the 1-minute load average before and
 after (``load_before``, ``load_after``). The ledger judges a claim read from a disturbed
 measurement "disturbed", never "differs" (:mod:`attnrepro.report.ledger.disturbed`).
+
+What moved a minimum besides load is held fixed: the allocator's thresholds
+(:func:`attnrepro.experiments._allocator.steady_state`, called first in every timing job's run and
+recorded in its ``machine`` table), a warm-up before the timed calls, and the sizes visited in the
+article's order. In that state two minima of one function at one size agree within
+:data:`AGREEMENT`, whatever ran before and whichever order visited the sizes. docs/outputs.md,
+"Timings", says what is controlled and why.
 """
 
 import os
@@ -31,6 +38,14 @@ MIN_SHARE = 0.9  # a batch whose timing thread ran less than this share of its w
 ATTEMPTS = 3  # timed batches per measurement at most: the first and up to two re-measurements
 PAUSE = 1.0  # seconds slept before a re-measurement (at most the last batch's wall time): a burst may pass
 CLOCKS = (time.perf_counter, time.thread_time)  # (wall, CPU time of the calling thread)
+# Two minima of one function at one size, taken in one steady state (_allocator.steady_state), agree
+# within this factor, whatever ran before, whichever order visited the sizes, and whether the calls
+# came in a row or one per sweep. Measured on 2026-12-04 (causal attention, d_k 64, one thread, this
+# project's 2-core machine kind): at T = 512, 2.78 to 2.89 ms after a freed 16 MiB array or none, in
+# either order; causal_timing's trials in a row against timing_exponent's sweeps (each call after a
+# larger one, its caches cold) 1.24x apart at T = 128, 1.1x at 512, 1.0x at 2048. The default
+# allocator moved one minimum 2.2x to 3.8x; this factor lies between the two.
+AGREEMENT = 1.5
 
 
 def one_minute_load():
@@ -73,13 +88,15 @@ def share(cpu_seconds, seconds):
     return float(sum(cpu_seconds)) / wall if wall > 0 else 1.0
 
 
-def measure(calls, warmup=(), attempts=None, min_share=None, pause=None, clocks=None, sleep=time.sleep):
+def measure(calls, warmup=(), attempts=None, min_share=None, pause=None, clocks=None, sleep=time.sleep,
+            keep_result=True):
     """Time ``calls`` ([(fn, args)], in order) as one batch, after the untimed ``warmup`` calls;
     time the same batch again, on the same arguments, while its CPU share is below ``min_share``,
     at most ``attempts`` batches in all, sleeping ``pause`` seconds (at most the last batch's wall
     time) before each new one. Returns the quietest batch (highest share; the first that reaches
     ``min_share``). Defaults: the module's MIN_SHARE, ATTEMPTS, PAUSE and CLOCKS (read at the call,
-    so a test may set them)."""
+    so a test may set them). ``keep_result=False`` keeps no result in the Batch: a result kept
+    until the end of a job pins the heap block it sits in, and a later pass faults in a new one."""
     attempts = ATTEMPTS if attempts is None else attempts
     min_share = MIN_SHARE if min_share is None else min_share
     pause = PAUSE if pause is None else pause
@@ -100,11 +117,18 @@ def measure(calls, warmup=(), attempts=None, min_share=None, pause=None, clocks=
             seconds.append(w1 - w0)
             cpu.append(c1 - c0)
         if best is None or share(cpu, seconds) > share(best.cpu_seconds, best.seconds):
-            best = Batch(seconds, cpu, attempt, load_before, result=result, min_share=min_share)
+            best = Batch(seconds, cpu, attempt, load_before, result=result if keep_result else None,
+                         min_share=min_share)
         if share(cpu, seconds) >= min_share:
             break
     best.attempts, best.load_after = attempt, one_minute_load()
     return best
+
+
+def quietest(batches):
+    """The record behind a minimum over several batches: the quietest batch's (highest share). Load
+    lengthens a time, never shortens it, so a minimum is disturbed only when every batch was."""
+    return max(batches, key=lambda b: b.cpu_share).record()
 
 
 def summary(batches):
@@ -136,12 +160,13 @@ def step_ratios(values):
     return np.concatenate([[np.nan], v[1:] / v[:-1]])
 
 
-def machine_table():
+def machine_table(allocator):
     """The machine as it is now: one row per BLAS/OpenMP library loaded in this process.
 
     CPU model, cores, system, load average (1, 5, 15 min), the threads the job asked for and
-    the limit it ran with (at most the CPUs it may use: attnrepro.numerics.threads), and each library's
-    kernel, version and thread pool size as the library reports it (what really runs).
+    the limit it ran with (at most the CPUs it may use: attnrepro.numerics.threads), each library's
+    kernel, version and thread pool size as the library reports it (what really runs), and the
+    ``allocator`` state the job set (the record of :func:`attnrepro.experiments._allocator.steady_state`).
     """
     m = provenance.machine()
     load = m["load_average"] or (np.nan, np.nan, np.nan)
@@ -149,7 +174,7 @@ def machine_table():
         "cpu": m["cpu"], "cores": m["cores"], "system": m["system"],
         "load_1min": load[0], "load_5min": load[1], "load_15min": load[2],
         "openblas_coretype": m["openblas_coretype"], "threads_limit": threads.current(),
-        "threads_asked": threads.asked(), "cpus_available": threads.available(),
+        "threads_asked": threads.asked(), "cpus_available": threads.available(), **allocator,
     }
     libraries = provenance.blas() or [{}]
     return pd.DataFrame([

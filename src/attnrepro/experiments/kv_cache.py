@@ -2,21 +2,26 @@
 
 One generator (seed 5) draws the weights of the toy decoder (four matrices per
 layer, layer by layer), then the prompt (prompt x d). Both generations produce
-``generated`` rows after the prompt; they are timed once each, in that order.
-The maximum deviation between them is round-off; the times are machine-bound,
+``generated`` rows after the prompt. A pass is the article's procedure: each generation timed
+once, in that order. The job times ``passes`` passes on the same weights and prompt, in the
+allocator's steady state (experiments._allocator). ``main`` keeps each generation's minimum over
+the passes (load lengthens a time, never shortens it) and the speed-up, the ratio of those minima;
+``passes`` holds the same columns per pass, so that the speed-up comes with its independent
+repeats. The maximum deviation between the two generations is round-off; the times are machine-bound,
 their ratio is what transfers. The timed generations run on the job's threads (every core of
 the run, so they vary by machine); the deviation comes from the same two generations run again
 on one BLAS thread, so that its last bits do not depend on the machine's core count. The two
-timed generations are one batch: when the timing thread was descheduled during it, both are
-timed again (experiments._timing.measure; ``main`` records ``cpu_share``, ``attempts``,
-``disturbed`` and the load before and after).
+timed generations of a pass are one batch: when the timing thread was descheduled during it, both
+are timed again (experiments._timing.measure); each pass records ``cpu_share``, ``attempts``,
+``disturbed`` and the load before and after, ``main`` the quietest pass's
+(experiments._timing.quietest).
 
 The memory rows come from the cache formula: this model (T = prompt + generated,
 batch 1, float64) and the realistic configurations of the config's ``realistic``
 block (one row per count of key-value heads).
 
-Tables: ``main`` (one row), ``memory`` (one row per configuration),
-``repeats`` (one row per (mode, repeat)), ``machine``.
+Tables: ``main`` (one row), ``passes`` (one row per pass), ``memory`` (one row per configuration),
+``repeats`` (one row per (pass, mode)), ``machine``.
 """
 
 import numpy as np
@@ -26,7 +31,8 @@ from threadpoolctl import threadpool_limits
 from attnrepro.experiments._kv_toy import (
     cache_bytes, draw_weights, generate_with_cache, generate_without_cache,
 )
-from attnrepro.experiments._timing import machine_table, measure
+from attnrepro.experiments._allocator import steady_state
+from attnrepro.experiments._timing import machine_table, measure, quietest
 from attnrepro.experiments._memory import BOOL, F64, largest_value, term
 from attnrepro.experiments._prices import CELL, FLOP, PREFIX_LAYER, TOKEN_LAYER, WEIGHT_BYTE
 
@@ -34,7 +40,7 @@ EXPERIMENT = {
     "article": "001",
     "order": 14,
     "section": "The key-value cache: what is kept, and how much it weighs",
-    "tables": ("main", "memory", "repeats", "machine"),
+    "tables": ("main", "passes", "memory", "repeats", "machine"),
     "timing": True,
     "derived": {
         "memory.T": "the configured length",
@@ -80,29 +86,39 @@ def deviation(prompt, steps, weights, h):
     return float(np.abs(without - with_cache).max())
 
 
+def speed_columns(t_without, t_with):
+    """The columns that derive from the two generations' seconds."""
+    return {"seconds_without_cache": t_without,  # machine-bound
+            "seconds_with_cache": t_with,  # machine-bound
+            "speedup": t_without / t_with}
+
+
 def run(params):
-    machine = machine_table()
+    machine = machine_table(steady_state())
     weights, prompt = build(params)
     h, steps = params["heads"], params["generated"]
     args = (prompt, steps, weights, h)
-    batch = measure([(generate_without_cache, args), (generate_with_cache, args)])
-    (t_without, t_with), with_cache = batch.seconds, batch.result
+    batches = [measure([(generate_without_cache, args), (generate_with_cache, args)])
+               for _ in range(params["passes"])]
+    seconds = np.array([b.seconds for b in batches])  # (passes, 2): without, with the cache
+    passes = pd.DataFrame([{"pass": p, "generated": steps, **speed_columns(*row), **b.record()}
+                           for p, (row, b) in enumerate(zip(seconds, batches))])
 
     main = pd.DataFrame([{
         "seed": params["seed"], "layers": params["layers"], "heads": h, "d": params["d"],
-        "prompt": params["prompt"], "generated": steps,
-        "rows": with_cache.shape[0],
+        "prompt": params["prompt"], "generated": steps, "passes": params["passes"],
+        "rows": batches[-1].result.shape[0],
         "max_deviation": deviation(prompt, steps, weights, h),
-        "seconds_without_cache": t_without,  # machine-bound
-        "seconds_with_cache": t_with,  # machine-bound
-        "speedup": t_without / t_with,
-        **batch.record(),  # cpu_share, attempts, disturbed, load: measured
+        **speed_columns(*seconds.min(axis=0)),  # each the minimum over the passes
+        **quietest(batches),  # cpu_share, attempts, disturbed, load: measured
     }])
     repeats = pd.DataFrame([
-        {"generated": steps, "mode": mode, "repeat": 0, "seconds": s, "cpu_seconds": c}
-        for mode, s, c in zip(("without_cache", "with_cache"), batch.seconds, batch.cpu_seconds)
+        {"pass": p, "generated": steps, "mode": mode, "repeat": 0, "seconds": s, "cpu_seconds": c}
+        for p, b in enumerate(batches)
+        for mode, s, c in zip(("without_cache", "with_cache"), b.seconds, b.cpu_seconds)
     ])
-    return {"main": main, "memory": memory_rows(params), "repeats": repeats, "machine": machine}
+    return {"main": main, "passes": passes, "memory": memory_rows(params), "repeats": repeats,
+            "machine": machine}
 
 
 # --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
@@ -145,4 +161,5 @@ def peak_memory(p):
 
 
 def work(p):
-    return 2 * generation(p, p["generated"])
+    """``passes`` timed pairs of generations, and the pair again for the deviation."""
+    return (p["passes"] + 1) * generation(p, p["generated"])

@@ -2,7 +2,8 @@
 
 The article says in words that the ratio grows with the generated length, because
 without the cache every step recomputes keys and values of the whole prefix.
-Same toy decoder and prompt as ``kv_cache`` (seed 5, same draw order). Each repeat
+Same toy decoder and prompt as ``kv_cache`` (seed 5, same draw order), timed in the allocator's
+steady state (experiments._allocator). Each repeat
 is one sweep over the lengths; per length, the generation without cache is timed,
 then the one with cache. Per length the minimum over repeats of each is kept
 (load lengthens a time, never shortens it); their ratio and its growth per step
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.experiments._kv_toy import generate_with_cache, generate_without_cache
+from attnrepro.experiments._allocator import steady_state
 from attnrepro.experiments._timing import machine_table, measure, step_ratios, summary
 from attnrepro.experiments.kv_cache import build, generation
 from attnrepro.experiments.kv_cache import peak_memory  # noqa: F401 (its estimate: experiments.declared)
@@ -35,7 +37,7 @@ MODES = {"without_cache": generate_without_cache, "with_cache": generate_with_ca
 
 
 def run(params):
-    machine = machine_table()
+    machine = machine_table(steady_state())
     weights, prompt = build(params)
     h, lengths = params["heads"], params["generated"]
     repeats, deviation = [], dict.fromkeys(lengths, 0.0)

@@ -19,6 +19,7 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 
+from attnrepro.experiments._allocator import steady_state
 from attnrepro.experiments._timing import machine_table
 from attnrepro.experiments.causal_timing import causal_attention, causal_call, causal_float64
 from attnrepro.experiments.quadratic_cost import attention_float32, float32_call
@@ -51,7 +52,7 @@ def peak_bytes(fn, *args):
 
 
 def run(params):
-    machine = machine_table()
+    machine = machine_table(steady_state())
     rng = np.random.default_rng(params["seed"])
     d, rows = params["d"], []
     for n in params["n"]:

@@ -1,7 +1,8 @@
 """Beyond 001's O(T²) listing: the exponent from a log grid of lengths, with an interval.
 
 The causal float64 attention of ``causal_timing`` (same seed, ``rng.normal`` draws
-of Q, K, V per n in grid order) is timed over a log grid of n. After one untimed
+of Q, K, V per n in grid order) is timed over a log grid of n, in the allocator's steady state
+(experiments._allocator). After one untimed
 warm-up sweep, each repeat is a *sweep*: one timed call per n, in grid order, so
 that a burst of load spoils one sweep rather than one length. A sweep during which the timing
 thread was descheduled is timed again on the same inputs (experiments._timing.measure);
@@ -24,6 +25,7 @@ Tables: ``main`` (one row: the fit), ``points`` (one row per n), ``repeats``
 import numpy as np
 import pandas as pd
 
+from attnrepro.experiments._allocator import steady_state
 from attnrepro.experiments._timing import local_slopes, loglog_slope, machine_table, measure, share
 from attnrepro.experiments.causal_timing import causal_attention, causal_call, causal_float64
 from attnrepro.experiments._memory import F64, ROW, largest, term
@@ -44,7 +46,7 @@ def sweep_seconds(inputs, sweeps):
     for args in inputs:
         causal_attention(*args)
     calls = [(causal_attention, args) for args in inputs]
-    batches = [measure(calls) for _ in range(sweeps)]
+    batches = [measure(calls, keep_result=False) for _ in range(sweeps)]
     return (np.array([b.seconds for b in batches]), np.array([b.cpu_seconds for b in batches]), batches)
 
 
@@ -75,7 +77,7 @@ def quadratic_run(in_band):
 
 
 def run(params):
-    machine = machine_table()
+    machine = machine_table(steady_state())
     rng = np.random.default_rng(params["seed"])
     d_k, lengths, band = params["d_k"], params["n"], params["band"]
     inputs = [tuple(rng.normal(size=(n, d_k)) for _ in range(3)) for n in lengths]  # (n, d_k) x3
