@@ -12,23 +12,21 @@ Which rows a claim reads:
   because a ratio or a fit combines the times of several rows.
 
 Cross-check (:func:`cross_check`): ``causal_timing`` and ``timing_exponent`` time the same function
-(001's causal float64 attention, same d_k) at common lengths (T = n). Their median times at one
-length differ by the way they are timed (trials in a row, or sweeps over the grid) by less than
-:data:`FACTOR` on a quiet machine; their minima differ by more (one lucky sweep), so the medians
-are compared. Beyond it, the slower of the two was disturbed (load lengthens a time, never shortens
-it): the claims read from its row are judged "disturbed" too, and LEDGER.md says the disagreement
+(001's causal float64 attention, same d_k) at common lengths (T = n), each with the allocator in its
+steady state (experiments._allocator). Their minimum times at one length then agree within
+:data:`FACTOR` (experiments._timing.AGREEMENT, its rationale there), whatever else each process ran
+before. Beyond it, the slower of the two was disturbed (load lengthens a time, never shortens it):
+the claims read from its row are judged "disturbed" too, and LEDGER.md says the disagreement
 (:func:`lines`). The speed factor (verdicts.raw_time_factors) leaves every disturbed raw time out.
 """
 
 from dataclasses import dataclass
 
+from attnrepro.experiments._timing import AGREEMENT
 from attnrepro.report.ledger.claims import _matching
 
 VERDICT = "disturbed"
-# two medians of the same function at the same length on a quiet machine lie within this factor: at
-# T = 512 the two experiments' medians were 1.38x apart (their minima 1.98x) on 2026-12-02, on this
-# project's machine kind (2 cores) with nothing else running
-FACTOR = 2.0
+FACTOR = AGREEMENT  # two minima of the same function at the same length agree within it
 # the experiments that time the same function: (experiment, table of every timed call, length
 # column, seconds column)
 SAME_FUNCTION = (("causal_timing", "repeats", "T", "seconds"),
@@ -39,7 +37,7 @@ MISSING = (FileNotFoundError, KeyError, ValueError)
 
 @dataclass(frozen=True)
 class Disagreement:
-    """Two experiments' median times of the same function at one ``length``: {experiment: seconds}."""
+    """Two experiments' minimum times of the same function at one ``length``: {experiment: seconds}."""
 
     length: int
     seconds: dict
@@ -53,13 +51,13 @@ class Disagreement:
         (a, ta), (b, tb) = self.seconds.items()
         apart = max(ta, tb) / min(ta, tb)
         return (f"{a} and {b} time the same causal attention at length {self.length}: "
-                f"medians {ta * 1e3:.4g} ms and {tb * 1e3:.4g} ms, {apart:.2f}x apart (a quiet machine "
+                f"minima {ta * 1e3:.4g} ms and {tb * 1e3:.4g} ms, {apart:.2f}x apart (a quiet machine "
                 f"gives them within {self.factor:g}x): {self.slower}'s measurement was slowed")
 
 
-def _medians(load, experiment, table, length, column):
-    """{length: median seconds of every timed call} of one experiment, and its d_k (its main table)."""
-    seconds = load(experiment, table).groupby(length)[column].median()
+def _minima(load, experiment, table, length, column):
+    """{length: minimum seconds over every timed call} of one experiment, and its d_k (its main table)."""
+    seconds = load(experiment, table).groupby(length)[column].min()
     d_k = set(load(experiment, "main")["d_k"])
     return {int(k): float(v) for k, v in seconds.items()}, d_k
 
@@ -68,7 +66,7 @@ def cross_check(load, factor=FACTOR):
     """(lengths compared, [Disagreement]) of the experiments of SAME_FUNCTION at their common
     lengths; ([], []) when either is not among the results or they ran another d_k."""
     try:
-        (first, d_first), (second, d_second) = (_medians(load, *entry) for entry in SAME_FUNCTION)
+        (first, d_first), (second, d_second) = (_minima(load, *entry) for entry in SAME_FUNCTION)
     except MISSING:
         return [], []
     if d_first != d_second:
@@ -86,7 +84,7 @@ def lines(load, factor=FACTOR):
     if not common:
         return []
     a, b = SAME_FUNCTION[0][0], SAME_FUNCTION[1][0]
-    head = (f"**Cross-check of timings** ({a} against {b}, median times at lengths "
+    head = (f"**Cross-check of timings** ({a} against {b}, minimum times at lengths "
             f"{', '.join(map(str, common))}): ")
     if not found:
         return [head + f"they agree within {factor:g}x."]
