@@ -35,6 +35,15 @@ def config_lines(article):
             "article.", ""]
 
 
+def legend():
+    """The classes, what *within tolerance* means in each (claims.WITHIN), and the undecided verdicts."""
+    within = "; ".join(f"{cls}: {published.WITHIN[cls]}" for cls in published.CLASSES)
+    undecided = "; ".join(f"*{verdict}*: {what}" for verdict, what in published.UNDECIDED.items())
+    return (f"Classes, and what *within tolerance* means in each: {within}. Neither a match nor a "
+            f"difference: {undecided}. Each band, tolerance and echo names its rationale "
+            "(config/published.yaml, rationales), which its reason quotes.")
+
+
 def markdown(table, factors=None, rule=None, article=None, run=None, stated=None, timings=None):
     """LEDGER.md: the verdict first (report.ledger.headline, as results/README.md opens), the notes
     on classes, numerics and speed, the timing cross-check (``timings``: disturbed.lines), every
@@ -43,13 +52,7 @@ def markdown(table, factors=None, rule=None, article=None, run=None, stated=None
     lines = ["# Ledger: every published number beside the reproduced one", ""]
     lines += config_lines(article)
     lines += headline.lines(table, run, stated)
-    lines.append("Classes: exact (the printed digits must come out), echo (judged as exact, counted apart), "
-                 "round-off (1e-16 level: judged against a tolerance), stochastic (judged against the 95% "
-                 "interval of the 3-seed statistics of the seed distribution, or, where the run has none, "
-                 "against the run's own seeds, as the reason says; a published range row by row, each L's "
-                 "3-seed mean inside it), machine-bound (timings: a raw time against the article's speed "
-                 "factor, a ratio or slope by its band). Each band, tolerance and echo names its rationale "
-                 "(config/published.yaml, rationales), which its reason quotes.")
+    lines.append(legend())
     lines.append("")
     lines.append(numerics_line(table))
     lines.append("")

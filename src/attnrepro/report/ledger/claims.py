@@ -37,6 +37,23 @@ VERDICTS = ("reproduced", "within tolerance", "disturbed", "inconclusive", "diff
 # each verdict's symbol, the same in the annotated editions and beside a table's cells
 SYMBOLS = {"reproduced": "✓", "within tolerance": "≈", "disturbed": disturbance.MARK, "inconclusive": "◐",
            "differs": "✗", "missing": "?", "other parameters": "○"}
+# what *within tolerance* means in each class, one meaning per class (LEDGER.md's legend)
+WITHIN = {
+    "exact": "never: the printed digits must come out",
+    "echo": "never: judged as exact, counted apart",
+    "round-off": "both values below the claim's tolerance (1e-16 level)",
+    "stochastic": ("the published statistic lies in the 95% interval of the 3-seed statistics of the seed "
+                   "distribution (without one: in the 95% prediction interval from the run's own seeds); a "
+                   "published range, each row's 3-seed mean inside it"),
+    "machine-bound": ("the value and every pass of its measurement lie in the claim's band (a raw time: its "
+                      "ratio published / reproduced within the band of the speed factor of its article's "
+                      "other raw times)"),
+}
+# the verdicts that are neither a match nor a difference, in words
+UNDECIDED = {
+    "disturbed": "read from a timing that another process slowed",
+    "inconclusive": "its repeats straddle the band, or too few seeds to predict the statistic",
+}
 REDUCERS = statistics.REDUCERS  # the article's arithmetic, shared with the tables and the evidence
 _SCI = re.compile(r"[-+]?\d+(?:\.(\d*))?e([-+]?)(\d+)")
 _FIXED = re.compile(r"[-+]?\d+(?:\.(\d*))?")
