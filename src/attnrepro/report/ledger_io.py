@@ -44,7 +44,9 @@ def markdown(table, factors=None, rule=None, article=None, run=None, stated=None
     lines += config_lines(article)
     lines += headline.lines(table, run, stated)
     lines.append("Classes: exact (the printed digits must come out), echo (judged as exact, counted apart), "
-                 "round-off (1e-16 level: judged against a tolerance), stochastic (judged against the 95% "
+                 "round-off (1e-16 level: judged against a tolerance), finite-difference (a difference "
+                 "quotient's error against the analytic gradient, truncation and cancellation: judged "
+                 "against a tolerance sized for its step), stochastic (judged against the 95% "
                  "interval of the 3-seed statistics of the seed distribution, or, where the run has none, "
                  "against the run's own seeds, as the reason says; a published range row by row, each L's "
                  "3-seed mean inside it), machine-bound (timings: a raw time against the article's speed "

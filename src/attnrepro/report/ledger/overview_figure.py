@@ -6,8 +6,8 @@ tolerances of ``config/published.yaml``:
 (a) published against reproduced, log-log (the claims span 1e-16 to 1e9), one point per claim,
     coloured by class, shaped by verdict, on the diagonal when they agree; an exact zero sits on
     the axes' "0" line; a machine-bound claim's accepted band is a vertical bar at its published
-    value, a round-off tolerance a shaded square (both values below it: within tolerance);
-    a published range a horizontal bar; a missing value a mark under the axis.
+    value, a tolerance (round-off, finite-difference) a shaded square (both values below it: within
+    tolerance); a published range a horizontal bar; a missing value a mark under the axis.
 (b) the claims not judged digit for digit (round-off left out: a ratio of two round-off figures
     says nothing), as reproduced / published on a log axis, one column per claim, named by its id:
     the accepted band (or the published range) as a bar around the published 1, the point inside
@@ -27,8 +27,9 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from attnrepro.report.ledger import headline, verdicts
 from attnrepro.report.products import style
 
-CLASS_COLORS = {"exact": "#2471a3", "echo": "#95a5a6", "round-off": "#8e44ad", "stochastic": "#d68910",
-                "machine-bound": "#c0392b"}  # an echo of the configuration in grey: not a computation
+# an echo of the configuration in grey: not a computation
+CLASS_COLORS = {"exact": "#2471a3", "echo": "#95a5a6", "round-off": "#8e44ad", "finite-difference": "#1e8449",
+                "stochastic": "#d68910", "machine-bound": "#c0392b"}
 VERDICT_MARKERS = {"reproduced": "o", "within tolerance": "D", "differs": "X", "missing": "v",
                    "other parameters": "s",  # computed with other parameters: not the article's number
                    "disturbed": "P"}  # read from a timing that another process slowed
@@ -74,7 +75,7 @@ def _overview(ax, rows):
     """Panel (a): published against reproduced, log-log."""
     for tolerance in sorted(rows["tolerance"].dropna().unique()):
         ax.fill_between([ZERO, tolerance], ZERO, tolerance, color=CLASS_COLORS["round-off"], alpha=0.08,
-                        label=f"round-off tolerance {tolerance:g}: both values below it")
+                        label=f"tolerance {tolerance:g} (round-off, finite-difference): both values below it")
     bands = rows.dropna(subset=["band_low"])
     ax.vlines(_floor(bands["pub_high"]), _floor(bands["band_low"]), _floor(bands["band_high"]),
               color=CLASS_COLORS["machine-bound"], alpha=0.35, lw=4, label="machine-bound: accepted band")
