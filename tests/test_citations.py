@@ -123,8 +123,9 @@ def test_without_evidence_no_reason_cites_a_file_and_each_says_how_to_make_it(pu
     for claim_id in (ROUNDOFF, FINITE):
         assert ("not in this run: which numerics give the published digits (`snakemake --cores 2 numerics` "
                 "makes results/numerics/ledger_numerics.md), what the article's own code prints here "
-                "(`snakemake --cores 2 listings` makes results/listings/article_code.md); with "
-                "`--configfile config/evidence.yaml` the run makes them and the ledger cites them"
+                "(`snakemake --cores 2 listings` makes results/listings/article_code.md); "
+                "`snakemake --cores 2 --configfile config/evidence.yaml` makes them with the run, and the "
+                "ledger cites them"
                 ) in reasons[claim_id]
     assert "`snakemake --cores 2 seeds` builds it" in reasons[STOCHASTIC]
 

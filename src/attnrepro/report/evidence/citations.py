@@ -33,7 +33,8 @@ from attnrepro.numerics import canonical
 # what each product cited for a class would tell, said when the run does not hold it
 TELLS = {"numerics": "which numerics give the published digits",
          "listings": "what the article's own code prints here"}
-SWITCH = "with `--configfile config/evidence.yaml` the run makes them and the ledger cites them"
+SWITCH = ("`snakemake --cores 2 --configfile config/evidence.yaml` makes them with the run, and the ledger "
+          "cites them")
 
 
 def cited_file(csv_path):
