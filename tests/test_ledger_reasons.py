@@ -45,8 +45,8 @@ def test_a_published_interval_is_never_an_exact_match_even_where_the_text_is_the
 
 # --- round-off ----------------------------------------------------------------------------
 
-NUMERICS = "the last bits move with the numerics (the BLAS kernel, NumPy's code paths, the versions: " \
-           "the numerics sweep varies them)"
+NUMERICS = ("its last bits move with the numerics (the BLAS kernel, NumPy's and torch's code paths, "
+            "the versions)")
 
 
 def test_round_off_reasons_quote_the_rationale_and_the_note():
@@ -63,6 +63,22 @@ def test_round_off_tolerance_holds_at_its_bound_and_needs_both_values_below_it()
     assert verdicts.judge(c, 1e-14)[0] == "within tolerance"  # the reproduced value at the tolerance
     assert verdicts.judge(claim("1e-14", "round-off", tolerance=1e-14), 3e-16)[0] == "within tolerance"
     assert verdicts.judge(c, 1e-12) == ("differs", "1.00e-12", "round-off claim above its tolerance 1e-14")
+
+
+# --- finite-difference --------------------------------------------------------------------
+
+def test_a_finite_difference_error_is_judged_by_its_tolerance_and_called_what_it_is():
+    c = claim("4.90e-05", "finite-difference", tolerance=1e-3, rationale="central difference at 1e-6",
+              note="cancellation")
+    assert verdicts.judge(c, 6.78e-5) == (
+        "within tolerance", "6.78e-05", "finite-difference error: both below 0.001 (central difference at "
+        "1e-6); an error of the method, not of the gradient; cancellation")
+    assert verdicts.judge(c, 1e-3)[0] == "within tolerance"  # at its bound
+    assert verdicts.judge(c, 1.1e-3) == ("differs", "1.10e-03", "finite-difference claim above its "
+                                         "tolerance 0.001 (central difference at 1e-6); cancellation")
+    zero = verdicts.judge(c, 0.0)
+    assert zero[0] == "differs" and zero[2].startswith("finite-difference claim reproduced as exactly 0")
+    assert "round-off" not in verdicts.judge(c, 6.78e-5)[2]
 
 
 # --- stochastic, judged by the run's own seeds --------------------------------------------

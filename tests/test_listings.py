@@ -173,14 +173,14 @@ def test_the_ledger_shows_published_article_code_and_reproduced_side_by_side(tmp
     assert list(table.columns[3:6]) == ["published", "article_code", "reproduced"]
     three = ["published", "article_code", "reproduced"]
     assert table.loc["900.half", three].tolist() == ["1.49", "1.50", "1.50"]
-    assert "the article's own code prints 1.50 here [results/listings/article_code.md]" in table.at[
-        "900.half", "reason"]
+    # the Markdown table beside the CSV the ledger read
+    assert f"the article's own code prints 1.50 here [{products['md']}]" in table.at["900.half", "reason"]
     assert re.search(r"\| published +\| article_code +\| reproduced +\|", md.read_text())
     without = tmp_path / "without.csv"
     ledger_io.write(published, load, without, tmp_path / "w.md")
     plain = pd.read_csv(without, dtype=str, keep_default_na=False).set_index("id")
     assert set(plain["article_code"]) == {""}
-    assert ("`snakemake --cores 2 listings` writes results/listings/article_code.md"
+    assert ("`snakemake --cores 2 listings` makes results/listings/article_code.md"
             in plain.at["900.half", "reason"])
 
 

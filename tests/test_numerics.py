@@ -304,7 +304,7 @@ def test_the_sweep_ledger_names_the_settings_that_give_each_published_digit():
     reason = numerics_evaluate.reason_for("grad", long)
     assert "published digits 4.90e-05 given by sandybridge-noavx512;" in reason
     assert "the article's own code prints 6.78e-05 here, as haswell-noavx512 give" in reason
-    assert "this machine's default (OpenBLAS SkylakeX, NumPy AVX2) gives 1.85e-04" in reason
+    assert reason.endswith("; this host's native numerics (OpenBLAS SkylakeX, NumPy AVX2) give 1.85e-04")
     assert numerics_evaluate.reason_for("shape", long) is None
     wide = numerics_render.wide(long)
     assert (
@@ -319,7 +319,8 @@ def test_evidence_reads_the_products_back(tmp_path):
     long = numerics_evaluate.evaluate(claims, by_setting, article_code={"grad": "6.78e-05"})
     long.to_csv(tmp_path / "n.csv", index=False)
     found = citations.reasons(numerics_csv=tmp_path / "n.csv")
-    assert found == {"grad": numerics_evaluate.reason_for("grad", long)}
+    # no Markdown beside the CSV: the reason cites the CSV the ledger read
+    assert found == {"grad": f"{numerics_evaluate.reason_for('grad', long)} [{tmp_path / 'n.csv'}]"}
     with pytest.raises(FileNotFoundError, match="absent.csv"):  # a declared product must exist
         citations.spread(tmp_path / "absent.csv")
     assert citations.spread(None) is None
@@ -340,8 +341,8 @@ def test_evidence_reads_the_products_back(tmp_path):
     )
     found = {"numerics": found}
     uncited = citations.reason_for(stochastic, found)  # the seed distribution judges; it is not appended
-    assert "numerics` writes" in uncited and "seeds` writes" not in uncited and "listings` writes" in uncited
-    assert "--configfile config/evidence.yaml" in uncited
+    assert "numerics` makes" in uncited and "seeds` makes" not in uncited and "listings` makes" in uncited
+    assert "--configfile config/evidence.yaml" in uncited and "[" not in uncited
     assert citations.reason_for(stochastic, found, cited={"numerics", "listings"}) == (
         "no row in the numerics evidence; no row in the listings evidence")
 
@@ -486,10 +487,11 @@ def test_the_ledger_cites_the_evidence_it_is_given(small_run, tmp_path):
         proc = subprocess.run(cmd, cwd=small_run, env=_env(), capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
         table = pd.read_csv(out, dtype=str, keep_default_na=False)
-        return table[table["class"].isin(["round-off", "stochastic"]) & (table["verdict"] != "reproduced")]
+        return table[table["class"].isin(evidence.CITED_FOR) & (table["verdict"] != "reproduced")]
 
     bare, cited = ledger_table(), ledger_table("--numerics-evidence", str(tmp_path / "sweep.csv"))
-    assert len(bare) and bare["reason"].str.contains("`snakemake --cores 2 numerics` writes").all()
+    assert len(bare) and bare["reason"].str.contains("`snakemake --cores 2 numerics` makes").all()
+    assert not bare["reason"].str.contains(r"\[[^\]]*\.(?:md|csv)\]").any()  # nothing cited that it lacks
     for _, row in cited.iterrows():
         if row["id"] == grad.id:
             assert "published digits 4.90e-05 given by sandybridge" in row["reason"]

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from attnrepro.dag import plan
-from attnrepro.report.ledger import verdicts
+from attnrepro.report.ledger import claims as published, verdicts
 from attnrepro.report.products.results import Loader
 
 from conftest import REPO
@@ -54,7 +54,7 @@ def test_every_selector_names_an_experiment_and_one_of_its_tables(claims):
 
 def test_class_fields_are_consistent(claims):
     for claim in claims:
-        if claim.cls == "round-off":
+        if claim.cls in published.TOLERATED:
             assert claim.tolerance is not None, claim.id
         if claim.cls == "machine-bound" and claim.why == "restated":  # its cells' band judges it
             assert claim.band is None, claim.id
@@ -89,7 +89,7 @@ def test_a_claim_whose_source_column_is_a_config_parameter_is_an_echo(claims):
 def test_every_band_tolerance_and_echo_names_a_rationale_that_stands_alone(claims):
     raw = yaml.safe_load(PUBLISHED.read_text())
     for claim in claims:
-        if claim.cls in ("echo", "round-off", "machine-bound"):
+        if claim.cls in published.JUSTIFIED:
             assert claim.rationale == " ".join(raw["rationales"][claim.why].split()), claim.id
     texts = [str(v) for v in raw["rationales"].values()] + [raw["speed"]["why"]]
     texts += [c.note for c in claims if c.note]
@@ -111,6 +111,12 @@ def test_the_published_numbers_are_the_printed_ones(claims):
                ("mean_seconds", "min_ms", "loglog_slope", "time_ratio", "speedup", "train_seconds",
                 "seconds_with_cache", "seconds_without_cache"))
     assert all(c.cls == "stochastic" for c in claims if c.id.startswith("001.train.sort-"))
+    # the gradient check: at eps = 1e-6 the error of the difference quotient (cancellation), judged by
+    # a tolerance; at eps = 1e-4 a deterministic figure (a ReLU corner within the step), digit for digit
+    grad = {c.id.removeprefix("001.grad_check."): c.cls for c in claims if c.id.startswith("001.grad_check.")}
+    assert grad == {"pre-ln.eps-1e-06": "finite-difference", "post-ln.eps-1e-06": "finite-difference",
+                    "pre-ln.eps-1e-04": "exact", "post-ln.eps-1e-04": "exact"}
+    assert by_id["001.grad_check.post-ln.eps-1e-06"].why == "central-difference-1e-6"
     # the prose's ranges hold for every L: checked row by row, not against a mean pooled over L
     for range_id in ("001.prose.train.sort-token-range", "001.prose.train.sort-sequence-share"):
         assert by_id[range_id].source["per"] == "L", range_id
@@ -142,16 +148,16 @@ def test_claims_of_listings_the_small_config_leaves_alone_are_reproduced(claims,
 
 
 def test_every_band_tolerance_and_echo_reason_quotes_its_rationale(claims):
-    """Judged with a value on each side of its band or tolerance, every machine-bound, round-off
-    and echo claim gives a reason that quotes its rationale from published.yaml and never refers
-    to an issue or to when a band was set."""
-    from attnrepro.report.ledger import claims as published, speed
+    """Judged with a value on each side of its band or tolerance, every machine-bound, round-off,
+    finite-difference and echo claim gives a reason that quotes its rationale from published.yaml
+    and never refers to an issue or to when a band was set."""
+    from attnrepro.report.ledger import speed
 
     rule = published.load_speed(PUBLISHED)
     factor = speed.Factor("000", 2.0, 1.5, 2.5, {"x": 2.0})
     checked = 0
     for claim in claims:
-        if claim.cls not in ("echo", "round-off", "machine-bound"):
+        if claim.cls not in published.JUSTIFIED:
             continue
         low, high = verdicts.published_range(claim.published) if verdicts._parse(claim.published) else (1, 1)
         top = max(b for b in (claim.band or [low, high]) if b is not None)  # a bound in words: one side open

@@ -34,6 +34,7 @@ def test_the_schema_is_the_codes_and_every_key_is_described():
     needs_why = {rule["if"]["properties"]["class"]["const"] for rule in claim["allOf"]
                  if "why" in rule.get("then", {}).get("required", [])}
     assert needs_why == set(claims_.JUSTIFIED)
+    assert tuple(claim["dependentSchemas"]["tolerance"]["properties"]["class"]["enum"]) == claims_.TOLERATED
     assert undescribed(tree) == []
 
 
@@ -67,8 +68,12 @@ def test_a_misspelt_tolerance_is_refused_naming_file_claim_and_key(tmp_path):
     ({"class": "exactly"}, ["key class", "'exactly' is not one of"]),
     ({"tolerance": None}, ["'tolerance' is a required property", "a round-off claim names its tolerance"]),
     ({"why": None}, ["'why' is a required property"]),
-    ({"class": "exact"}, ["key class", "'round-off' was expected (a claim with a tolerance is a round-off"]),
-    ({"class": "echo"}, ["key class", "(a claim with a tolerance is a round-off claim)"]),
+    ({"class": "exact"}, ["key class", "'exact' is not one of ['round-off', 'finite-difference'] (a claim "
+                                       "with a tolerance is a round-off or finite-difference claim)"]),
+    ({"class": "echo"}, ["key class", "(a claim with a tolerance is a round-off or finite-difference "
+                                      "claim)"]),
+    ({"class": "finite-difference", "tolerance": None},
+     ["'tolerance' is a required property", "a finite-difference claim names its tolerance"]),
     ({"band": [1, 2]}, ["key class", "'round-off' is not one of ['machine-bound', 'exact', 'echo']"]),
     ({"raw_time": True}, ["key class", "(a raw time is a machine-bound claim)"]),
     ({"location": {"line": 3, "colum": 4}}, ["key location", "unknown key 'colum'",

@@ -135,6 +135,12 @@ def ledger_evidence():
     return {name: product.paths["csv"] for name, product in LEDGER_EVIDENCE.items()}
 
 
+def ledger_evidence_tables():
+    """The Markdown table beside each evidence CSV: what the ledger's reasons cite
+    (attnrepro.report.evidence.citations.cited_file), so an input too."""
+    return {f"{name}_table": product.paths["md"] for name, product in LEDGER_EVIDENCE.items()}
+
+
 def ledger_evidence_code():
     """The evaluate modules of the evidence the ledger reads (attnrepro.report.evidence.citations)."""
     return [product.evaluate for product in LEDGER_EVIDENCE.values()]
@@ -234,6 +240,7 @@ rule:
         "ledger"
     input:
         **ledger_evidence(),
+        **ledger_evidence_tables(),
         data=all_outputs(),
         published="config/published.yaml",
         code=report_code("ledger", *ledger_evidence_code()),

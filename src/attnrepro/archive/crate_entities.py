@@ -41,8 +41,8 @@ FORMATS = {
 # what the main results and the workflow's own files are, for a person reading the crate
 DESCRIPTIONS = {
     paths.LEDGER_MD: "The ledger: every number the three articles print beside the value this "
-                         "run reproduced, with its class (exact, round-off, stochastic, machine-bound), "
-                         "verdict and reason.",
+                         "run reproduced, with its class (exact, round-off, finite-difference, stochastic, "
+                         "machine-bound), verdict and reason.",
     paths.LEDGER_CSV: "The ledger as CSV, at full precision: one row per published number.",
     paths.INDEX: "The index of the results: every output, and for each table and figure its "
                          "chain from the config section to the experiment module, the data files, the "

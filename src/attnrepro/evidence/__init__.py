@@ -1,15 +1,15 @@
-"""The ledger's evidence for its round-off and stochastic claims: one record per product.
+"""The ledger's evidence for its round-off, finite-difference and stochastic claims: one record per product.
 
 - The **numerics sweep** reruns the round-off-sensitive cases (config ``numerics.cases``) under
   every numerics setting this machine accepts (an OpenBLAS kernel x a NumPy CPU-feature mask,
   :mod:`attnrepro.numerics.canonical`) and writes which settings give which published digits; the ledger
-  cites it in the reason of every round-off or stochastic deviation.
+  cites it in the reason of every deviation of a class in :data:`CITED_FOR`.
 - The **seed distribution** trains the sort grid over many seeds and places each published
   training figure among them; the ledger judges its stochastic claims by it.
 - The **listings** run the articles' own code, extracted from their text, verbatim, one session per
   article, and compare what it prints with the published output, number by number; the ledger
   shows, claim by claim, what the article's code gives here beside the published and reproduced
-  values, and cites it in the reason of every round-off or stochastic deviation.
+  values, and cites it in the reason of every deviation of a class in :data:`CITED_FOR`.
 
 Each product is one :class:`EvidenceProduct`: its Snakemake target, the config switch that adds it
 to the default run and its CSV to the ledger's inputs, its paths and captions, the ledger's option
@@ -78,11 +78,13 @@ class EvidenceProduct:
         return bool((config.get(section) or {}).get(key))
 
 
+# the claim classes whose digits move with the numerics: the sweep and the listings are cited for them
+CITED_FOR = ("round-off", "finite-difference", "stochastic")
 NUMERICS = EvidenceProduct(
     name="numerics", title="Numerics sweep", target="numerics", switch="numerics.sweep",
     folder=paths.SWEEP_ROOT, stem="ledger_numerics", figure_caption="ledger_numerics_grid",
     ledger_option="--numerics-evidence", evaluate="attnrepro.report.evidence.numerics_evaluate",
-    render="attnrepro.report.evidence.numerics_render", appended_to=("round-off", "stochastic"),
+    render="attnrepro.report.evidence.numerics_render", appended_to=CITED_FOR,
 )
 SEEDS = EvidenceProduct(
     name="seeds", title="Seed distributions", target="seeds", switch="seed_distribution.build",
@@ -94,7 +96,7 @@ LISTINGS = EvidenceProduct(
     name="listings", title="The articles' own code", target="listings", switch="listings.build",
     folder=paths.LISTINGS, stem="article_code", figure_caption="article_code_listings",
     ledger_option="--listings-evidence", evaluate="attnrepro.report.evidence.listings_evaluate",
-    render="attnrepro.report.evidence.listings_render", appended_to=("round-off", "stochastic"),
+    render="attnrepro.report.evidence.listings_render", appended_to=CITED_FOR,
 )
 PRODUCTS = {p.name: p for p in (NUMERICS, SEEDS, LISTINGS)}
 

@@ -161,19 +161,19 @@ def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None
           speed_csv=None, article=None, listings_csv=None):
     """Evaluate every claim: the stochastic ones against the seed distribution's CSV when given
     (else the run's own seeds, as their reasons say), the raw times against each article's speed
-    factor (written to ``speed_csv`` when given); a round-off or stochastic deviation's reason
-    cites the numerics sweep's and the listings' CSV when given, or says which target builds
-    them; column article_code: what the articles' own code prints here (the listings).
+    factor (written to ``speed_csv`` when given); a round-off, finite-difference or stochastic
+    deviation's reason cites the numerics sweep and the listings when given, or says which target
+    makes them (report.evidence.citations); column article_code: what the articles' own code prints
+    here (the listings).
     ``article`` (a comparable.Article): what the article's config plans; a claim computed
     otherwise is judged "other parameters", and LEDGER.md says which sections of the config differ."""
     claims = ledger.load_claims(published_path)
     rule = published.load_speed(published_path)
-    found = citations.found(numerics_csv, listings_csv, claims, load)
-    cited = citations.cited(numerics_csv=numerics_csv, listings_csv=listings_csv)
-    table = citations.annotate(ledger.evaluate(claims, load, citations.spread(seeds_csv, load), rule,
-                                               article), claims, found, cited)
-    table = citations.with_article_code(table, listings_csv)
+    table = ledger.evaluate(claims, load, citations.spread(seeds_csv, load), rule, article)
     table["numerics"] = numerics_column(claims, load)
+    found = citations.found(numerics_csv, listings_csv, claims, load, citations.runs(table))
+    cited = citations.cited(numerics_csv=numerics_csv, listings_csv=listings_csv)
+    table = citations.with_article_code(citations.annotate(table, claims, found, cited), listings_csv)
     factors = ledger.raw_time_factors(claims, load)
     with io.atomic_path(csv_path) as tmp:
         table.to_csv(tmp, index=False)

@@ -17,9 +17,13 @@ VERDICT_CLASSES = {"reproduced": "v-reproduced", "within tolerance": "v-within",
                    "differs": "v-differs", "missing": "v-missing", "other parameters": "v-other",
                    "disturbed": "v-disturbed", "inconclusive": "v-inconclusive"}
 CLAIM_CLASSES = {"exact": "c-exact", "echo": "c-echo", "round-off": "c-roundoff",
-                 "stochastic": "c-stochastic", "machine-bound": "c-machine"}
-CLASS_STYLES = (("exact", "solid"), ("echo", "wavy"), ("round-off", "dotted"),
-                ("stochastic", "dashed"), ("machine-bound", "double"))
+                 "finite-difference": "c-finite", "stochastic": "c-stochastic", "machine-bound": "c-machine"}
+# each class's underline in the legend (an inline style), as the CSS below draws its marks
+CLASS_STYLES = (("exact", "text-decoration-style:solid"), ("echo", "text-decoration-style:wavy"),
+                ("round-off", "text-decoration-style:dotted"),
+                ("finite-difference", "text-decoration-style:dotted;text-decoration-thickness:3px"),
+                ("stochastic", "text-decoration-style:dashed"),
+                ("machine-bound", "text-decoration-style:double"))
 
 CSS = """
 :root { --ink: #1b1b1b; --muted: #5a5a5a; --line: #d0d4d9; --focus: #1a5fb4;
@@ -75,6 +79,7 @@ mark::after { position: absolute; right: -.4em; top: -.7em; font-size: .55em; li
 .c-exact mark { border-bottom-style: solid; }
 .c-echo mark { border-bottom: 0; text-decoration: underline wavy #888; }
 .c-roundoff mark { border-bottom-style: dotted; }
+.c-finite mark { border-bottom: 3px dotted #444; }
 .c-stochastic mark { border-bottom-style: dashed; }
 .c-machine mark { border-bottom: 3px double #444; }
 .claim:target mark { outline: 3px solid var(--focus); }
@@ -176,8 +181,7 @@ def bar(article, title, notes):
         f' data-verdict="{html.escape(v)}" data-count="{n}" title="the next number judged {html.escape(v)}">'
         f'{SYMBOLS.get(v, "")} <b>{n}</b> {html.escape(v)}</button>'
         for v, n in counts(notes).items())
-    legend = "".join(f'<span><u style="text-decoration-style:{style}">{name}</u></span>'
-                     for name, style in CLASS_STYLES)
+    legend = "".join(f'<span><u style="{style}">{name}</u></span>' for name, style in CLASS_STYLES)
     echoed = echoes(notes)
     apart = sum(n.verdict == "reproduced" for n in echoed)
     computed = len(notes) - len(echoed)

@@ -26,11 +26,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnrepro.evidence import LISTINGS, listings_text
+from attnrepro.evidence import listings_text
 from attnrepro.paths import LISTINGS_TABLE
 from attnrepro.report.ledger import verdicts
 
-TABLE = LISTINGS.paths["md"]  # where the ledger's reasons point
 LISTINGS_CSV = LISTINGS_TABLE
 LISTING_COLUMNS = ["article", "listing", "first_line", "status", "error", "outside_lock", "seconds",
                    "numbers_published", "numbers_printed", "numbers_equal", "output", "left_out"]
@@ -224,15 +223,16 @@ def article_code(table):
 
 
 def reasons(table):
-    """{claim id: the sentence the ledger appends}: what the article's code printed here."""
+    """{claim id: the sentence the ledger appends}: what the article's code printed here (the file
+    it cites is report.evidence.citations's to name)."""
     out = {}
     for row in table.itertuples():
         if row.article_code == "":
-            out[row.id] = f"the article's own code does not print it here ({row.why}) [{TABLE}]"
+            out[row.id] = f"the article's own code does not print it here ({row.why})"
         elif row.equal is True:
-            out[row.id] = f"the article's own code prints the published {row.article_code} here [{TABLE}]"
+            out[row.id] = f"the article's own code prints the published {row.article_code} here"
         else:
-            out[row.id] = f"the article's own code prints {row.article_code} here [{TABLE}]"
+            out[row.id] = f"the article's own code prints {row.article_code} here"
     return out
 
 

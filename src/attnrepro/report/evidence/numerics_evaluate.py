@@ -5,17 +5,20 @@ cases under every numerics setting this machine accepts: an OpenBLAS kernel and 
 CPU-feature mask, in the lock's environment and in each side environment (the NumPy and torch
 versions the articles state). Here each setting's results are judged alone, with the ledger's own
 rules (:func:`attnrepro.report.ledger.verdicts.evaluate`) on the claims of ``config/published.yaml``
-whose source rows are all among the swept cases (timings left out). A claim is listed when it
-is round-off or stochastic, or when some setting does not give its digits.
+whose source rows are all among the swept cases (timings left out). A claim is listed when its
+class is one the ledger cites the sweep for (round-off, finite-difference, stochastic), or when
+some setting does not give its digits.
 
 For each claim and setting: the reproduced text, whether it is the published digits and, when
 the listings ran (``snakemake --cores 2 listings``: what the article's own code prints here,
 ``article_code``), whether it is those: :func:`evaluate`, the long table (one row per claim and
-setting), and :func:`reason_for`, the sentence the ledger cites for a round-off or stochastic
-deviation, naming only what the sweep varied, and, when no setting gives the published value,
-what it could not try (:data:`UNTESTED`) (:func:`read` and :func:`reasons` from its CSV). The
-CSV, Markdown table and SVG grid
-are written by :mod:`attnrepro.report.evidence.numerics_render`.
+setting), and :func:`reason_for`, the sentence the ledger appends to a deviation of those
+classes, naming only what the sweep varied, and, when no setting gives the published value, what
+it could not try (:data:`UNTESTED`); given the pin the run computed the claim under, whether the
+host's native numerics (the setting ``default``) give the published digits and whether the pin is
+what moved the run's value (:func:`native`). :func:`read` and :func:`reasons` work from its CSV;
+the file a reason cites is :mod:`attnrepro.report.evidence.citations`'s to name. The CSV, Markdown
+table and SVG grid are written by :mod:`attnrepro.report.evidence.numerics_render`.
 """
 
 import dataclasses
@@ -30,9 +33,8 @@ from attnrepro.evidence import NUMERICS
 from attnrepro.report.ledger import consistency, verdicts
 from attnrepro.report.products import results
 
-DEFAULT = "default"
+DEFAULT = "default"  # the host's native numerics: OpenBLAS's own kernel, all of NumPy's features
 UNTESTED = "the article's Python 3.14 and its CPU"  # what no setting of this machine can vary
-TABLE = NUMERICS.paths["md"]  # where the ledger's reasons point
 COLUMNS = [
     "id",
     "article",
@@ -188,9 +190,10 @@ def _is_interval(published):
 
 
 def _listed(long):
-    """Claim ids worth a row: round-off or stochastic, or not reproduced under every setting."""
+    """Claim ids worth a row: of a class the sweep is cited for (round-off, finite-difference,
+    stochastic), or not reproduced under every setting."""
     keep = long.groupby("id").apply(
-        lambda g: g["class"].iloc[0] in ("round-off", "stochastic")
+        lambda g: g["class"].iloc[0] in NUMERICS.appended_to
         or not g["published_digits"].map(is_true).all(),
         include_groups=False,
     )
@@ -220,10 +223,11 @@ def is_true(value):
     return isinstance(value, (bool, np.bool_)) and bool(value)
 
 
-def reason_for(claim_id, long):
-    """The ledger's evidence for a round-off or stochastic claim, or None when the sweep
-    does not hold it: which settings give the published digits (or that none measured here does,
-    and what was not tried), which give the article code's, and what the default gives."""
+def reason_for(claim_id, long, run=None):
+    """The ledger's evidence for a claim, or None when the sweep does not hold it: which settings
+    give the published digits (or that none measured here does, and what was not tried), which
+    give the article code's, and what the host's native numerics give (:func:`native`; ``run``:
+    its argument)."""
     rows = long[long["id"] == claim_id]
     if rows.empty:
         return None
@@ -240,11 +244,29 @@ def reason_for(claim_id, long):
         cs = giving(long, claim_id, "article_code_digits")
         text += (f"; the article's own code prints {code} here, as {_list(long, cs)} give" if cs
                  else f"; the article's own code prints {code} here, which no setting gives")
-    default = rows[rows["setting"] == DEFAULT]
-    if not default.empty:
-        short = short_numerics(long, DEFAULT).replace("\n", ", ")
-        text += f"; this machine's default ({short}) gives {default['reproduced'].iloc[0]}"
-    return f"{text} [{TABLE}]"
+    found = native(long, claim_id, run)
+    return f"{text}; {found}" if found else text
+
+
+def native(long, claim_id, run=None):
+    """What the host's native numerics (setting ``default``) give for a claim, "" when the sweep
+    did not run them. ``run``: (the pin the run computed the claim under, or None; the run's
+    value as the ledger writes it): with a pin, whether the pin is what moves the run's value
+    from the native one, and so from the published digits when the native numerics give them."""
+    rows = long[(long["id"] == claim_id) & (long["setting"] == DEFAULT)]
+    if rows.empty:
+        return ""
+    short = short_numerics(long, DEFAULT).replace("\n", ", ")
+    where, here = f"this host's native numerics ({short})", rows["reproduced"].iloc[0]
+    pin, value = run or (None, None)
+    if pin is None:
+        return f"{where} give {here}"
+    if value == here:
+        return f"{where} give {here} too: the pin {pin} does not move it"
+    if is_true(rows["published_digits"].iloc[0]):
+        return (f"{where} give the published {rows['published'].iloc[0]}, this run under the pin {pin} "
+                f"gives {value}: the difference is the pin's")
+    return f"{where} give {here}, this run under the pin {pin} gives {value}"
 
 
 def read(path):
@@ -256,9 +278,11 @@ def read(path):
     return long
 
 
-def reasons(long):
-    """{claim id: reason_for(claim id)} for every claim of the table."""
-    return {i: reason_for(i, long) for i in dict.fromkeys(long["id"])}
+def reasons(long, runs=None):
+    """{claim id: reason_for(claim id)} for every claim of the table; ``runs``: {claim id: (pin or
+    None, the run's value)}, :func:`native`'s argument (a claim left out: nothing said of the run)."""
+    runs = runs or {}
+    return {i: reason_for(i, long, runs.get(i)) for i in dict.fromkeys(long["id"])}
 
 
 def _list(long, settings):

@@ -104,8 +104,8 @@ def markdown(long, probe=None):
         "A cell is the value the setting's results give, written like the published one: "
         "P = the published digits (for a published interval: a value inside it), "
         "A = the digits the article's own code prints here (column article code: the listings' run, "
-        "`snakemake --cores 2 listings`; empty without it). Claims listed: round-off and stochastic "
-        "ones, and any other that some setting does not reproduce. Not varied here: "
+        "`snakemake --cores 2 listings`; empty without it). Claims listed: round-off, finite-difference "
+        "and stochastic ones, and any other that some setting does not reproduce. Not varied here: "
         f"{UNTESTED}."
     )
     return render.markdown(

@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.run import io
-from attnrepro.evidence import SEEDS
 from attnrepro.report.ledger import consistency, verdicts
 from attnrepro.report.products import statistics
 
@@ -39,7 +38,6 @@ log = logging.getLogger("attnrepro.report")
 ARTICLE_SEEDS = statistics.ARTICLE_SEEDS  # "mean over 3 seeds": the k of the k-seed statistics
 SUBSETS = 100_000  # beyond this many k-subsets, a random sample of this size
 SUBSET_SEED = 0
-TABLE = SEEDS.paths["md"]  # where the ledger's reasons point
 STATISTICS = statistics.OVER_SEEDS  # the tables' and the ledger's arithmetic
 COLUMNS = [
     "id",
@@ -185,7 +183,8 @@ def evaluate(claims, load, k=ARTICLE_SEEDS):
 
 
 def reason_for(claim_id, table):
-    """The ledger's evidence for a stochastic claim, or None when the table does not hold it."""
+    """The ledger's evidence for a stochastic claim, or None when the table does not hold it (the
+    file it cites is report.evidence.citations's to name: :class:`Spread`)."""
     rows = table[table["id"] == claim_id]
     if rows.empty:
         return None
@@ -195,7 +194,7 @@ def reason_for(claim_id, table):
         f"published {r['published']} ({r['statistic']}) lies at percentile {r['subset_percentile']:.0f} "
         f"of the {r['subsets']} {r['statistic'].split()[0]}s of {_k(r)} of the {r['n_seeds']} seeds "
         f"measured here, {inside} their 95% interval {r['interval_low']:.3f}-{r['interval_high']:.3f} "
-        f"(per seed: percentile {r['seed_percentile']:.0f}) [{TABLE}]"
+        f"(per seed: percentile {r['seed_percentile']:.0f})"
     )
 
 
@@ -232,17 +231,18 @@ def check_params(table, load, path):
 
 class Spread:
     """The seed distribution (the table of :func:`evaluate` or :func:`read`) as the ledger's
-    yardstick for its stochastic claims."""
+    yardstick for its stochastic claims; ``citation`` (" [file]" or "") ends each sentence."""
 
-    def __init__(self, table):
+    def __init__(self, table, citation=""):
         self.table = table
+        self.citation = citation
 
     def placed(self, claim_id):
         """(inside the 95% interval, the sentence saying where), or None when not placed here."""
         rows = self.table[self.table["id"] == claim_id]
         if rows.empty:
             return None
-        return is_true(rows.iloc[0]["inside_interval"]), reason_for(claim_id, self.table)
+        return is_true(rows.iloc[0]["inside_interval"]), reason_for(claim_id, self.table) + self.citation
 
     def interval(self, claim_id):
         """(low, high): the 95% interval of 3-seed statistics that placed the claim, or None."""

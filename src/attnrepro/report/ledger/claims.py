@@ -29,9 +29,11 @@ from attnrepro.dag import yamlfile
 from attnrepro.report.ledger import schema
 from attnrepro.report.products import disturbance, statistics
 
-CLASSES = ("exact", "echo", "round-off", "stochastic", "machine-bound")
-COMPUTED = ("exact", "round-off", "stochastic", "machine-bound")  # the headline's: an echo is counted apart
-JUSTIFIED = ("echo", "round-off", "machine-bound")  # classes whose claims name their rationale (why:)
+CLASSES = ("exact", "echo", "round-off", "finite-difference", "stochastic", "machine-bound")
+# the headline's: an echo is counted apart
+COMPUTED = ("exact", "round-off", "finite-difference", "stochastic", "machine-bound")
+JUSTIFIED = ("echo", "round-off", "finite-difference", "machine-bound")  # they name their rationale (why:)
+TOLERATED = ("round-off", "finite-difference")  # judged by a tolerance: both values below it
 VERDICTS = ("reproduced", "within tolerance", "disturbed", "inconclusive", "differs", "missing",
             "other parameters")
 # each verdict's symbol, the same in the annotated editions and beside a table's cells
@@ -42,6 +44,8 @@ WITHIN = {
     "exact": "never: the printed digits must come out",
     "echo": "never: judged as exact, counted apart",
     "round-off": "both values below the claim's tolerance (1e-16 level)",
+    "finite-difference": ("both values below the claim's tolerance, sized for the difference quotient's "
+                          "truncation and cancellation error at its step"),
     "stochastic": ("the published statistic lies in the 95% interval of the 3-seed statistics of the seed "
                    "distribution (without one: in the 95% prediction interval from the run's own seeds); a "
                    "published range, each row's 3-seed mean inside it"),
@@ -74,7 +78,7 @@ class Claim:
     published: str
     cls: str
     source: dict
-    tolerance: float = None  # round-off: both values below it
+    tolerance: float = None  # round-off, finite-difference (TOLERATED): both values below it
     band: list = None  # machine-bound: [low, high] accepted for the reproduced value
     note: str = ""  # why a value that is not an exact match differs
     decimals: int = None  # the rounding of a NumPy printer that drops trailing zeros

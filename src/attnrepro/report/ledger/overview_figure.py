@@ -6,11 +6,11 @@ tolerances of ``config/published.yaml``:
 (a) published against reproduced, log-log (the claims span 1e-16 to 1e9), one point per claim,
     coloured by class, shaped by verdict, on the diagonal when they agree; an exact zero sits on
     the axes' "0" line; a machine-bound claim's accepted band is a vertical bar at its published
-    value, a round-off tolerance a shaded square (both values below it: within tolerance);
-    a published range a horizontal bar; a missing value a mark under the axis.
-(b) the claims judged by a window (round-off left out: a ratio of two round-off figures says
-    nothing), as reproduced / published on a log axis, one column per claim, named by its id: the
-    window that decided its verdict as a bar around the published 1, the point inside it or not.
+    value, a tolerance (round-off, finite-difference) a shaded square (both values below it: within
+    tolerance); a published range a horizontal bar; a missing value a mark under the axis.
+(b) the claims judged by a window (the tolerated classes left out: a ratio of two round-off figures
+    says nothing), as reproduced / published on a log axis, one column per claim, named by its id:
+    the window that decided its verdict as a bar around the published 1, the point inside it or not.
 
 The windows are the ledger's (``accepted_low``, ``accepted_high``: verdicts.Judged), the rule that
 decided each verdict: a band, the times a raw time's speed factor admits, a one-sided bound drawn
@@ -29,10 +29,12 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from attnrepro.report.ledger import headline, verdicts
+from attnrepro.report.ledger.claims import TOLERATED
 from attnrepro.report.products import style
 
-CLASS_COLORS = {"exact": "#2471a3", "echo": "#95a5a6", "round-off": "#8e44ad", "stochastic": "#d68910",
-                "machine-bound": "#c0392b"}  # an echo of the configuration in grey: not a computation
+# an echo of the configuration in grey: not a computation
+CLASS_COLORS = {"exact": "#2471a3", "echo": "#95a5a6", "round-off": "#8e44ad", "finite-difference": "#1e8449",
+                "stochastic": "#d68910", "machine-bound": "#c0392b"}
 VERDICT_MARKERS = {"reproduced": "o", "within tolerance": "D", "differs": "X", "missing": "v",
                    "other parameters": "s",  # computed with other parameters: not the article's number
                    "disturbed": "P",  # read from a timing that another process slowed
@@ -59,7 +61,7 @@ def numeric_rows(table, claims):
             continue
         claim = by_id[row["id"]]
         reproduced = _value(str(row["reproduced"])) if str(row["reproduced"]).strip() else None
-        low, high = (np.nan, np.nan) if row["class"] == "round-off" else window(row)
+        low, high = (np.nan, np.nan) if row["class"] in TOLERATED else window(row)
         rows.append({"id": row["id"], "class": row["class"], "verdict": row["verdict"],
                      "pub_low": published[0], "pub_high": published[1],
                      "rep_low": reproduced[0] if reproduced else np.nan,
@@ -93,7 +95,7 @@ def _overview(ax, rows):
     """Panel (a): published against reproduced, log-log."""
     for tolerance in sorted(rows["tolerance"].dropna().unique()):
         ax.fill_between([ZERO, tolerance], ZERO, tolerance, color=CLASS_COLORS["round-off"], alpha=0.08,
-                        label=f"round-off tolerance {tolerance:g}: both values below it")
+                        label=f"tolerance {tolerance:g} (round-off, finite-difference): both values below it")
     bands = rows.dropna(subset=["band_low"])
     top = max(_floor(rows[["pub_high", "rep_high"]].max()).max() * 3, 10)
     _windows(ax, _floor(bands["pub_high"]), bands["band_low"], bands["band_high"], bands["class"], top)
@@ -127,7 +129,7 @@ def _overview(ax, rows):
 def _ratios(ax, rows):
     """Panel (b): reproduced / published for the claims judged by a band, a range or seeds."""
     judged = rows["class"].isin(["machine-bound", "stochastic"]) | rows["band_low"].notna()
-    picked = rows[judged & (rows["class"] != "round-off") & (rows["pub_high"] != 0)]
+    picked = rows[judged & ~rows["class"].isin(TOLERATED) & (rows["pub_high"] != 0)]
     picked = picked.sort_values(["class", "id"]).reset_index(drop=True)
     x = np.arange(len(picked))
     centre = picked["pub_high"].where(picked["pub_low"] == picked["pub_high"],

@@ -76,7 +76,7 @@ def _message(error):
             return (f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
                     f"(the keys are: {', '.join(allowed)})")
     described = " ".join(str(schema.get("description", "")).split())
-    if error.validator == "const" and described:  # a key of one class (dependentSchemas)
+    if error.validator in ("const", "enum") and described:  # a key of one class (dependentSchemas)
         return f"{error.message} ({described})"
     if error.validator == "required" and described and "properties" not in schema:  # a class's rule
         return f"{error.message} ({described})"

@@ -7,6 +7,8 @@ column, reduction) and its class:
 - ``exact``: the printed digits must come out; otherwise the claim *differs*.
 - ``round-off``: a 1e-16-level figure; *within tolerance* when both values are
   below the claim's tolerance (their last bits depend on the CPU and BLAS kernel).
+- ``finite-difference``: a difference quotient's error against the analytic gradient (truncation
+  and cancellation, which its rationale sizes for the step used); judged like round-off.
 - ``stochastic``: a statistic over seeds. A published 3-seed mean or minimum is
   *within tolerance* when it lies in the central 95% interval of that statistic over
   every set of 3 seeds of the seed distribution (``spread``: the ``seeds`` target's
@@ -85,6 +87,8 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None, repeat
         return "differs", text, claim.note or f"{what}: digits differ"
     if claim.cls == "round-off":
         return _judge_roundoff(claim, value, text)
+    if claim.cls == "finite-difference":
+        return _judge_finite_difference(claim, value, text)
     if claim.cls == "stochastic":
         return _judge_stochastic(claim, value, text, values, spread)
     if claim.raw_time and factor is not None and rule is not None:
@@ -110,20 +114,36 @@ def _judge_bound(claim, value):
 
 
 def _judge_roundoff(claim, value, text):
-    """Both values below the claim's tolerance. A reproduced exact zero is no round-off figure: the
-    two computations it compares gave the same bits (a tensor against itself would), so it cannot
-    say the code agrees up to round-off; where the article prints 0 the text already matched."""
+    """Both values below the claim's tolerance (:func:`_below_tolerance`): its last bits move with
+    the numerics; which numerics give the published digits is the evidence's to say
+    (report.evidence.citations), or how to make it."""
+    return _below_tolerance(claim, value, text, "round-off", "its last bits move with the numerics (the "
+                            "BLAS kernel, NumPy's and torch's code paths, the versions)")
+
+
+def _judge_finite_difference(claim, value, text):
+    """A difference quotient's error against the analytic gradient: both values below the claim's
+    tolerance, which its rationale sizes from the truncation and cancellation errors of the step
+    it uses (:func:`_below_tolerance`)."""
+    return _below_tolerance(claim, value, text, "finite-difference error",
+                            "an error of the method, not of the gradient")
+
+
+def _below_tolerance(claim, value, text, what, means):
+    """(verdict, text, reason): within tolerance when both values are below the claim's tolerance,
+    the reason saying ``what`` the figure is and what that ``means``. A reproduced exact zero is no
+    such figure: the two computations it compares gave the same bits (a tensor against itself
+    would), so nothing is measured; where the article prints 0 the text already matched."""
     published = published_range(claim.published)[1]
     tol = claim.tolerance
     if float(value) == 0.0:
-        why = ("round-off claim reproduced as exactly 0: the two computations compared gave the same bits, "
-               f"so nothing is measured at the level of round-off (the article prints {claim.published})")
+        why = (f"{claim.cls} claim reproduced as exactly 0: the two computations compared gave the same "
+               f"bits, so nothing is measured at the level of {what} (the article prints {claim.published})")
         return "differs", text, _join(why, claim.note)
     if tol is not None and abs(float(value)) <= tol and abs(published) <= tol:
-        reason = (f"round-off: both below {tol:g}{_why(claim)}; the last bits move with the numerics (the "
-                  "BLAS kernel, NumPy's code paths, the versions: the numerics sweep varies them)")
+        reason = f"{what}: both below {tol:g}{_why(claim)}; {means}"
         return Judged("within tolerance", text, _join(reason, claim.note), (-tol, tol))
-    above = f"round-off claim above its tolerance {tol}{_why(claim)}"
+    above = f"{claim.cls} claim above its tolerance {tol}{_why(claim)}"
     return Judged("differs", text, _join(above, claim.note), None if tol is None else (-tol, tol))
 
 
