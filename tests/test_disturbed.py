@@ -113,12 +113,16 @@ def _repeats(length, lengths, minima, spread=(1.0, 1.05, 1.3)):
 
 def _timed(minima_ms):
     """causal_timing's tables: main and the repeats whose minima are ``minima_ms``."""
-    return {("causal_timing", "main"): _causal(minima_ms),
+    return {("causal_timing", "main"): _causal(minima_ms), ("causal_timing", "machine"): MACHINE,
             ("causal_timing", "repeats"): _repeats("T", [128, 512, 2048], [m / 1e3 for m in minima_ms])}
+
+
+MACHINE = pd.DataFrame({"cpu": ["x"], "agreement": [1.5]})  # what experiments._timing records
 
 
 def _exponent(minima, d_k=64):
     return {("timing_exponent", "main"): pd.DataFrame({"d_k": [d_k]}),
+            ("timing_exponent", "machine"): MACHINE,
             # sweeps spread more than trials in a row: medians 1.5x the minimum, compared never
             ("timing_exponent", "repeats"): _repeats("n", [64, 128, 256, 512, 1024, 2048], minima,
                                                      spread=(1.0, 1.5, 2.5))}
@@ -185,6 +189,14 @@ def test_the_cross_check_agrees_within_its_factor_and_compares_only_the_same_d_k
     assert "disturbed" not in set(verdicts.evaluate(CLAIMS, FrameLoad(slow))["verdict"])
     other = {**frames, **_exponent([0.00005, 0.0009, 0.0009, 0.00419, 0.017, 0.0613], d_k=32)}
     assert disturbed.cross_check(FrameLoad(other)) == ([], []) and disturbed.lines(FrameLoad(other)) == []
+    # the factor is the one the experiments record: the looser of the two, never a constant of the ledger
+    looser = {**frames, ("timing_exponent", "machine"): MACHINE.assign(agreement=1.2)}
+    assert disturbed.lines(FrameLoad(looser))[0].endswith("they agree within 1.5x.")
+    strict = {**frames, **{(e, "machine"): MACHINE.assign(agreement=1.05) for e in ("causal_timing",
+                                                                                     "timing_exponent")}}
+    assert [d.length for d in disturbed.cross_check(FrameLoad(strict))[1]] == [128, 512]
+    unrecorded = {k: v for k, v in frames.items() if k != ("timing_exponent", "machine")}
+    assert disturbed.cross_check(FrameLoad(unrecorded)) == ([], [])
 
 
 # ---- a busy machine ----------------------------------------------------------------------------

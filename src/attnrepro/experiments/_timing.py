@@ -175,6 +175,7 @@ def machine_table(allocator):
         "load_1min": load[0], "load_5min": load[1], "load_15min": load[2],
         "openblas_coretype": m["openblas_coretype"], "threads_limit": threads.current(),
         "threads_asked": threads.asked(), "cpus_available": threads.available(), **allocator,
+        "agreement": AGREEMENT,  # what the ledger's cross-check of two experiments' minima allows
     }
     libraries = provenance.blas() or [{}]
     return pd.DataFrame([

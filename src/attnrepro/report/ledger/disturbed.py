@@ -14,7 +14,8 @@ Which rows a claim reads:
 Cross-check (:func:`cross_check`): ``causal_timing`` and ``timing_exponent`` time the same function
 (001's causal float64 attention, same d_k) at common lengths (T = n), each with the allocator in its
 steady state (experiments._allocator). Their minimum times at one length then agree within
-:data:`FACTOR` (experiments._timing.AGREEMENT, its rationale there), whatever else each process ran
+the factor the experiments record in their ``machine`` table (column ``agreement``:
+experiments._timing.AGREEMENT, its rationale there), whatever else each process ran
 before. Beyond it, the slower of the two was disturbed (load lengthens a time, never shortens it):
 the claims read from its row are judged "disturbed" too, and LEDGER.md says the disagreement
 (:func:`lines`). The speed factor (verdicts.raw_time_factors) leaves every disturbed raw time out.
@@ -22,11 +23,10 @@ the claims read from its row are judged "disturbed" too, and LEDGER.md says the 
 
 from dataclasses import dataclass
 
-from attnrepro.experiments._timing import AGREEMENT
 from attnrepro.report.ledger.claims import _matching
 
 VERDICT = "disturbed"
-FACTOR = AGREEMENT  # two minima of the same function at the same length agree within it
+AGREEMENT = "agreement"  # the machine tables' column: the factor two minima of one function agree within
 # the experiments that time the same function: (experiment, table of every timed call, length
 # column, seconds column)
 SAME_FUNCTION = (("causal_timing", "repeats", "T", "seconds"),
@@ -41,7 +41,7 @@ class Disagreement:
 
     length: int
     seconds: dict
-    factor: float = FACTOR
+    factor: float
 
     @property
     def slower(self):
@@ -62,11 +62,19 @@ def _minima(load, experiment, table, length, column):
     return {int(k): float(v) for k, v in seconds.items()}, d_k
 
 
-def cross_check(load, factor=FACTOR):
+def recorded_agreement(load):
+    """The factor within which the experiments of SAME_FUNCTION say their minima agree (the larger of
+    the two ``agreement`` columns of their machine tables)."""
+    return max(float(load(entry[0], "machine")[AGREEMENT].max()) for entry in SAME_FUNCTION)
+
+
+def cross_check(load, factor=None):
     """(lengths compared, [Disagreement]) of the experiments of SAME_FUNCTION at their common
-    lengths; ([], []) when either is not among the results or they ran another d_k."""
+    lengths, within ``factor`` (None: the one they record); ([], []) when either is not among the
+    results, records no factor, or they ran another d_k."""
     try:
         (first, d_first), (second, d_second) = (_minima(load, *entry) for entry in SAME_FUNCTION)
+        factor = recorded_agreement(load) if factor is None else factor
     except MISSING:
         return [], []
     if d_first != d_second:
@@ -78,11 +86,12 @@ def cross_check(load, factor=FACTOR):
     return common, found
 
 
-def lines(load, factor=FACTOR):
+def lines(load, factor=None):
     """LEDGER.md's lines on the cross-check: the lengths compared and each disagreement."""
     common, found = cross_check(load, factor)
     if not common:
         return []
+    factor = recorded_agreement(load) if factor is None else factor
     a, b = SAME_FUNCTION[0][0], SAME_FUNCTION[1][0]
     head = (f"**Cross-check of timings** ({a} against {b}, minimum times at lengths "
             f"{', '.join(map(str, common))}): ")
@@ -126,7 +135,7 @@ def _described(experiment, row):
 class Check:
     """Which rows of a run's timing tables were disturbed: ``finding(claim)``, once per ledger."""
 
-    def __init__(self, load, factor=FACTOR):
+    def __init__(self, load, factor=None):
         self.load, self.factor, self._disagreements = load, factor, None
 
     @property

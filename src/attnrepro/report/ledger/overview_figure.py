@@ -12,7 +12,7 @@ tolerances of ``config/published.yaml``:
     says nothing), as reproduced / published on a log axis, one column per claim, named by its id:
     the window that decided its verdict as a bar around the published 1, the point inside it or not.
 
-The windows are the ledger's (``accepted_low``, ``accepted_high``: verdicts.Judged), the rule that
+The windows are the ledger's (``accepted_low``, ``accepted_high``: judged.Judged), the rule that
 decided each verdict: a band, the times a raw time's speed factor admits, a one-sided bound drawn
 open on its side (an arrow), the seed interval of a stochastic claim; each drawn in its claim's
 class colour, the class the ledger gives it.

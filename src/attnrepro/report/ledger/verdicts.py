@@ -45,24 +45,14 @@ tolerance* when the statistic lies in it or the run's seed spread overlaps it.
 import numpy as np
 import pandas as pd
 
-from attnrepro.report.ledger import comparable, disturbed, echoes, passes, restated, speed
-from attnrepro.report.products import formats, statistics
+from attnrepro.report.ledger import comparable, disturbed, echoes, passes, restated, speed, stochastic
+from attnrepro.report.ledger.judged import Judged, join, rationale
+from attnrepro.report.ledger.stochastic import WEAKER  # noqa: F401  (the ledger's names, used through it)
+from attnrepro.report.products import formats
 from attnrepro.report.ledger.claims import (  # noqa: F401  (the ledger's names, used through it)
     CLASSES, REDUCERS, VERDICTS, Claim, _normalise, _parse, _published_text, cases_read, check_location,
     check_printed, format_like, load_claims, loosened, published_range, reduce, reproduced, select,
 )
-
-class Judged(tuple):
-    """(verdict, reproduced text, reason) of one claim, and ``window``: the (low, high) of the values
-    the rule that decided accepted, in the reproduced value's units (an open side is -inf or inf;
-    None: no window, the digits decided). The ledger records it (``accepted_low``, ``accepted_high``)
-    and the overview figure draws it."""
-
-    def __new__(cls, verdict, text, reason, window=None):
-        judged = super().__new__(cls, (verdict, text, reason))
-        judged.window = window
-        return judged
-
 
 def judge(claim, value, values=None, spread=None, factor=None, rule=None, repeats=()):
     """(verdict, reproduced text, reason) for one claim and its reproduced value; a stochastic
@@ -73,7 +63,7 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None, repeat
     if value is None:
         return "missing", "", "no result file holds this value"
     if isinstance(value, dict):  # one statistic per row (source ``per``): a range, row by row
-        return _judge_rows(claim, value, values, spread)
+        return stochastic.rows(claim, value, values, spread)
     if claim.cls in ("exact", "echo") and claim.band is not None:
         return _judge_bound(claim, value)
     text = format_like(value, claim.published, claim.decimals)
@@ -83,14 +73,14 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None, repeat
     if text == _published_text(claim) and not interval and claim.cls != "machine-bound":
         return "reproduced", text, ""
     if claim.cls in ("exact", "echo"):
-        what = "exact claim" if claim.cls == "exact" else f"echo{_why(claim)}"
+        what = "exact claim" if claim.cls == "exact" else f"echo{rationale(claim)}"
         return "differs", text, claim.note or f"{what}: digits differ"
     if claim.cls == "round-off":
         return _judge_roundoff(claim, value, text)
     if claim.cls == "finite-difference":
         return _judge_finite_difference(claim, value, text)
     if claim.cls == "stochastic":
-        return _judge_stochastic(claim, value, text, values, spread)
+        return stochastic.judge(claim, value, text, values, spread)
     if claim.raw_time and factor is not None and rule is not None:
         return _judge_raw_time(claim, value, factor, rule, repeats)
     return _judge_timing(claim, value, repeats)
@@ -103,14 +93,14 @@ def _judge_bound(claim, value):
     ends = ("-inf", "inf")  # pragma: no mutate (equivalent: float() reads INF as inf)
     low, high = (float(side if b is None else b) for b, side in zip(claim.band, ends))
     words = claim.location.get("text", claim.published) if claim.location else claim.published
-    reason = f"the article states it in words, {words!r}: a bound, {low:g} to {high:g}{_why(claim)}"
+    reason = f"the article states it in words, {words!r}: a bound, {low:g} to {high:g}{rationale(claim)}"
     try:
         text = f"{float(value):.3g}"
     except (TypeError, ValueError):
-        return "differs", str(value), _join(reason, claim.note)
+        return "differs", str(value), join(reason, claim.note)
     if low <= float(value) <= high:
         return Judged("reproduced", text, reason, (low, high))
-    return Judged("differs", text, _join(reason, claim.note), (low, high))
+    return Judged("differs", text, join(reason, claim.note), (low, high))
 
 
 def _judge_roundoff(claim, value, text):
@@ -139,101 +129,12 @@ def _below_tolerance(claim, value, text, what, means):
     if float(value) == 0.0:
         why = (f"{claim.cls} claim reproduced as exactly 0: the two computations compared gave the same "
                f"bits, so nothing is measured at the level of {what} (the article prints {claim.published})")
-        return "differs", text, _join(why, claim.note)
+        return "differs", text, join(why, claim.note)
     if tol is not None and abs(float(value)) <= tol and abs(published) <= tol:
-        reason = f"{what}: both below {tol:g}{_why(claim)}; {means}"
-        return Judged("within tolerance", text, _join(reason, claim.note), (-tol, tol))
-    above = f"{claim.cls} claim above its tolerance {tol}{_why(claim)}"
-    return Judged("differs", text, _join(above, claim.note), None if tol is None else (-tol, tol))
-
-
-# the fallback when no seed distribution places a stochastic claim (never silent)
-BUILD = "`snakemake --cores 2 seeds` builds it, config `seed_distribution.build: true` adds it to the run"
-WEAKER = ("judged against the run's own seeds only, a weaker judgement than the seed distribution "
-          f"(the 95% interval of 3-seed statistics over many seeds): {BUILD}")
-
-
-def _judge_stochastic(claim, value, text, values, spread):
-    """Against the seed distribution when it places the claim, else the run's own seeds."""
-    placed = spread.placed(claim.id) if spread is not None else None
-    if placed is not None:
-        inside, sentence = placed
-        return Judged("within tolerance" if inside else "differs", text, _join(sentence, claim.note),
-                      spread.interval(claim.id))
-    lacking = ("no seed distribution in this run" if spread is None
-               else "the seed distribution does not place this claim")
-    verdict, reason, window = _judge_own_seeds(claim, value, values)
-    return Judged(verdict, text, _join(reason, f"{lacking}: {WEAKER}", claim.note), window)
-
-
-NOT_ENOUGH = passes.VERDICT  # inconclusive: the verdict of a claim the run's own seeds are too few to judge
-STATISTIC = {"mean": "mean", "min": "minimum", "max": "maximum"}  # a statistic over seeds, in words
-
-
-def _judge_own_seeds(claim, value, values):
-    """(verdict, reason, window): the published value or interval against the interval in which a new
-    statistic over the article's seeds (statistics.ARTICLE_SEEDS) falls, predicted from the run's
-    own seeds (statistics.prediction_interval); too few seeds to predict it: :data:`NOT_ENOUGH`."""
-    low_p, high_p = published_range(claim.published)
-    shown = "published interval" if low_p != high_p else "published value"
-    if low_p != high_p and low_p <= float(value) <= high_p:
-        return "within tolerance", f"the reproduced statistic lies in the {shown}", (low_p, high_p)
-    how, m, level = claim.source.get("reduce"), statistics.ARTICLE_SEEDS, statistics.PREDICTION_LEVEL
-    seeds = np.asarray([value] if values is None else values, dtype=float)  # (n,): one run without values
-    n, needed = len(seeds), statistics.seeds_needed(how, m, level)
-    predicted = f"{level:.0%} prediction interval of a new {STATISTIC.get(how, 'mean')} over {m} seeds"
-    if n < needed:
-        return NOT_ENOUGH, (f"not enough seeds to judge: a {predicted} "
-                            f"needs {needed} seeds of this run, it has {n}"), None
-    low, high, rule = statistics.prediction_interval(seeds, how, m, level)
-    low, high = float(low), float(high)
-    where = f"{predicted} from this run's {n} seeds ({rule}): {low:.4g} to {high:.4g}"
-    if low <= high_p and low_p <= high:  # the interval meets the published value or interval
-        meets = "overlaps" if low_p != high_p else "inside"
-        return "within tolerance", f"{shown} {meets} the {where}", (low, high)
-    return "differs", f"{shown} outside the {where}", (low, high)
-
-
-def _judge_rows(claim, stats, values, spread):
-    """A published range checked row by row: every row's statistic (``stats``: {row: value},
-    ``values``: {row: per-seed values}), at the range's printed precision, must lie in it; the
-    reason names each row outside."""
-    low_p, high_p = published_range(claim.published)
-    per, how = claim.source["per"], claim.source.get("reduce")
-    shown = {key: format_like(v, claim.published) for key, v in stats.items()}
-    seeds = {key: f"{len(v)} seed{'s' if len(v) != 1 else ''}" for key, v in values.items()}
-    listed = ", ".join(f"{per} = {key}: {shown[key]} ({how} over {seeds[key]})" for key in stats)
-    text = _span(stats.values(), claim.published)
-    outside = [key for key, t in shown.items() if not low_p <=
-               published_range(t)[0]  # pragma: no mutate (equivalent: t is one number, its low is its high)
-               <= high_p]
-    if not outside:
-        return "within tolerance", text, _join(f"every row lies in the published range: {listed}", claim.note)
-    named = "; ".join(f"{per} = {key} outside the published range ({_row_interval(claim, key, spread)})"
-                      for key in outside)
-    return "differs", text, _join(named, f"judged row by row: {listed}", claim.note)
-
-
-def _row_interval(claim, key, spread):
-    """Whether the row's 95% interval of 3-seed statistics in the seed distribution meets the range."""
-    if spread is None:
-        return f"no seed distribution in this run to say whether 3 seeds can reach it: {BUILD}"
-    found = spread.row_interval(claim.source, key)
-    if found is None:
-        return "the seed distribution holds no interval for this row"
-    low, high, what = found
-    low_p, high_p = published_range(claim.published)
-    meets = "overlaps" if low <= high_p and low_p <= high else "does not overlap"
-    return f"its 95% interval of the {what} here, {low:.3f} to {high:.3f}, {meets} the range"
-
-
-def _span(values, published):
-    """The span of ``values`` written like the ``published`` range ("0.985-0.995", "95-97%")."""
-    low, high = (format_like(f(values), published) for f in (min, max))
-    if low == high:
-        return high
-    _, space, unit, _ = _parse(published)
-    return f"{low.removesuffix(space + unit)}-{high}"
+        reason = f"{what}: both below {tol:g}{rationale(claim)}; {means}"
+        return Judged("within tolerance", text, join(reason, claim.note), (-tol, tol))
+    above = f"{claim.cls} claim above its tolerance {tol}{rationale(claim)}"
+    return Judged("differs", text, join(above, claim.note), None if tol is None else (-tol, tol))
 
 
 def _judge_timing(claim, value, repeats=()):
@@ -251,9 +152,9 @@ def _judge_timing(claim, value, repeats=()):
         verdict, counted = passes.judge(inside, repeats, lambda v: low <= v <= high)
         text = timing_text(value, claim, low, high)
         words = f" (the article's about {band[0]:g} to about {band[1]:g}: {ABOUT})" if claim.about else ""
-        reason = f"machine-bound: accepted band {low:g} to {high:g}{words}{_why(claim)}"
-        return Judged(verdict, text, _join(reason, counted and counted.sentence(), claim.note), (low, high))
-    return "differs", timing_text(value, claim), _join("machine-bound: raw time of another CPU", claim.note)
+        reason = f"machine-bound: accepted band {low:g} to {high:g}{words}{rationale(claim)}"
+        return Judged(verdict, text, join(reason, counted and counted.sentence(), claim.note), (low, high))
+    return "differs", timing_text(value, claim), join("machine-bound: raw time of another CPU", claim.note)
 
 
 ABOUT = "what rounds to each end at the digits it is written with"  # claims.loosened
@@ -319,9 +220,9 @@ def _judge_raw_time(claim, value, factor, rule, repeats=()):
     if band is not None:
         where = "inside" if band[0] <= float(value) <= band[1] else "outside"
         info = (f"as information, the raw time lies {where} the claim's band {band[0]:g} to {band[1]:g}"
-                f"{_why(claim)}")
+                f"{rationale(claim)}")
     window = (low_p / high, high_p / low)  # the times whose ratio published / time meets [low, high]
-    return Judged(verdict, text, _join(reason, counted and counted.sentence(), info, claim.note), window)
+    return Judged(verdict, text, join(reason, counted and counted.sentence(), info, claim.note), window)
 
 
 def raw_time_factors(claims, load, check=None):
@@ -340,15 +241,6 @@ def raw_time_factors(claims, load, check=None):
         if value > 0:
             ratios.setdefault(claim.article, {})[claim.id] = high_p / value
     return speed.factors(ratios)
-
-
-def _why(claim):
-    """`` (<rationale>)`` of a claim that names one (published.yaml rationales), else ""."""
-    return f" ({claim.rationale})" if claim.rationale else ""
-
-
-def _join(*parts):
-    return "; ".join(p for p in parts if p)
 
 
 def evaluate(claims, load, spread=None, rule=None, article=None):
@@ -412,7 +304,7 @@ def _take_cells_verdicts(claims, rows):
         prose = next(c for c in claims if c.id == prose_id)
         judged = {i: (rows[i]["verdict"], rows[i]["reason"]) for i in cell_ids}
         verdict, reason = restated.judge(prose, (row["verdict"], row["reason"]), judged)
-        row.update(verdict=verdict, reason=_join(reason, prose.note))
+        row.update(verdict=verdict, reason=join(reason, prose.note))
 
 
 def _disturbed(claim, verdict, reason, check):
@@ -421,7 +313,7 @@ def _disturbed(claim, verdict, reason, check):
     found = check.finding(claim) if verdict != "missing" else ""
     if not found:
         return verdict, reason
-    return disturbed.VERDICT, _join(found, f"judged on these times it would be {verdict}", reason)
+    return disturbed.VERDICT, join(found, f"judged on these times it would be {verdict}", reason)
 
 
 def _other_parameters(claim, value, load, article):
@@ -433,7 +325,7 @@ def _other_parameters(claim, value, load, article):
     why = comparable.differing(claim, load, article)
     if not why:
         return None
-    text = (_span(value.values(), claim.published) if isinstance(value, dict)
+    text = (stochastic.span(value.values(), claim.published) if isinstance(value, dict)
             else format_like(value, claim.published, claim.decimals))
     return comparable.VERDICT, text, f"computed with other parameters than the article's: {why}"
 
