@@ -4,7 +4,8 @@ By default glibc's malloc adapts its mmap threshold (the size from which a block
 and unmapped when freed) and its trim threshold (the free memory at the heap's top it keeps) to
 what the process freed before. So a call on score-sized arrays (2 MiB at T = 512) pays a page
 fault per 4 KiB page on every call, or none, depending on what ran earlier in the process: its
-minimum time moved 2.3x with one freed 16 MiB array (7.1 ms against 3.0 ms). :func:`steady_state`
+minimum time moved 2.3x with one freed 16 MiB array (7.1 ms against 3.0 ms; 2026-12-04, a 2-core
+AMD EPYC of this project's machine kind). :func:`steady_state`
 fixes both thresholds, which also stops their adaptation: every array of a timing experiment then
 comes from the heap, and the heap keeps what a timed call freed for the next call. What was set
 is recorded in the ``machine`` table (:func:`attnrepro.experiments._timing.machine_table`). Why and
@@ -21,6 +22,7 @@ MMAP_THRESHOLD = 256 * 2**20
 # above the most one timed call holds at once: at n = 4096, 4 score-sized float64 arrays and the
 # mask's 3 bool ones, 560 MiB. With 256 MiB the heap was trimmed after each call and the next one
 # faulted its pages in again: 272 ms against 211 ms at n = 4096, 141 against 105 at n = 2896
+# (2026-12-04, the same machine)
 TRIM_THRESHOLD = 2**30
 NOT_CONTROLLED = "not controlled"
 

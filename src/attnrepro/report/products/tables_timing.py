@@ -29,8 +29,9 @@ def build_quadratic_cost(load):
                "entries x": or_dash(data["entries x"], "{:.0f}"), "time x": or_dash(data["time x"], "{:.1f}"),
                SLOPE: "{:.2f}"}
     r = df.iloc[0]
-    note = timing_note(f"Mean of {r['runs']} runs of one float32 attention (d = {r['d']}, seed {r['seed']}, "
-                       "no warm-up); entries and MiB are exact", load("quadratic_cost", "machine"),
+    note = timing_note(f"Mean of {r['runs']} runs of one float32 attention in each of {_passes(r)} (d = "
+                       f"{r['d']}, seed {r['seed']}, no warm-up); entries and MiB are exact",
+                       load("quadratic_cost", "machine"),
                        "the growth per step (x, over the previous n) and the slope (2 for an n^2 law)")
     return _marked(Table(data, formats, note), df, "mean time (s, machine-bound)")
 
@@ -42,6 +43,12 @@ def _marked(table, df, time):
     table.note = disturbance.noted(table.note, disturbance.legend(disturbed, "the slope"))
     return disturbance.mark_columns(table, {time: disturbed, "time x": disturbance.with_previous(disturbed),
                                             SLOPE: disturbance.any_rows(disturbed, len(df))})
+
+
+def _passes(row):
+    """"5 passes": how often the experiment ran the article's procedure (its ``passes`` column)."""
+    n = int(row["passes"]) if "passes" in row.index else 1
+    return f"{n} pass{'es' if n != 1 else ''} of the article's procedure"
 
 
 def build_causal_timing(load):
@@ -58,8 +65,9 @@ def build_causal_timing(load):
                "time x": or_dash(data["time x"], "{:.1f}"),
                "matrix memory x": or_dash(data["matrix memory x"], "{:.0f}"), SLOPE: "{:.2f}"}
     r = df.iloc[0]
-    note = timing_note(f"Minimum over the trials of causal float64 attention after one warm-up call (d_k = "
-                       f"{r['d_k']}, seed {r['seed']}); the MiB are exact", load("causal_timing", "machine"),
+    note = timing_note(f"Minimum over the trials of {_passes(r)} of causal float64 attention after one "
+                       f"warm-up call (d_k = {r['d_k']}, seed {r['seed']}); the MiB are exact",
+                       load("causal_timing", "machine"),
                        "the growth per step (x, over the previous T) and the slope (2 for a T^2 law)")
     return _marked(Table(data, formats, note), df, "time (ms, machine-bound)")
 
@@ -140,7 +148,8 @@ def build_kv_cache(load):
     timed = len(rows)  # the rows read from the timed generations, the memory rows after them
     rows += _memory_rows(load("kv_cache", "memory"))
     note = timing_note(f"{r['layers']} layers, {r['heads']} heads, d = {r['d']}, prompt of {r['prompt']} "
-                       f"rows, {r['generated']} generated, each timed once (seed {r['seed']}); the deviation "
+                       f"rows, {r['generated']} generated, each time the minimum of {_passes(r)} (seed "
+                       f"{r['seed']}); the deviation "
                        "is round-off, its last digits depend on the CPU and BLAS kernel; the memory rows are "
                        "the formula, exact",
                        load("kv_cache", "machine"), "the ratio and the memory")
