@@ -138,7 +138,10 @@ def ledger_evidence():
 def ledger_evidence_tables():
     """The Markdown table beside each evidence CSV: what the ledger's reasons cite
     (attnrepro.report.evidence.citations.cited_file), so an input too."""
-    return {f"{name}_table": product.paths["md"] for name, product in LEDGER_EVIDENCE.items()}
+    return {
+        f"{name}_table": product.paths["md"]
+        for name, product in LEDGER_EVIDENCE.items()
+    }
 
 
 def ledger_evidence_code():
