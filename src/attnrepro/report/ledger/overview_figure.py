@@ -149,7 +149,7 @@ def _ratios(ax, rows):
     ax.set_xticks(x, picked["id"], rotation=90, fontsize=5.5)  # each column named by its claim
     ax.set_xlim(-0.7, len(picked) - 0.3)
     missing = int(picked["rep_high"].isna().sum())
-    ax.set_xlabel(f"{len(picked)} machine-bound and stochastic claims (by class, then id)"
+    ax.set_xlabel(f"{len(picked)} claims judged by a window (by class, then id)"
                   + (f"; {missing} missing, not drawn" if missing else ""), fontsize=8)
     ax.set_ylabel("reproduced / published (log)")
     ax.set_ylim(top=TOP_RATIO)
