@@ -65,6 +65,12 @@ def test_round_off_tolerance_holds_at_its_bound_and_needs_both_values_below_it()
     assert verdicts.judge(c, 1e-12) == ("differs", "1.00e-12", "round-off claim above its tolerance 1e-14")
 
 
+def test_a_tolerance_is_the_window_on_both_sides_of_zero_and_without_one_there_is_none():
+    assert verdicts.judge(claim("3.33e-16", "round-off", tolerance=1e-14), 3.2e-16).window == (-1e-14, 1e-14)
+    untolerated = verdicts.judge(claim("3.33e-16", "round-off"), 3.2e-16)  # a tolerance the schema requires
+    assert untolerated[0] == "differs" and untolerated.window is None
+
+
 # --- finite-difference --------------------------------------------------------------------
 
 def test_a_finite_difference_error_is_judged_by_its_tolerance_and_called_what_it_is():
@@ -216,6 +222,19 @@ def test_the_claims_band_not_the_articles_interval_judges_and_its_rationale_and_
     assert timing("1.99-2.04", 2.11) == ("differs", "2.11", "machine-bound: accepted band 1.99 to 2.04")
 
 
+def test_a_pass_at_either_end_of_the_band_lies_inside_it():
+    verdict, _, reason = verdicts.judge(claim("1", "machine-bound", band=[0.5, 2.0]), 1.0, repeats=[0.5, 2.0])
+    assert verdict == "within tolerance" and "2 of 2 passes inside (the passes span 0.5 to 2)" in reason
+
+
+def test_a_timing_published_as_text_is_written_as_any_claims_text():
+    for published, decimals, value, shown in [("fast", None, 2.0, "2.0"), ("fast", 3, 2.0, "2.0"),
+                                              ("True", None, 1.0, "True")]:
+        timing = claim(published, "machine-bound", decimals=decimals)
+        assert verdicts.timing_text(value, timing) == shown
+        assert shown == verdicts.format_like(value, published, decimals)
+
+
 def test_a_rule_and_a_factor_judge_only_raw_times():
     rule = speed.Rule(3.0, "runs spread")
     factor = speed.Factor("000", 4.0, 3.5, 4.5, {"a": 4.0})
@@ -270,6 +289,7 @@ def test_the_ledger_records_the_window_that_decided_each_verdict():
     table = verdicts.evaluate([bound, roundoff, timing], load).set_index("id")
     windows = table[["accepted_low", "accepted_high"]].values.tolist()
     assert windows == [[10.0, float("inf")], [-1e-14, 1e-14], [3.48, 4.92]]
+    assert verdicts.judge(bound, 9.5).window == (10.0, float("inf"))  # the window that refused it too
 
 
 def test_the_summary_counts_each_verdict_per_article_in_the_verdicts_order():
@@ -301,3 +321,26 @@ def test_without_a_rule_no_factor_is_made_and_each_claims_table_is_read_once():
     # the judge's read, its passes' (ledger.passes) and the disturbed check's (disturbed.Check); the
     # cross-check's first table
     assert reads == ["e", "e", "e", "causal_timing"]
+
+
+def _reading(reads):
+    """A load that records each (experiment, table) it reads into ``reads``."""
+    def load(experiment, table):
+        reads.append((experiment, table))
+        return pd.DataFrame({"c": [0.1]})
+    return load
+
+
+def test_only_a_machine_bound_claims_passes_are_read():
+    reads = []
+    assert verdicts.evaluate([claim("0.1", "exact")], _reading(reads)).verdict.tolist() == ["reproduced"]
+    assert reads == [("e", "main")]
+
+
+def test_with_a_rule_the_factors_and_the_verdicts_share_one_cross_check():
+    reads = []
+    raw = claim("0.4", "machine-bound", raw_time=True, band=[0.05, 0.2])
+    verdicts.evaluate([raw], _reading(reads), rule=speed.Rule(3.0, "runs spread"))
+    # the factors' reads (the claim's table, the cross-check's, the value), then the verdict's
+    assert reads == [("e", "main"), ("causal_timing", "repeats"), ("e", "main"),
+                     ("e", "main"), ("e", "passes"), ("e", "main")]

@@ -77,7 +77,7 @@ def test_inconclusive_is_counted_apart_and_a_prose_restating_it_takes_it():
     assert restated.worst(["inconclusive", "differs"]) == "differs"
 
 
-def _raw(published, value_passes):
+def _raw(published, value_passes, rule_band=3.0):
     claim = verdicts.Claim.from_dict({
         "id": "001.t", "article": "001", "section": "s", "claim": "c", "published": published,
         "class": "machine-bound", "raw_time": True,
@@ -85,7 +85,7 @@ def _raw(published, value_passes):
     load = _load({1024: min(value_passes)}, [{1024: v} for v in value_passes])
     factor = speed.Factor("001", 4.0, 3.5, 4.5, {"001.other": 4.0})
     value = min(value_passes)
-    return verdicts.judge(claim, value, factor=factor, rule=speed.Rule(3.0, "spread"),
+    return verdicts.judge(claim, value, factor=factor, rule=speed.Rule(rule_band, "spread"),
                           repeats=passes.values(claim.source, load))
 
 
@@ -97,6 +97,14 @@ def test_a_raw_time_is_judged_on_every_pass_against_the_window_of_the_others_fac
     verdict, _, reason = _raw("4", [1.0, 2.0, 3.5])
     assert verdict == "inconclusive" and "2 of 3 passes inside (the passes span 1 to 3.5)" in reason
     assert _raw("4", [3.5, 4.0])[0] == "differs"
+    assert _raw("4", [0.2])[:2] == ("differs", "0.200")  # too fast: its ratio 20x above 12x
+    assert "0 of 1 passes inside" in _raw("4", [0.2])[2]
+
+
+def test_a_raw_times_pass_at_either_end_of_the_window_lies_inside_it():
+    # factor 4 within x/ 2: ratios 2x to 8x; 4 s / 0.5 s = 8x and 4 s / 2 s = 2x, both exact
+    verdict, _, reason = _raw("4", [0.5, 2.0], rule_band=2.0)
+    assert verdict == "within tolerance" and "2 of 2 passes inside (the passes span 0.5 to 2)" in reason
 
 
 @pytest.mark.parametrize(("band", "widened"), [

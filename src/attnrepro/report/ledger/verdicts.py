@@ -185,7 +185,10 @@ def timing_text(value, claim, low=None, high=None):
     published, pattern, decimals = _published_text(claim), claim.published, claim.decimals
     parsed = _parse(pattern)
     if parsed is None:  # a published text, not a number: nothing to write like it
-        return format_like(value, pattern, decimals)
+        return format_like(
+            value, pattern,
+            decimals,  # pragma: no mutate (equivalent: format_like writes a text without its decimals)
+        )
     if claim.raw_time:
         _, space, unit, _ = parsed
         return f"{formats.time_text(value, low, high)}{space}{unit}"
@@ -262,7 +265,7 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
         except (FileNotFoundError, KeyError, ValueError):
             value, values = None, None
         other = _other_parameters(claim, value, load, article) if article is not None else None
-        window = None
+        window = None  # pragma: no mutate (equivalent: read only as `window or (nan, nan)`)
         if other is not None:
             verdict, text, reason = other
         else:
