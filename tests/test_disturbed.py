@@ -199,6 +199,38 @@ def test_the_cross_check_agrees_within_its_factor_and_compares_only_the_same_d_k
     assert disturbed.cross_check(FrameLoad(unrecorded)) == ([], [])
 
 
+HEAD = ("**Cross-check of timings** (causal_timing against timing_exponent, minimum times at lengths "
+        "128, 512, 2048): ")
+
+
+def test_a_factor_given_replaces_the_recorded_one():
+    frames = {**_timed([0.21, 5.32, 62.0]),  # 2.13x apart at T = 512
+              **_exponent([0.00005, 0.000207, 0.0009, 0.0025, 0.017, 0.0613])}
+    load = lambda experiment, table: frames[(experiment, table)]  # noqa: E731 (a loader(experiment, table))
+    assert disturbed.cross_check(load, 3.0) == ([128, 512, 2048], [])
+    assert disturbed.lines(load, 3.0) == [HEAD + "they agree within 3x."]
+    assert [d.length for d in disturbed.cross_check(load)[1]] == [512]  # the recorded 1.5x
+
+
+def test_minima_exactly_the_factor_apart_agree():
+    # binary-exact seconds: 4 ms is 2 x 2 ms exactly
+    frames = {**_timed([0.25, 4.0, 64.0]), **_exponent([0.00005, 0.00025, 0.0009, 0.002, 0.017, 0.064]),
+              **{(e, "machine"): MACHINE.assign(agreement=2.0) for e in ("causal_timing", "timing_exponent")}}
+    assert disturbed.cross_check(FrameLoad(frames)) == ([128, 512, 2048], [])
+    slower = {**frames, **_timed([0.25, 4.01, 64.0])}
+    assert [d.length for d in disturbed.cross_check(FrameLoad(slower))[1]] == [512]
+
+
+def test_each_disagreement_is_one_sentence_of_the_line():
+    strict = MACHINE.assign(agreement=1.05)  # 1.24x apart at T = 128, 1.1x at 512
+    frames = {**_timed([0.205, 3.0, 62.0]), **_exponent([0.00005, 0.000255, 0.0009, 0.0033, 0.017, 0.0613]),
+              **{(e, "machine"): strict for e in ("causal_timing", "timing_exponent")}}
+    first, second = disturbed.cross_check(FrameLoad(frames))[1]
+    assert disturbed.lines(FrameLoad(frames)) == [
+        HEAD + f"{first.sentence()}; {second.sentence()}. The claims read from the slowed measurement "
+               "are judged *disturbed*."]
+
+
 # ---- a busy machine ----------------------------------------------------------------------------
 
 @pytest.fixture
@@ -263,6 +295,9 @@ def test_a_ratio_reads_every_row_of_its_own_case_and_of_its_divisor():
     named = _claim("n", "min_ms", 2048, raw_time=True)
     named.source.update(table="main", where={"T": 2048, "case": "b"})
     assert "after 3 attempts" in check.finding(named)
+    back = _claim("v", "min_ms", 2048, raw_time=True)
+    back.source.update(where={"T": 2048, "case": "b"}, over={"where": {"T": 128, "case": "a"}})
+    assert "case b, T = 2048" in check.finding(back)  # the dividend's row counts beside a quiet divisor
     once = FrameLoad({("causal_timing", "main"): _rows({"b": [2048]}, disturbed_rows=["b"], attempts=1)})
     assert disturbed.Check(once).finding(named).endswith("after 1 attempt")  # no load columns: no load said
 
@@ -279,3 +314,43 @@ def test_a_claim_of_another_class_or_a_table_without_the_columns_is_never_distur
     unflagged = frame.assign(disturbed=[None])
     assert disturbed.Check(FrameLoad({("causal_timing", "main"): unflagged})).finding(
         _claim("z", "min_ms", 2048)) == ""  # an unknown flag is no disturbance
+    # a case recorded before the column (NaN), or a nullable flag left unknown (pd.NA)
+    for flag in (pd.Series([float("nan")], dtype=object), pd.array([pd.NA], dtype="boolean")):
+        unmeasured = FrameLoad({("causal_timing", "main"): frame.assign(disturbed=flag)})
+        assert disturbed.Check(unmeasured).finding(_claim("z", "min_ms", 2048)) == ""
+    assert disturbed.Check(FrameLoad({})).finding(_claim("m", "min_ms", 2048)) == ""  # no table: no finding
+
+
+def _slowed(row):
+    """What a reason says of a row of _causal disturbed at T = ``row``."""
+    return (f"causal_timing case default, T = {row}: the timing thread ran 52% of the wall time (below the "
+            "share a quiet core gives: experiments._timing) after 3 attempts; 1-minute load 3.31 before, "
+            "3.40 after")
+
+
+def test_every_disturbed_row_read_is_named_once_in_table_order():
+    load = FrameLoad({("causal_timing", "main"): _causal([0.2, 4.0, 120.0], disturbed_rows=[512, 2048])})
+    assert disturbed.Check(load).finding(_claim("r", "time_ratio", 512)) == (
+        f"disturbed measurement: {_slowed(512)}; {_slowed(2048)}")
+
+
+def test_a_claim_reads_the_table_it_names():
+    load = FrameLoad({("causal_timing", "main"): _causal([0.2, 4.0, 120.0]),
+                      ("causal_timing", "sweep"): _causal([0.2, 4.0, 120.0], disturbed_rows=[2048])})
+    raw = _claim("t", "min_ms", 2048, raw_time=True)
+    assert disturbed.Check(load).finding(raw) == ""
+    raw.source["table"] = "sweep"
+    assert disturbed.Check(load).finding(raw) == f"disturbed measurement: {_slowed(2048)}"
+
+
+def test_a_table_without_cases_or_a_row_key_is_read_whole_and_named_by_its_experiment():
+    frame = pd.DataFrame({"min_ms": [3.0, 5.0], "cpu_share": [0.99, 0.5], "attempts": [1, 2],
+                          "disturbed": [False, True]})
+    load = lambda experiment, table: {("causal_timing", "main"): frame}[(experiment, table)]  # noqa: E731
+    claim = verdicts.Claim.from_dict({
+        "id": "s", "article": "001", "section": "s", "claim": "s", "published": "1.0",
+        "class": "machine-bound", "band": [0.0, 1e9],
+        "source": {"experiment": "causal_timing", "where": {"min_ms": 3.0}, "column": "min_ms"}})
+    assert disturbed.Check(load).finding(claim) == (
+        "disturbed measurement: causal_timing: the timing thread ran 50% of the wall time (below the share a "
+        "quiet core gives: experiments._timing) after 2 attempts")

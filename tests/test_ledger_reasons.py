@@ -126,7 +126,7 @@ def test_a_published_value_is_judged_by_the_prediction_interval_of_a_new_3_seed_
 
 
 def test_a_published_minimum_is_judged_by_order_statistics_bounds_included():
-    values = [0.90 + i / 1000 for i in range(58)]  # smallest 0.9, 55th smallest 0.954
+    values = [(900 + i) / 1000 for i in range(58)]  # smallest 0.9, 55th smallest 0.954 (as "0.954" reads)
     where = (f"{MINIMUM} (order statistics, distribution-free: smallest to 55th smallest seed, "
              "exact coverage 95.0%): 0.9 to 0.954")
     for published in ("0.900", "0.954"):
@@ -149,6 +149,18 @@ def test_too_few_seeds_are_inconclusive_never_a_difference():
     assert own("0.85-0.95", 0.9, [0.9])[0] == "within tolerance"
 
 
+def test_the_level_a_reason_states_is_the_level_it_judges_at(monkeypatch):
+    from attnrepro.report.products import statistics
+
+    monkeypatch.setattr(statistics, "PREDICTION_LEVEL", 0.9)
+    assert own("0.5", 0.9, [0.9] * 28, source=MIN)[0] == "differs"  # 28 seeds predict a minimum at 90%
+    half = math.tan(math.pi * 0.45) * np.std([0.95, 0.99], ddof=1) * math.sqrt(1 / 2 + 1 / 3)  # t(0.95, 1)
+    assert own("0.95", 0.97, [0.95, 0.99]) == (
+        "within tolerance", "published value inside the 90% prediction interval of a new mean over 3 seeds "
+                            "from this run's 2 seeds (t-based: mean ± t(0.95, 1) · s · √(1/2 + 1/3)): "
+                            f"{0.97 - half:.4g} to {0.97 + half:.4g}")
+
+
 def test_seed_values_stored_as_text_are_judged_as_numbers():
     half = T1 * np.std([0.94, 0.96], ddof=1) * math.sqrt(1 / 2 + 1 / 3)
     assert own("0.95", 0.96, np.array(["0.94", "0.96"])) == (
@@ -159,7 +171,7 @@ def test_seed_values_stored_as_text_are_judged_as_numbers():
 def test_a_stochastic_note_ends_its_reason_placed_or_not():
     assert own("0.95", 0.97, [0.95, 0.99], note="three seeds only")[0] == "within tolerance"
     placed = types.SimpleNamespace(placed=lambda claim_id: (False, "outside the 95% interval"),
-                                   interval=lambda claim_id: (0.9, 0.95))
+                                   interval={"c": (0.9, 0.95)}.get)  # the claim's own interval
     assert verdicts.judge(claim("0.95", "stochastic", note="three seeds only"), 0.97, [0.9], placed) == (
         "differs", "0.97", "outside the 95% interval; three seeds only")
     assert verdicts.judge(claim("0.95", "stochastic"), 0.97, [0.9], placed).window == (0.9, 0.95)

@@ -67,6 +67,19 @@ def test_each_pass_is_its_own_ratio_the_over_selector_restricted_to_that_pass():
     assert passes.values({**_ratio_claim().source, "per": "n"}, load) == []
 
 
+def test_a_selector_without_where_reads_one_row_per_pass_and_its_over_too():
+    frames = {("cost", "main"): pd.DataFrame({"a": [7.0], "b": [2.0]}),
+              ("cost", "passes"): pd.DataFrame({"pass": [0, 1], "a": [6.0, 8.0], "b": [2.0, 2.0]})}
+    ratio = {"experiment": "cost", "column": "a", "over": {"column": "b"}}  # two columns of one row
+    assert passes.values(ratio, FrameLoad(frames)) == [3.0, 4.0]
+    assert passes.values({"experiment": "cost", "column": "a"}, FrameLoad(frames)) == [6.0, 8.0]
+
+
+def test_passes_of_one_value_give_their_span_as_that_value():
+    assert passes.Repeats(2, 2, 4.0, 4.0).sentence() == "2 of 2 passes inside (the passes span 4)"
+    assert passes.Repeats(1, 2, 4.0, 5.5).sentence() == "1 of 2 passes inside (the passes span 4 to 5.5)"
+
+
 def test_inconclusive_is_counted_apart_and_a_prose_restating_it_takes_it():
     from attnrepro.report.ledger import restated
     from attnrepro.report.ledger.claims import SYMBOLS, VERDICTS

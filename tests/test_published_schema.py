@@ -151,3 +151,59 @@ def test_a_file_is_validated_once_per_process(monkeypatch, data):
     claims_.load_speed(PUBLISHED)
     verdicts.load_claims(PUBLISHED)
     assert calls == [schema.SCHEMA]
+
+
+def test_each_problem_names_its_place_and_says_its_rule_word_for_word(data):
+    entry = next(c for c in data["claims"] if c["class"] == "round-off")
+    named = f"claim {entry['id']} (claims[0])"
+    cases = [
+        ({"environment": {"001": {"python": "3", "pyhton": "3", "numyp": "1"}}},
+         "key environment.001: unknown keys 'pyhton', 'numyp' (the keys are: numpy, python, torch)"),
+        ({"articles": {"0001": "ab"}},
+         "key articles: '0001' does not match any of the regexes: '^[0-9]{3}$'"),
+        ({"claims": [{**entry, "location": {"line": 0, "column": 4}}]},
+         f"{named}, key location.line: 0 is less than the minimum of 1"),
+        ({"claims": [{**entry, "location": {"line": 3}}]},
+         f"{named}, key location: 'column' is a required property"),
+        ({"claims": [{k: v for k, v in entry.items() if k != "tolerance"}]},
+         f"{named}: 'tolerance' is a required property (a round-off claim names its tolerance and the "
+         "rationale of it (why))"),
+        ({"claims": ["oops"]}, "claims[0]: 'oops' is not of type 'object'"),
+        ({"claims": [{k: v for k, v in entry.items() if k != "id"}]},
+         "claims[0]: 'id' is a required property"),
+    ]
+    for change, said in cases:
+        assert schema.problems({**data, **change}) == [said]
+    assert schema.problems({k: v for k, v in data.items() if k != "claims"}) == [
+        "(top level): 'claims' is a required property"]
+
+
+def test_a_schema_given_is_the_one_followed(tmp_path):
+    """Patterned keys are known keys; a boolean schema and an undescribed enum: the validator's words."""
+    given = tmp_path / "given.schema.yaml"
+    given.write_text("type: object\nadditionalProperties: false\n"
+                     "properties: {a: {type: integer}, b: false, c: {enum: [1, 2]}}\n"
+                     "patternProperties: {'^x': {}}\n")
+    found = schema.problems({"a": 1, "x1": 2, "zz": 3, "b": 4, "c": 3}, given)
+    assert found[0] == "(top level): unknown key 'zz' (the keys are: a, b, c)"
+    assert found[1].endswith(": False schema does not allow 4")
+    assert found[2] == "key c: 3 is not one of [1, 2]"
+    path = tmp_path / "data.yaml"
+    path.write_bytes(b"zz: 3\n")
+    with pytest.raises(ValueError) as info:
+        schema.check({"zz": 3}, path, given)
+    assert str(info.value) == (f"{path} does not follow {given}:\n"
+                               "  (top level): unknown key 'zz' (the keys are: a, b, c)")
+
+
+def test_a_refusal_lists_twenty_problems_in_file_order_and_counts_the_rest(tmp_path, monkeypatch, data):
+    monkeypatch.setattr(schema, "_FOLLOWED", set())
+    nameless = {k: v for k, v in data["claims"][0].items() if k != "id"}
+    for count, more in ((20, []), (21, ["  and 1 more"]), (23, ["  and 3 more"])):
+        changed = {**data, "claims": [nameless] * count}
+        path = _written(tmp_path, yaml.safe_dump(changed))
+        with pytest.raises(ValueError) as info:
+            schema.check(changed, path)
+        assert str(info.value).splitlines() == [
+            f"{path} does not follow workflow/schemas/published.schema.yaml:",
+            *(f"  claims[{i}]: 'id' is a required property" for i in range(20)), *more]

@@ -125,7 +125,9 @@ def _label(experiment, row):
 def _described(experiment, row):
     """One disturbed row as a reason says it: where, its CPU share, attempts, the load."""
     load = ""
-    if {"load_before", "load_after"} <= set(row.index):
+    if ({"load_before", "load_after"}
+            <= set(row.index)  # pragma: no mutate (equivalent: <: the row holds cpu_share too)
+    ):
         load = f"; 1-minute load {row['load_before']:.2f} before, {row['load_after']:.2f} after"
     return (f"{_label(experiment, row)}: the timing thread ran {row['cpu_share']:.0%} of the wall time "
             f"(below the share a quiet core gives: experiments._timing) after {int(row['attempts'])} "
@@ -155,7 +157,9 @@ class Check:
             return ""
         found = []
         for experiment, rows in read:
-            if "disturbed" in rows.columns and {"cpu_share", "attempts"} <= set(rows.columns):
+            if "disturbed" in rows.columns and ({"cpu_share", "attempts"}
+                    <= set(rows.columns)  # pragma: no mutate (equivalent: <: they hold "disturbed" too)
+            ):
                 slowed = rows[rows["disturbed"].fillna(False).astype(bool)]
                 found += [_described(experiment, row) for _, row in slowed.iterrows()]
             key = next((k for k in ROW_KEYS if k in rows.columns), None)

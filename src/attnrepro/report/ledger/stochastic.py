@@ -42,7 +42,8 @@ def own_seeds(claim, value, values):
     if low_p != high_p and low_p <= float(value) <= high_p:
         return "within tolerance", f"the reproduced statistic lies in the {shown}", (low_p, high_p)
     how, m, level = claim.source.get("reduce"), statistics.ARTICLE_SEEDS, statistics.PREDICTION_LEVEL
-    seeds = np.asarray([value] if values is None else values, dtype=float)  # (n,): one run without values
+    seeds = [value] if values is None else values  # (n,): one run without values
+    seeds = np.asarray(seeds, dtype=float)  # pragma: no mutate (equivalent: prediction_interval reads floats)
     n, needed = len(seeds), statistics.seeds_needed(how, m, level)
     predicted = f"{level:.0%} prediction interval of a new {STATISTIC.get(how, 'mean')} over {m} seeds"
     if n < needed:
