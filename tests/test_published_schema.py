@@ -207,3 +207,11 @@ def test_a_refusal_lists_twenty_problems_in_file_order_and_counts_the_rest(tmp_p
         assert str(info.value).splitlines() == [
             f"{path} does not follow workflow/schemas/published.schema.yaml:",
             *(f"  claims[{i}]: 'id' is a required property" for i in range(20)), *more]
+
+
+def test_problems_at_an_index_and_a_name_of_one_place_are_ordered_without_a_type_error():
+    from attnrepro.report.ledger import schema
+
+    paths = [["rationales", "x"], ["claims", 10], ["rationales", 1], ["claims", 2], ["articles", "001"]]
+    assert sorted(paths, key=schema._order) == [
+        ["articles", "001"], ["claims", 2], ["claims", 10], ["rationales", 1], ["rationales", "x"]]

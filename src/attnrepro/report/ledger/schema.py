@@ -44,9 +44,10 @@ def check(data, path, schema_path=SCHEMA):
 
 
 def _order(at):
-    """A key path as a sort key: indices as numbers (claims[2] before claims[10]), names as text (a
-    place of one file holds indices or names, never both, so the two are never compared)."""
-    return list(at)
+    """A key path as a sort key: indices as numbers (claims[2] before claims[10]), names as text; an
+    index and a name at one place (a mapping whose keys YAML read as numbers and as text) compare
+    without a TypeError, the numbers first."""
+    return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in at]
 
 
 def _shown(schema_path):
