@@ -47,7 +47,11 @@ def _order(at):
     """A key path as a sort key: indices as numbers (claims[2] before claims[10]), names as text; an
     index and a name at one place (a mapping whose keys YAML read as numbers and as text) compare
     without a TypeError, the numbers first."""
-    return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in at]
+    return [(INDEX, p) if isinstance(p, int) else (NAME, str(p)) for p in at]
+
+
+INDEX = 0  # the tag of an index in a sort key (_order): before every name
+NAME = 1  # pragma: no mutate (equivalent: any tag above INDEX orders the names after the indices)
 
 
 def _shown(schema_path):
