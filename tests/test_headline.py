@@ -304,7 +304,8 @@ def test_machine_speed_reads_plain_ticks_and_its_legend_hides_no_point():
         labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
         assert labels and all(re.fullmatch(r"\d+(\.\d+)?", t) for t in labels), labels  # not 3x10^0
         assert not box.overlaps(ax.get_window_extent(renderer))
-    assert [t.get_text() for t in fig.axes[1].get_yticklabels() if t.get_text()][:3] == ["1", "2", "5"]
+    shown = [t.get_text() for t in fig.axes[1].get_yticklabels() if t.get_text()]
+    assert {"1", "2", "5", "10"} <= set(shown)
 
 
 def test_a_cause_says_the_values_its_claims_share_and_leaves_each_claim_its_own():
@@ -320,3 +321,14 @@ def test_a_cause_says_the_values_its_claims_share_and_leaves_each_claim_its_own(
         "their verdicts", [[]])
     assert headline.values("float64 sums: both below 1e-14. Then 27,253 and 0.07-0.09 s, 4.18x as fast") == [
         ("below", "1e-14"), ("Then", "27,253"), ("and", "0.07-0.09"), ("", "4.18x")]
+
+
+def test_machine_speed_draws_beside_each_raw_time_the_window_of_the_others_factor():
+    factors = speed.factors({"001": {"001.a.x": 4.1, "001.b.x": 1.9, "001.c.x": 30.0}})
+    ax = speed_figure.draw(factors, 3.0).axes[0]
+    from matplotlib.collections import LineCollection
+
+    bars = [s for c in ax.collections if isinstance(c, LineCollection) for s in c.get_segments()]
+    spans = [(round(s[0][1], 3), round(s[1][1], 3)) for s in bars]
+    others = [(1.9 + 30.0) / 2, (4.1 + 30.0) / 2, (4.1 + 1.9) / 2]  # each the median of the other two
+    assert spans == [(round(f / 3, 3), round(f * 3, 3)) for f in others]

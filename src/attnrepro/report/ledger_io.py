@@ -19,8 +19,8 @@ def speed_lines(factors, rule):
     lines = ["**Machine speed** (raw times; src/attnrepro/report/ledger/speed.py): " + "; ".join(
         f.sentence() for f in factors.values()) + "."]
     if rule is not None:
-        lines.append(f"A raw time is judged by whether its ratio lies within {rule.band:g}x of its article's "
-                     f"factor: {rule.why}.")
+        lines.append(f"A raw time is judged by whether its ratio lies within {rule.band:g}x of the factor of "
+                     f"its article's other raw times (the factor computed without it): {rule.why}.")
     return lines
 
 

@@ -3,9 +3,10 @@
 ``results/figures/machine_speed.svg``, drawn from ``results/speed.csv`` (the ledger's, one row per
 article: attnrepro.report.ledger.speed): one panel per article, one point per raw time, its ratio
 published / reproduced on a log axis; the speed factor (their median) as a line with its 95%
-bootstrap interval shaded, and the band within which a raw time is consistent with it (the factor
-divided and multiplied by ``speed.band`` of config/published.yaml) dashed. A point outside the
-dashed lines is a raw time that does not move with the machine: the ledger's finding. The ticks
+bootstrap interval shaded, and beside each point the window it was judged by: the factor of the
+article's *other* raw times (speed.Factor.without) divided and multiplied by ``speed.band`` of
+config/published.yaml. A point outside its window is a raw time that does not move with the
+machine: the ledger's finding. The ticks
 read as plain numbers (0.5, 1, 2, 5, ...); the legend stands under the panels, where it hides no
 point.
 """
@@ -34,8 +35,7 @@ def draw(factors, band):
         ax.axhspan(factor.low, factor.high, color=COLOR, alpha=0.15)
         ax.axhline(factor.factor, color=COLOR, lw=1.5)
         if band == band:  # not NaN
-            for edge in (factor.factor / band, factor.factor * band):
-                ax.axhline(edge, color="#555555", lw=0.8, ls="--")
+            _windows(ax, factor, names, band)
         ax.scatter(x, list(factor.ratios.values()), color="#2471a3", zorder=3)
         ax.set_yscale("log")
         plain_log_ticks(ax.yaxis)
@@ -48,6 +48,14 @@ def draw(factors, band):
     return fig
 
 
+def _windows(ax, factor, names, band):
+    """Beside each raw time, the window it was judged by: the others' factor x/ ``band``."""
+    for i, name in enumerate(names):
+        others = factor.without(name)
+        if others is not None:
+            ax.vlines(i, others.factor / band, others.factor * band, color="#555555", lw=3, alpha=0.35)
+
+
 def _legend(fig, band):
     """One legend under the panels (the layout makes room for it), where it can hide no point."""
     from matplotlib.lines import Line2D
@@ -58,8 +66,8 @@ def _legend(fig, band):
     labels = ["a raw time's ratio", "the article's factor (median of its ratios)",
               "95% interval of the factor"]
     if band == band:  # not NaN
-        handles.append(Line2D([], [], color="#555555", lw=0.8, ls="--"))
-        labels.append(f"consistent: within {band:g}x of the factor")
+        handles.append(Line2D([], [], color="#555555", lw=3, alpha=0.35))
+        labels.append(f"its window: within {band:g}x of the factor of the other raw times")
     fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=7, frameon=False)
 
 
