@@ -133,7 +133,7 @@ def test_the_ledger_writes_the_factors_and_the_editions_read_them(tmp_path):
     assert list(factors) == ["000"] and factors["000"].factor == 0.016 / 0.0041
     assert factors["000"].ratios == verdicts.raw_time_factors(_claims(), _load())["000"].ratios
     text = out["md"].read_text()
-    assert "**Machine speed**" in text and "within 3x of its article's factor" in text
+    assert "**Machine speed**" in text and "within 3x of the factor of its article's other raw times" in text
     assert pd.read_csv(out["csv"]).set_index("id").loc["000.cost.n-4096", "verdict"] == "differs"
 
 
