@@ -144,12 +144,18 @@ def window(factor, rule):
     return factor.factor / rule.band, factor.factor * rule.band
 
 
+def consistent(ratio_low, ratio_high, factor, rule):
+    """Whether the ratios [ratio_low, ratio_high] published / reproduced meet the :func:`window`."""
+    low, high = window(factor, rule)
+    return ratio_low <= high and low <= ratio_high
+
+
 def judge(ratio_low, ratio_high, factor, rule):
     """(consistent, sentence): whether a raw time whose ratio published / reproduced is
     [ratio_low, ratio_high] (one value: low == high) lies within the rule's band of the factor, which
     the caller computed without this time (:meth:`Factor.without`)."""
     low, high = window(factor, rule)
-    inside = ratio_low <= high and low <= ratio_high
+    inside = consistent(ratio_low, ratio_high, factor, rule)
     shown = f"{ratio_low:.3g}" if ratio_low == ratio_high else f"{ratio_low:.3g} to {ratio_high:.3g}"
     verdict = ("consistent with it" if inside else
                "outside it: this time does not scale like the article's other raw times (the finding)")

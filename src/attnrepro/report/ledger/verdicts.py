@@ -216,7 +216,8 @@ def _judge_raw_time(claim, value, factor, rule, repeats=()):
     low_p, high_p = published_range(claim.published)
     inside, reason = speed.judge(low_p / float(value), high_p / float(value), factor, rule)
     low, high = speed.window(factor, rule)
-    verdict, counted = passes.judge(inside, repeats, lambda v: low_p / v <= high and low <= high_p / v)
+    verdict, counted = passes.judge(
+        inside, repeats, lambda v: speed.consistent(low_p / v, high_p / v, factor, rule))
     text = timing_text(value, claim)
     band = claim.band or ([low_p, high_p] if low_p != high_p else None)
     info = ""  # pragma: no mutate (equivalent: _join drops None as it drops "")
