@@ -141,6 +141,12 @@ def report_log(name):
     return log_path("report", name)
 
 
+def reads_of_log(log):
+    """The record of what a job read, beside its log (results/logs/x.log -> results/logs/x.reads.json):
+    written by the job harness (attnrepro.run.reads), listed by the archive's RO-Crate."""
+    return str(log).removesuffix(".log") + ".reads.json"
+
+
 def benchmark_of_log(log):
     """The benchmark file beside a job's log (results/logs/x.log -> results/benchmarks/x.tsv)."""
     return log.replace(f"{LOGS}/", f"{BENCHMARKS}/", 1).removesuffix(".log") + ".tsv"
