@@ -13,7 +13,10 @@ command line, then hands its job to :func:`run_job`, which does, in this order:
 4. the guards (:func:`guard`): the temporaries of its outputs that a killed earlier attempt left
    are removed, and its inputs' provenance parameters are compared with what the run plans for
    them (``attnrepro.run.io.check_inputs``; that module loads NumPy, so it is imported only now);
-5. the work; its status (None is 0).
+5. the work; its status (None is 0);
+6. what the job read, recorded from the start (:mod:`attnrepro.run.reads`), written beside its log;
+   under Snakemake, a read of a project file its rule does not declare ends it with status 1 and
+   one line naming the rule, the files and the fix.
 
 An ended run (:class:`attnrepro.run.ownership.RunEnded`) or a corrupt or stale input
 (``attnrepro.run.io.ResultError``), at any step, stops the job with status 1 and one line on
@@ -23,12 +26,13 @@ name) ends it with status 2 and its message on one line. Any other error propaga
 """
 
 import logging
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from attnrepro.numerics import canonical, threads
-from attnrepro.run import ownership, usage
+from attnrepro.run import ownership, reads, usage
 
 PREFIX = "attnrepro"  # of the stderr line of a stopped job, and the logger of the harness's lines
 LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
@@ -104,11 +108,13 @@ def run_job(job, *, prefix=PREFIX, pin=canonical.SETTING, setting=None, n_thread
     of that name. ``pin``, ``setting``, ``n_threads``, ``keep_loaded``: as :func:`start` takes them."""
     setup_logging()
     log = logging.getLogger(prefix)
+    recording, outputs = reads.start(), []
     try:
         state = start(pin, setting, n_threads, keep_loaded, log)
         spec = job(state)
-        guard(spec.outputs, spec.inputs, spec.expected, log)
-        return spec.work() or 0
+        outputs = list(spec.outputs)
+        guard(outputs, spec.inputs, spec.expected, log)
+        status = spec.work() or 0
     except usage.UsageError as error:
         return usage.refuse(error, prefix)
     except Exception as error:
@@ -117,3 +123,30 @@ def run_job(job, *, prefix=PREFIX, pin=canonical.SETTING, setting=None, n_thread
             raise
         print(f"{prefix}: {message}", file=sys.stderr)
         return 1
+    finally:
+        found = finish(recording, outputs)
+    return status if status or found is None else checked(found, prefix)
+
+
+def finish(recording, outputs):
+    """End ``recording`` (attnrepro.run.reads) and write its record beside the job's log; the
+    record, None for a nested job (its outer job records both)."""
+    reads.stop(recording)
+    if recording is None:
+        return None
+    main = sys.modules.get("__main__")
+    entry = getattr(getattr(main, "__spec__", None), "name", None)
+    found = reads.record(recording, outputs, entry)
+    reads.write(found)
+    return found
+
+
+def checked(found, prefix):
+    """0, or 1 with one line on stderr when a Snakemake job (its rule set reads.RULE_ENV) read a
+    project file its rule does not declare (attnrepro.run.reads)."""
+    rule = os.environ.get(reads.RULE_ENV)
+    missing = reads.undeclared(found, reads.declared()) if rule else []
+    if not missing:
+        return 0
+    print(f"{prefix}: {reads.refusal(rule, missing)}", file=sys.stderr)
+    return 1

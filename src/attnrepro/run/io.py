@@ -43,6 +43,7 @@ import glob
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -50,7 +51,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from attnrepro.run import ownership
+from attnrepro.run import ownership, reads
 
 KEY = b"attnrepro"
 INTEGRITY = b"attnrepro.integrity"
@@ -262,6 +263,7 @@ def write_text(path, text):
 def _footer(path, require_integrity):
     """(integrity record, provenance bytes) of a result file, its provenance digest verified
     (without ``require_integrity``, a file that has no record gives ({}, provenance) unchecked)."""
+    sys.audit(reads.READ_EVENT, os.fspath(path))  # pyarrow opens it in C++: no open event
     try:
         meta = pq.read_schema(path).metadata or {}
     except FileNotFoundError:

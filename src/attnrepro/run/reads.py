@@ -1,0 +1,185 @@
+"""What a job read, recorded for its whole life, and the check that it declared all of it.
+
+The job harness (:func:`attnrepro.run.harness.run_job`) records, from its start to the job's end:
+
+- the **files** of the project (the repository, :data:`attnrepro.paths.REPO`) that the job opened
+  for reading: Python's ``open`` audit event (``open``, ``os.open``, ``io.open_code``), and the
+  :data:`READ_EVENT` that :mod:`attnrepro.run.io` raises for a Parquet file (pyarrow opens those
+  in C++, where no audit event is raised);
+- the **modules** of the package it imported: ``sys.modules`` at the job's end, by their file.
+
+Not inputs (:func:`is_input`): a file the job wrote before reading it (its outputs and their
+temporaries), the run's records (``.snakemake/``, ``results/logs/``, ``results/benchmarks/``),
+compiled bytecode (``__pycache__``), the interpreter and its packages (``sys.prefix``: a venv may
+sit in the repository), and anything outside the repository (the standard library, ``/tmp``).
+
+Under Snakemake the rule's shell sets :data:`RULE_ENV` (its name), :data:`LOG_ENV` (its log: the
+record is written beside it, :func:`attnrepro.paths.reads_of_log`) and :data:`DECLARED_ENV` (its
+inputs outside ``results/``, joined by ``os.pathsep``; the results files it reads are named on its
+command line, which the rule fills from its inputs). A job that read a project file its rule does
+not declare then fails (:func:`undeclared`), with one line naming the rule, the files and the fix.
+By hand (no :data:`RULE_ENV`) nothing is checked and nothing is written.
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from attnrepro import paths
+
+READ_EVENT = "attnrepro.read"  # sys.audit(READ_EVENT, path): a file read outside Python's open
+RULE_ENV = "ATTNREPRO_RULE"
+LOG_ENV = "ATTNREPRO_LOG"
+DECLARED_ENV = "ATTNREPRO_DECLARED"
+RECORDS = (".snakemake", ".git", paths.LOGS, paths.BENCHMARKS)  # the run's records, not inputs
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+_active = []  # the recording in progress (at most one: a nested job records into it)
+
+
+class Recording:
+    """The project files one job opened (read or written) and the modules it imported."""
+
+    def __init__(self, root=paths.REPO):
+        self.root = Path(os.path.realpath(root))
+        self.read, self.written = {}, set()  # repository-relative path -> first read order
+
+    def relative(self, path):
+        """``path`` relative to the repository (POSIX), or None when it lies outside it."""
+        try:
+            return Path(os.path.realpath(path)).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def opened(self, path, writing):
+        name = self.relative(path)
+        if name is None:
+            return
+        if writing:
+            self.written.add(name)
+        elif name not in self.written:
+            self.read.setdefault(name, len(self.read))
+
+    def modules(self):
+        """{module name: repository-relative file} of the package's modules loaded now."""
+        found = {}
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None)
+            if name.split(".")[0] == "attnrepro" and file:
+                relative = self.relative(file)
+                if relative is not None:
+                    found[name] = relative
+        return dict(sorted(found.items()))
+
+    def files(self, outputs=()):
+        """The project files read that are inputs (:func:`is_input`), in the order first read."""
+        own = {self.relative(p) for p in outputs}
+        return [f for f in self.read if is_input(f, own) and (self.root / f).is_file()]
+
+
+def _writing(mode, flags):
+    """Whether an ``open`` event opens for writing (a mode such as "wb", else os.open's flags)."""
+    if isinstance(mode, str):
+        return any(c in mode for c in "wax+")
+    return isinstance(flags, int) and bool(flags & WRITE_FLAGS)
+
+
+def _hook(event, args):
+    """The audit hook: add the file of an open (or READ_EVENT) to the recording in progress."""
+    if not _active or event not in ("open", READ_EVENT):
+        return
+    path = args[0]
+    if isinstance(path, int) or path is None:  # a file descriptor: opened already
+        return
+    if event == "open":
+        _active[-1].opened(os.fsdecode(path), _writing(args[1], args[2]))
+    else:
+        _active[-1].opened(os.fsdecode(path), False)
+
+
+_installed = []
+
+
+def start(root=paths.REPO):
+    """Begin recording (the audit hook is installed once per process: hooks cannot be removed);
+    the recording in progress if a job is running in this process already (it records for both)."""
+    if not _installed:
+        sys.addaudithook(_hook)
+        _installed.append(_hook)
+    if _active:
+        return None
+    recording = Recording(root)
+    _active.append(recording)
+    return recording
+
+
+def stop(recording):
+    """End ``recording`` (None: a nested job's, which ends with its outer job)."""
+    if recording is not None and _active and _active[-1] is recording:
+        _active.pop()
+
+
+def _temporary_of(name, outputs):
+    """Whether ``name`` is the temporary ``.<output>.<random>.tmp`` of one of ``outputs``."""
+    folder, _, base = name.rpartition("/")
+    return any(base.startswith(f".{Path(o).name}.") and base.endswith(".tmp")
+               and Path(o).parent.as_posix() == (folder or ".") for o in outputs)
+
+
+def is_input(name, outputs=()):
+    """Whether reading the repository-relative file ``name`` makes it an input of the job that
+    wrote ``outputs`` (repository-relative): the module's docstring says what is not."""
+    parts = name.split("/")
+    if "__pycache__" in parts or name in outputs or _temporary_of(name, outputs):
+        return False
+    if any(paths.under(name, folder) for folder in RECORDS):
+        return False
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    return not any(paths.under(os.path.join(os.path.realpath(paths.REPO), name), p) for p in prefixes)
+
+
+def record(recording, outputs=(), entry=None):
+    """The record of what the job of ``recording`` read: its rule, entry, files and modules."""
+    modules = recording.modules()
+    return {"rule": os.environ.get(RULE_ENV), "entry": entry,
+            "files": sorted(set(recording.files(outputs)) | set(modules.values())),
+            "modules": sorted(modules)}
+
+
+def declared(argv=None, environ=None):
+    """The project files the job's rule declares (repository-relative): :data:`DECLARED_ENV` and
+    the paths its command line names (``--inputs FILE ...``, ``--input NAME=FILE``)."""
+    environ = os.environ if environ is None else environ
+    names = [n for n in environ.get(DECLARED_ENV, "").split(os.pathsep) if n]
+    for token in sys.argv[1:] if argv is None else argv:
+        if not token.startswith("-"):
+            names.append(token.partition("=")[2] if "=" in token else token)
+    recording = Recording()
+    return {r for r in map(recording.relative, filter(None, names)) if r is not None}
+
+
+def undeclared(found, declared_files):
+    """The files of the record ``found`` that are not among ``declared_files``, sorted."""
+    return sorted(set(found["files"]) - set(declared_files))
+
+
+def refusal(rule, files):
+    """The one line that stops a job that read ``files`` its ``rule`` does not declare."""
+    modules = [f for f in files if f.startswith("src/")]
+    fix = ("import it with a plain import (a rule's code inputs are its entry's import closure, "
+           "attnrepro.dag.code_inputs)" if modules else
+           "declare it: a module that reads a repository file names it in its READS, a results "
+           "file is one of the rule's inputs, on its command line")
+    return f"rule {rule} read {', '.join(files)}, not among its inputs: {fix}"
+
+
+def write(found, environ=None):
+    """Write ``found`` beside the job's log (:data:`LOG_ENV`), if the rule gave one; its path."""
+    environ = os.environ if environ is None else environ
+    log = environ.get(LOG_ENV)
+    if not log:
+        return None
+    target = Path(paths.reads_of_log(log))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
+    return target

@@ -1,0 +1,163 @@
+"""What a job read (attnrepro.run.reads), recorded by the job harness, and the check that fails a
+Snakemake job on a read its rule does not declare."""
+
+import json
+import os
+
+import pandas as pd
+import pytest
+
+from conftest import REPO
+
+from attnrepro import paths
+from attnrepro.numerics import canonical, threads
+from attnrepro.run import harness, io, ownership, reads
+
+CONFIG = "config/config.yaml"  # a project file every test may read
+SCHEMA = "workflow/schemas/config.schema.yaml"
+
+
+@pytest.fixture
+def quiet(monkeypatch):
+    """The harness's start without its effects (no watchdog, no pin applied)."""
+    monkeypatch.setattr(ownership, "start", lambda: None)
+    monkeypatch.setattr(threads, "limit", lambda n: n)
+    monkeypatch.setattr(canonical, "apply", lambda pin: {"pin": pin})
+    for name in (reads.RULE_ENV, reads.LOG_ENV, reads.DECLARED_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(REPO)
+
+
+def _job(work, outputs=()):
+    return lambda state: harness.Job(work, outputs=outputs)
+
+
+def _read(*names):
+    def work():
+        for name in names:
+            (REPO / name).read_text()
+    return work
+
+
+def test_a_job_records_the_project_files_it_read_and_its_modules(quiet, monkeypatch, tmp_path):
+    log = tmp_path / "results/logs/report/x.log"
+    monkeypatch.setenv(reads.LOG_ENV, str(log))
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("not the project's")
+    assert harness.run_job(_job(lambda: _read(SCHEMA, CONFIG)() or outside.read_text() and None)) == 0
+    found = json.loads((tmp_path / "results/logs/report/x.reads.json").read_text())
+    assert found["rule"] is None
+    assert CONFIG in found["files"] and SCHEMA in found["files"]
+    assert "src/attnrepro/run/harness.py" in found["files"]  # a module imported is a file read
+    assert "attnrepro.run.reads" in found["modules"] and "attnrepro.paths" in found["modules"]
+    assert not [f for f in found["files"] if not (REPO / f).is_file() or "elsewhere" in f]
+
+
+def test_a_rule_job_that_reads_an_undeclared_file_fails_naming_rule_file_and_fix(quiet, monkeypatch, capsys):
+    monkeypatch.setenv(reads.RULE_ENV, "table_scale")
+    modules = [f for f in reads.record(reads.Recording())["files"]]  # what is loaded now: declared
+    monkeypatch.setenv(reads.DECLARED_ENV, os.pathsep.join([*modules, SCHEMA]))
+    monkeypatch.setattr("sys.argv", ["entry"])
+    assert harness.run_job(_job(_read(SCHEMA, CONFIG))) == 1
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line
+    assert line.startswith(f"attnrepro: rule table_scale read {CONFIG}, not among its inputs")
+    assert "READS" in line and SCHEMA not in line
+
+
+def test_a_file_named_on_the_command_line_or_declared_is_an_input(quiet, monkeypatch, capsys):
+    monkeypatch.setenv(reads.RULE_ENV, "ledger")
+    modules = reads.record(reads.Recording())["files"]
+    monkeypatch.setenv(reads.DECLARED_ENV, os.pathsep.join([*modules, SCHEMA]))
+    monkeypatch.setattr("sys.argv", ["entry", "--input", f"config={CONFIG}"])
+    assert harness.run_job(_job(_read(SCHEMA, CONFIG))) == 0, capsys.readouterr().err
+    monkeypatch.setattr("sys.argv", ["entry", "--inputs", CONFIG])
+    assert harness.run_job(_job(_read(SCHEMA, CONFIG))) == 0, capsys.readouterr().err
+
+
+def test_an_undeclared_module_fails_with_the_import_fix(quiet, monkeypatch, capsys):
+    monkeypatch.setenv(reads.RULE_ENV, "ledger")
+    monkeypatch.setenv(reads.DECLARED_ENV, "")
+    monkeypatch.setattr("sys.argv", ["entry"])
+    assert harness.run_job(_job(lambda: None)) == 1
+    line = capsys.readouterr().err
+    assert "src/attnrepro/run/harness.py" in line and "plain import" in line
+
+
+def test_by_hand_nothing_is_checked(quiet, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["entry"])
+    assert harness.run_job(_job(_read(CONFIG))) == 0
+
+
+def test_own_outputs_temporaries_and_records_are_not_inputs():
+    out = "results/tables/x.md"
+    assert not reads.is_input(out, {out})
+    assert not reads.is_input("results/tables/.x.md.a1b2.tmp", {out})
+    assert reads.is_input("results/tables/.y.md.a1b2.tmp", {out})  # another file's temporary
+    assert reads.is_input("results/figures/.x.md.a1b2.tmp", {out})  # another folder
+    assert not reads.is_input("results/logs/report/ledger.log")
+    assert not reads.is_input("results/benchmarks/report/ledger.tsv")
+    assert not reads.is_input(".snakemake/attnrepro/heartbeat.json")
+    assert not reads.is_input("src/attnrepro/__pycache__/paths.cpython-311.pyc")
+    assert reads.is_input("results/ledger.csv") and reads.is_input(CONFIG)
+
+
+def test_a_file_written_before_it_is_read_is_the_jobs_own(tmp_path):
+    recording = reads.Recording(tmp_path)
+    recording.opened(tmp_path / "a", writing=True)
+    recording.opened(tmp_path / "a", writing=False)
+    recording.opened(tmp_path / "b", writing=False)
+    recording.opened(tmp_path / "b", writing=True)  # read first: an input all the same
+    recording.opened("/elsewhere/c", writing=False)
+    assert list(recording.read) == ["b"]
+
+
+@pytest.mark.parametrize("mode, flags, writing", [
+    ("r", None, False), ("rb", None, False), ("w", None, True), ("ab", None, True),
+    ("x", None, True), ("r+", None, True), (None, os.O_RDONLY, False),
+    (None, os.O_WRONLY, True), (None, os.O_RDWR | os.O_CREAT | os.O_EXCL, True),
+    (None, os.O_RDONLY | os.O_APPEND, True), (None, os.O_RDONLY | os.O_TRUNC, True), (None, None, False),
+])
+def test_an_open_for_writing_is_told_from_a_read(mode, flags, writing):
+    assert reads._writing(mode, flags) is writing
+
+
+def test_a_parquet_file_read_through_io_is_recorded(tmp_path):
+    data = tmp_path / "results/data/001/scale_table/d_k-8.parquet"
+    io.write_parquet(pd.DataFrame({"a": [1.0]}), data, {"params": {}})
+    recording = reads.start(tmp_path)
+    try:
+        io.read_parquet(data)
+    finally:
+        reads.stop(recording)
+    assert list(recording.read) == ["results/data/001/scale_table/d_k-8.parquet"]
+
+
+def test_a_nested_job_records_into_its_outer_job(tmp_path):
+    outer = reads.start(tmp_path)
+    try:
+        assert reads.start(tmp_path) is None
+        reads.stop(None)
+        (tmp_path / "f").write_text("")
+        (tmp_path / "g").write_text("x")
+        os.remove(tmp_path / "f")
+        (tmp_path / "g").read_text()
+    finally:
+        reads.stop(outer)
+    assert reads._active == []
+    assert list(outer.read) == []  # g was written first: the job's own
+
+
+def test_declared_takes_the_environment_and_the_command_line(monkeypatch):
+    environ = {reads.DECLARED_ENV: os.pathsep.join([SCHEMA, "", str(REPO / CONFIG)])}
+    argv = ["--inputs", "results/data/a.parquet", "--input", "x=results/b.parquet", "/tmp/y"]
+    monkeypatch.chdir(REPO)
+    assert reads.declared(argv, environ) == {SCHEMA, CONFIG, "results/data/a.parquet", "results/b.parquet"}
+
+
+def test_the_record_lands_beside_the_log(tmp_path):
+    log = tmp_path / "results/logs/001/train/copy.log"
+    target = reads.write({"files": []}, {reads.LOG_ENV: str(log)})
+    assert target == tmp_path / "results/logs/001/train/copy.reads.json"
+    assert paths.reads_of_log("results/logs/x.log") == "results/logs/x.reads.json"
+    assert reads.write({"files": []}, {}) is None
