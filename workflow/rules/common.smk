@@ -216,3 +216,20 @@ def alternatives(names):
     import re
 
     return "|".join(re.escape(n) for n in sorted(names)) or "__none__"
+
+
+# What a job read (src/attnrepro/run/reads.py): every shell that runs a job entry opens with
+# JOB_ENV, which tells the job harness its rule, its log (its record of reads is written beside it)
+# and its declared inputs outside results/ (the results files it reads are on its command line). A
+# job that reads a project file its rule does not declare fails, naming the rule and the file.
+JOB_ENV = (
+    "ATTNREPRO_RULE={rule} ATTNREPRO_LOG={log:q}"
+    " ATTNREPRO_DECLARED={params.declared:q} "
+)
+
+
+def declared(wildcards, input):
+    """A params function: the job's inputs outside results/, joined by os.pathsep (JOB_ENV)."""
+    return os.pathsep.join(
+        sorted({f for f in input if not paths.under(f, paths.RESULTS)})
+    )
