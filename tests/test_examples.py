@@ -57,6 +57,8 @@ SKIPPED = [
     (r"^sha256sum -c MANIFEST\.sha256\b", "needs an extracted archive of a finished run"),
     (r"^snakemake --report\b", "reports a finished run (its results/ and Snakemake's records)"),
     (r"attnrepro\.report golden\b", "needs a finished canonical run, and rewrites tests/golden"),
+    (r"^python tests/test_registry\.py\b",
+     "rewrites tests/registry_snapshot.json; tests/test_new_experiment.py runs it in its scratch copy"),
     (r"attnrepro\.report ledger\b", "reads every result of the whole pipeline"),
     (r"attnrepro\.report numerics\b", "reads the numerics sweep (snakemake numerics: ~200 jobs)"),
     (r"attnrepro\.report seeds\b", "reads the seed distribution (snakemake seeds: 51 trainings)"),
