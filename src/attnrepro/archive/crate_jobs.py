@@ -13,6 +13,10 @@ shell command), or, for a Parquet file that Snakemake has no record of (a job ru
 ``.snakemake`` folder that was removed), the files of one provenance record. Where the two
 sources disagree, the job's :attr:`Job.notes` say so in a sentence, with both values; neither is
 preferred silently.
+
+What a job read is its reads record when one lies beside its log (:func:`attnrepro.paths.reads_of_log`,
+written by the job harness: the project files it opened, the attnrepro modules it imported), else
+Snakemake's declared inputs, which its notes then say.
 """
 
 import base64
@@ -22,6 +26,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attnrepro import paths
 from attnrepro.run import io
 
 METADATA = Path(".snakemake") / "metadata"
@@ -40,12 +45,41 @@ class Job:
     start: str | None = None  # ISO 8601, UTC, milliseconds
     end: str | None = None
     provenance: dict | None = None  # the main table's provenance (experiment jobs)
+    reads: list | None = None  # the project files its reads record lists; None: no record
     notes: list = field(default_factory=list)  # where the sources disagree, or what one lacks
 
     @property
     def name(self):
         """What ran: the rule, else the experiment of its provenance."""
         return self.rule or (self.provenance or {}).get("experiment") or "unknown"
+
+    @property
+    def read(self):
+        """The files it read: its reads record's, else Snakemake's declared inputs."""
+        return self.inputs if self.reads is None else self.reads
+
+
+NO_READS = ("No record of the files this job read exists ({where}): the files it lists as read are "
+            "Snakemake's declared inputs.")
+
+
+def reads_record(workdir, logs):
+    """(files, note): the sorted files of the reads record beside the first of ``logs`` that has
+    one (:func:`attnrepro.paths.reads_of_log`), else None and a sentence saying why there is none."""
+    for log in logs:
+        where = paths.reads_of_log(log)
+        try:
+            record = json.loads((Path(workdir) / where).read_text())
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as error:
+            return None, NO_READS.format(where=f"{where} cannot be read: {type(error).__name__}")
+        files = record.get("files") if isinstance(record, dict) else None
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            return None, NO_READS.format(where=f"{where} lists no files")
+        return sorted(set(files)), None
+    where = " or ".join(map(paths.reads_of_log, logs)) or "the job has no log"
+    return None, NO_READS.format(where=where)
 
 
 def iso(seconds):
@@ -120,7 +154,7 @@ def jobs(files, workdir="."):
         else:
             continue
         groups.setdefault(key, []).append(f)
-    out = [_from_record(outputs, records, written[key[1:]], provenances) if key[0] == "snakemake"
+    out = [_from_record(outputs, records, written[key[1:]], provenances, workdir) if key[0] == "snakemake"
            else _from_provenance(outputs, provenances) for key, outputs in groups.items()]
     return sorted(out, key=lambda j: (j.start or "", j.outputs))
 
@@ -137,13 +171,14 @@ def _from_provenance(outputs, provenances):
     job = Job(rule=None, outputs=outputs, provenance=main, start=main.get("started"),
               end=main.get("finished"))
     job.notes.append("Snakemake has no record of these files (run outside Snakemake, or its .snakemake "
-                     "folder was removed): this action is described from their provenance alone.")
+                     "folder was removed): this action is described from their provenance alone, "
+                     "without the files it read.")
     return job
 
 
-def _from_record(outputs, records, written, provenances):
+def _from_record(outputs, records, written, provenances, workdir):
     """A job from Snakemake's records of its archived ``outputs`` (``written``: every output it
-    recorded) and, when they carry one, their provenance."""
+    recorded), the reads record beside its log and, when they carry one, their provenance."""
     record = records[outputs[0]]
     starts = [records[f]["starttime"] for f in outputs if records[f].get("starttime") is not None]
     ends = [records[f]["endtime"] for f in outputs if records[f].get("endtime") is not None]
@@ -151,6 +186,7 @@ def _from_record(outputs, records, written, provenances):
               logs=list(record.get("log") or []), shellcmd=record.get("shellcmd"),
               provenance=_main(outputs, provenances),
               start=iso(min(starts)) if starts else None, end=iso(max(ends)) if ends else None)
+    job.reads, no_reads = reads_record(workdir, job.logs)
     missing = sorted(set(written) - set(outputs))
     if missing:
         job.notes.append(f"Outputs of this job that the archive does not hold: {', '.join(missing)}.")
@@ -159,6 +195,8 @@ def _from_record(outputs, records, written, provenances):
         job.notes += _disagreements(job, own, min(starts, default=None), max(ends, default=None))
         job.start = job.provenance.get("started") or job.start
         job.end = job.provenance.get("finished") or job.end
+    if no_reads:
+        job.notes.append(no_reads)
     return job
 
 
