@@ -152,14 +152,14 @@ def test_pack_archives_each_reads_record_beside_its_log(tmp_path):
     assert _ids(crate_["#job-results/tables/t.md"]["object"]) == ["results/data/001/b/default.parquet"]
 
 
-def _build(settings, tmp_path, environment=None):
+def _build(settings, tmp_path, environment=None, rules=None):
     path = "results/data/001/a/default.parquet"
     _parquet(tmp_path, path, "a", T0 + 1, T0 + 5)
     _record(tmp_path, path, "a_case", T0, T0 + 6)
     jobs = crate_jobs.jobs([path], tmp_path)
     files = {path: ("0" * 64, 10), "Snakefile": ("1" * 64, 20), "config.resolved.yaml": ("2" * 64, 30)}
     graph = crate.build(files, jobs, {"crate": settings, "a": {"n": 5}}, name="attnrepro-results-x",
-                        created=crate_jobs.iso(T0 + 100), environment=environment)["@graph"]
+                        created=crate_jobs.iso(T0 + 100), environment=environment, rules=rules)["@graph"]
     return {e["@id"]: e for e in graph}
 
 
@@ -206,7 +206,7 @@ def test_every_action_names_the_agent_the_config_names(tmp_path):
     assert unnamed["#run"]["agent"] == {"@id": "#agent-Ada-Lovelace"}
 
 
-def test_each_tool_has_a_software_version_and_openblas_a_web_address(tmp_path):
+def test_each_tool_has_a_software_version_and_a_web_address_where_one_is_known(tmp_path):
     tool = "#rule-a_case"
     assert "softwareVersion" not in _build({}, tmp_path)[tool]  # nothing known: left out
     released = _build({}, tmp_path / "v", {"versions": {"attnrepro": "0.1.0"}})[tool]
@@ -214,8 +214,17 @@ def test_each_tool_has_a_software_version_and_openblas_a_web_address(tmp_path):
     committed = _build({}, tmp_path / "c", {"versions": {"attnrepro": "0.1.0"},
                                             "git": {"commit": "abc", "dirty": True}})
     assert committed[tool]["softwareVersion"] == committed["Snakefile"]["version"] == "abc-dirty"
+    code, rules = "https://github.com/o/attnrepro/blob/{commit}/{path}", {"a_case": "workflow/rules/a.smk"}
+    git = {"versions": {}, "git": {"commit": "abc", "dirty": False}}
+    published = _build({"code": code}, tmp_path / "p", git, rules)
+    rule = "https://github.com/o/attnrepro/blob/abc/workflow/rules/a.smk#a_case"  # the config's address
+    assert published[rule]["name"] == "a_case" and "#rule-a_case" not in published
+    assert published["#job-results/data/001/a/default.parquet"]["instrument"] == {"@id": rule}
+    assert published["#rule-a_case-input-n"]["@type"] == "FormalParameter"  # its slots: in the crate
+    dirty = _build({"code": code}, tmp_path / "d", {"git": {"commit": "abc", "dirty": True}}, rules)
+    assert "#rule-a_case" in dirty  # what ran is not the published commit: no address
     openblas = crate_entities.openblas_entity(ROCrate(), "0.3.27", "Haswell")
-    assert openblas.id == "https://github.com/OpenMathLib/OpenBLAS/releases/tag/v0.3.27#kernel-Haswell"
+    assert openblas.id == "https://www.openblas.net/#openblas-0.3.27-Haswell"  # absolute: the profile's ask
     assert openblas["version"] == "0.3.27"
 
 

@@ -36,14 +36,13 @@ from rocrate.model.file import File
 from rocrate.rocrate import ROCrate
 
 from attnrepro import paths
-from attnrepro.archive import crate_entities as ce
+from attnrepro.archive import crate_entities as ce, crate_jobs
 
 CONFIG = "config.resolved.yaml"  # the archive's copy: what verify reruns
 MAIN_RESULTS = (paths.LEDGER_MD, paths.LEDGER_CSV, paths.INDEX, paths.OVERVIEW)
 NO_LICENSE = ("No licence was set for this crate (config key crate.license): ask the person who ran "
               "it before reusing it.")
 WORKFLOW_TYPES = ["File", "SoftwareSourceCode", "ComputationalWorkflow", "HowTo"]  # HowTo: it has steps
-SHELL_SHOWN = 2000  # characters of a shell command shown in an action's description
 COMPLETED = "http://schema.org/CompletedActionStatus"  # a text, as the profiles' validator reads it
 ENV_VARS = (("OPENBLAS_CORETYPE", "openblas_coretype"), ("NPY_DISABLE_CPU_FEATURES", "numpy_disabled"),
             ("ATEN_CPU_CAPABILITY", "aten_cpu_capability"), ("ONEDNN_MAX_CPU_ISA", "onednn_max_cpu_isa"),
@@ -101,6 +100,8 @@ class _Builder:
         self.version = None  # the workflow's commit, when known: the version of its rules too
         self.package_version = None  # attnrepro's version: its rules' when the commit is not known
         self.agent = None  # the Person who ran the workflow (config crate.agent), when named
+        self.code = None  # where each commit's code is published (config crate.code), when named
+        self.key_of = {}  # {a tool's @id: its key (_tool_key)}
 
     def add(self, identifier, properties):
         return self.crate.add(ContextEntity(self.crate, identifier, properties=properties))
@@ -130,6 +131,7 @@ class _Builder:
         if author := self.person(settings.get("author"), "author"):
             root["author"] = author
         self.agent = self.person(settings.get("agent"), "agent")
+        self.code = settings.get("code")
 
     def person(self, named, role):
         """The Person the config names ({name, id}: its id, else ``#<role>-<name>``), or None."""
@@ -189,12 +191,21 @@ class _Builder:
                 props.update(isPartOf=self.entities[rule_file], url={"@id": rule_file})
             if self.version or self.package_version:  # the commit, else attnrepro's version
                 props["softwareVersion"] = self.version or self.package_version
-            self.tools[key] = self.add(f"#rule-{key}", props)
+            self.tools[key] = self.add(self.published(rule_file, job.rule) or f"#rule-{key}", props)
+            self.key_of[self.tools[key].id] = key
         return self.tools[key]
+
+    def published(self, rule_file, rule):
+        """The web address of a rule in its commit's published code (config ``crate.code``, a
+        template of ``{commit}`` and ``{path}``), its name the fragment; None when the config names
+        no such address, the commit is not known or had uncommitted changes, or the rule no file."""
+        if not (self.code and rule_file and rule and self.version) or self.version.endswith("-dirty"):
+            return None
+        return f"{self.code.format(commit=self.version, path=rule_file)}#{rule}"
 
     def parameter(self, tool, direction, slot, kind, description=None):
         """The FormalParameter ``slot`` of a tool's input or output, created once."""
-        identifier = f"{tool.id}-{direction}-{slot}"
+        identifier = f"#rule-{self.key_of[tool.id]}-{direction}-{slot}"  # in the crate, as its steps
         if identifier not in self.crate:
             props = {"@type": "FormalParameter", "name": slot, "additionalType": kind}
             if description:
@@ -218,7 +229,7 @@ class _Builder:
         more = f" and {len(job.outputs) - 2} more" if len(job.outputs) > 2 else ""
         unheld = [p for p in job.reads or () if p not in self.entities]
         props = {"@type": "CreateAction", "name": f"{job.name}: {', '.join(job.outputs[:2])}{more}",
-                 "description": _description(job, unheld), "instrument": tool,
+                 "description": crate_jobs.description(job, unheld), "instrument": tool,
                  "result": [self.entities[p] for p in job.outputs], "actionStatus": COMPLETED}
         if self.agent:
             props["agent"] = self.agent
@@ -356,38 +367,3 @@ def _slot(path, job=None):
     if paths.under(p, paths.EDITIONS):
         return "edition"
     return p.name.replace(".", "-") if job is None else p.suffix.lstrip(".") or p.name
-
-
-def _numerics(numerics):
-    """A sentence on the numerics a job ran: its pin, what its libraries ran, canonical or not."""
-    ran = [f"{label} {numerics[key]}" for label, key in (
-        ("OpenBLAS kernel", "openblas_kernel"), ("NumPy features", "numpy_features"),
-        ("torch", "torch_capability")) if numerics.get(key)]
-    canonical = ("canonical" if numerics.get("canonical") is True
-                 else f"not canonical ({numerics.get('reason') or 'no reason recorded'})")
-    return f"Numerics: pin {numerics.get('pin')}; ran {', '.join(ran) or 'no library recorded'}; {canonical}."
-
-
-def _description(job, unheld=()):
-    """What ran, the numerics it ran with, where the sources disagree, and how many files it read
-    that the archive does not hold (``unheld``: its reads record lists them)."""
-    provenance = job.provenance or {}
-    parts = []
-    if provenance.get("experiment"):
-        parts.append(f"Experiment {provenance['experiment']} of article {provenance.get('article')}, "
-                     f"section '{provenance.get('section')}'.")
-    if job.shellcmd:
-        command = job.shellcmd.strip()
-        if len(command) > SHELL_SHOWN:
-            command = (f"{command[:SHELL_SHOWN]} [... {len(command) - SHELL_SHOWN} more characters: "
-                       "snakemake --detailed-summary prints it whole]")
-        parts.append(f"Shell command (Snakemake's record): {command}")
-    if numerics := provenance.get("numerics") or {}:
-        parts.append(_numerics(numerics))
-    elif job.rule and not provenance:
-        parts.append("Its outputs carry no provenance: Snakemake's record is this action's only source.")
-    if unheld:
-        where = " or ".join(paths.reads_of_log(log) for log in job.logs)
-        parts.append(f"It read {len(unheld)} project file(s) that the archive does not hold ({where} "
-                     "lists them).")
-    return " ".join(parts + job.notes)

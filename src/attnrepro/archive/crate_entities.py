@@ -164,16 +164,16 @@ def software_entity(crate, key, version):
         "version": version, "url": url})
 
 
-OPENBLAS_RELEASE = "https://github.com/OpenMathLib/OpenBLAS/releases/tag/v{version}"  # its tags: v0.3.27
+OPENBLAS = "https://www.openblas.net/"
 
 
 def openblas_entity(crate, version, kernel):
     """OpenBLAS as NumPy loads it, with the kernel it ran (threadpoolctl's architecture): its id is
-    its release's web address, the kernel its fragment (one entity per kernel run)."""
-    uri = f"{OPENBLAS_RELEASE.format(version=version)}#kernel-{kernel}"
-    return ContextEntity(crate, uri, properties={
+    the project's web address (a wheel's build, 0.3.31.188.0, has no release page of its own), the
+    version and kernel its fragment (one entity per kernel run)."""
+    return ContextEntity(crate, f"{OPENBLAS}#openblas-{version}-{kernel}", properties={
         "@type": "SoftwareApplication", "name": "OpenBLAS", "alternateName": "openblas",
-        "version": version, "url": "https://www.openblas.net/",
+        "version": version, "url": OPENBLAS,
         "description": f"OpenBLAS {version} running its {kernel} kernel (threadpoolctl's architecture)."})
 
 

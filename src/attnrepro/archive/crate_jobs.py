@@ -30,6 +30,7 @@ from attnrepro import paths
 from attnrepro.run import io
 
 METADATA = Path(".snakemake") / "metadata"
+SHELL_SHOWN = 2000  # characters of a shell command shown in an action's description
 TOLERANCE_SECONDS = 2.0  # a job's own clock against Snakemake's: process start-up and file times
 
 
@@ -220,3 +221,38 @@ def _disagreements(job, provenances, first, last):
         notes.append(f"The files' provenance records {len(runs)} different runs of this job (a file "
                      "written by another run than the others).")
     return notes
+
+
+def _numerics(numerics):
+    """A sentence on the numerics a job ran: its pin, what its libraries ran, canonical or not."""
+    ran = [f"{label} {numerics[key]}" for label, key in (
+        ("OpenBLAS kernel", "openblas_kernel"), ("NumPy features", "numpy_features"),
+        ("torch", "torch_capability")) if numerics.get(key)]
+    canonical = ("canonical" if numerics.get("canonical") is True
+                 else f"not canonical ({numerics.get('reason') or 'no reason recorded'})")
+    return f"Numerics: pin {numerics.get('pin')}; ran {', '.join(ran) or 'no library recorded'}; {canonical}."
+
+
+def description(job, unheld=()):
+    """What ran, the numerics it ran with, where the sources disagree, and how many files it read
+    that the archive does not hold (``unheld``: its reads record lists them)."""
+    provenance = job.provenance or {}
+    parts = []
+    if provenance.get("experiment"):
+        parts.append(f"Experiment {provenance['experiment']} of article {provenance.get('article')}, "
+                     f"section '{provenance.get('section')}'.")
+    if job.shellcmd:
+        command = job.shellcmd.strip()
+        if len(command) > SHELL_SHOWN:
+            command = (f"{command[:SHELL_SHOWN]} [... {len(command) - SHELL_SHOWN} more characters: "
+                       "snakemake --detailed-summary prints it whole]")
+        parts.append(f"Shell command (Snakemake's record): {command}")
+    if numerics := provenance.get("numerics") or {}:
+        parts.append(_numerics(numerics))
+    elif job.rule and not provenance:
+        parts.append("Its outputs carry no provenance: Snakemake's record is this action's only source.")
+    if unheld:
+        where = " or ".join(paths.reads_of_log(log) for log in job.logs)
+        parts.append(f"It read {len(unheld)} project file(s) that the archive does not hold ({where} "
+                     "lists them).")
+    return " ".join(parts + job.notes)
