@@ -10,10 +10,12 @@ import tarfile
 import pandas as pd
 import pytest
 import yaml
+from rocrate.rocrate import ROCrate
 
 import crate_validation
 from conftest import REPO
-from attnrepro.archive import crate, crate_entities, crate_jobs, verify, verify_crate, verify_rerun
+from attnrepro import paths
+from attnrepro.archive import crate, crate_entities, crate_jobs, pack, verify, verify_crate, verify_rerun
 from attnrepro.dag import config as cfg, plan, sweep_plan
 from attnrepro.evidence import sweep
 from attnrepro.report.evidence import numerics_evaluate
@@ -24,12 +26,12 @@ RUNCRATE = REPO / ".venv-runcrate" / "bin" / "runcrate"  # make crate-env
 
 # ---- units: the jobs, what is left out, the schema's descriptions ---------------------------
 
-def _record(root, output, rule, start, end, inputs=(), job_hash=1, shellcmd=None):
+def _record(root, output, rule, start, end, inputs=(), job_hash=1, shellcmd=None, logs=()):
     """A Snakemake metadata record of ``output`` in ``root``/.snakemake/metadata."""
     name = base64.urlsafe_b64encode(output.encode()).decode()
     path = root / crate_jobs.METADATA / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"rule": rule, "input": list(inputs), "log": [], "starttime": start,
+    path.write_text(json.dumps({"rule": rule, "input": list(inputs), "log": list(logs), "starttime": start,
                                 "endtime": end, "job_hash": job_hash, "shellcmd": shellcmd or rule,
                                 "incomplete": False}))
 
@@ -64,29 +66,100 @@ def test_jobs_join_snakemakes_records_and_the_provenance_and_say_where_they_disa
 
     jobs = {j.outputs[0]: j for j in crate_jobs.jobs([a, a_extra, late, by_hand, table, "x.log"], tmp_path)}
     assert sorted(jobs) == [a, late, by_hand, table]
-    assert jobs[a].outputs == [a, a_extra] and jobs[a].rule == "a_case" and jobs[a].notes == []
+    no_reads = crate_jobs.NO_READS.format(where="the job has no log")
+    assert jobs[a].outputs == [a, a_extra] and jobs[a].rule == "a_case" and jobs[a].notes == [no_reads]
     assert (jobs[a].start, jobs[a].end) == (crate_jobs.iso(T0 + 1), crate_jobs.iso(T0 + 5))  # provenance's
     b = jobs[late]
     assert b.notes == [
         "Snakemake's record and the files' provenance disagree: the rule is c_case, the experiment b.",
         "Snakemake's record and the files' provenance disagree on the times: Snakemake recorded this job "
         f"from {crate_jobs.iso(T0)} to {crate_jobs.iso(T0 + 10)}, the provenance says "
-        f"{crate_jobs.iso(T0 + 1)} to {crate_jobs.iso(T0 + 70)} (this action's times are the provenance's)."]
+        f"{crate_jobs.iso(T0 + 1)} to {crate_jobs.iso(T0 + 70)} (this action's times are the provenance's).",
+        no_reads]
     assert jobs[by_hand].rule is None and "Snakemake has no record of these files" in jobs[by_hand].notes[0]
     t = jobs[table]
     assert t.provenance is None and t.inputs == [a, "src/attnrepro/run/io.py"]
     assert (t.start, t.end) == (crate_jobs.iso(T0 + 30), crate_jobs.iso(T0 + 31))
-    assert t.notes == ["Outputs of this job that the archive does not hold: results/tables/t.csv."]
+    assert t.notes == ["Outputs of this job that the archive does not hold: results/tables/t.csv.", no_reads]
+    assert t.reads is None and t.read == t.inputs  # no reads record: Snakemake's declared inputs
 
 
-def _build(settings, tmp_path):
+TABLE_LOG = "results/logs/report/t.log"
+READ = {"rule": "table_t", "entry": "attnrepro.report.job",  # a reads record (attnrepro.paths.reads_of_log)
+        "files": ["results/data/001/b/default.parquet", "src/attnrepro/report/products/t.py",
+                  "workflow/schemas/published.schema.yaml"],
+        "modules": ["attnrepro.report.job", "attnrepro.report.products.t"]}
+
+
+def _read_and_declared(root):
+    """A run in ``root`` of two jobs: a table whose reads record lists b (not declared) and two
+    files the archive will not hold, and b's job, which has a log and no record; the archived files."""
+    a, b = "results/data/001/a/default.parquet", "results/data/001/b/default.parquet"
+    table = "results/tables/t.md"
+    for path in (a, b):
+        _parquet(root, path, path.split("/")[3], T0 + 1, T0 + 5)
+    _record(root, b, "b_case", T0, T0 + 6, inputs=[a], job_hash=2, logs=["results/logs/001/b.log"])
+    _record(root, table, "table_t", T0 + 30, T0 + 31, inputs=[a], job_hash=9, logs=[TABLE_LOG])
+    for path, text in ((table, "t"), (TABLE_LOG, ""), ("results/logs/001/b.log", ""),
+                       (paths.reads_of_log(TABLE_LOG), json.dumps(READ))):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return [a, b, table, TABLE_LOG, "results/logs/001/b.log"]
+
+
+def test_a_jobs_objects_are_the_files_its_reads_record_lists_else_its_declared_inputs(tmp_path):
+    files = _read_and_declared(tmp_path)
+    reads = paths.reads_of_log(TABLE_LOG)
+    assert pack.reads_records(files, tmp_path) == {reads}  # beside its log: archived with it
+    jobs = {j.rule: j for j in crate_jobs.jobs(files, tmp_path)}
+    assert jobs["table_t"].reads == sorted(READ["files"]) and jobs["table_t"].notes == []
+    assert jobs["b_case"].reads is None and jobs["b_case"].notes == [crate_jobs.NO_READS.format(
+        where="results/logs/001/b.reads.json")]
+    graph = crate.build({f: ("0" * 64, 1) for f in [*files, reads]}, list(jobs.values()), {},
+                        name="x", created=crate_jobs.iso(T0 + 100))["@graph"]
+    crate_ = {e["@id"]: e for e in graph}
+    table = crate_["#job-results/tables/t.md"]
+    assert _ids(table["object"]) == ["results/data/001/b/default.parquet"]  # read, not the declared a
+    assert table["description"].endswith(
+        "It read 2 project file(s) that the archive does not hold "
+        "(results/logs/report/t.reads.json lists them).")
+    assert crate_[reads]["about"] == {"@id": "#job-results/tables/t.md"}
+    assert crate_[reads]["description"].startswith("What the job it is about read")
+    b = crate_["#job-results/data/001/b/default.parquet"]
+    assert _ids(b["object"])[0] == "results/data/001/a/default.parquet"  # declared: no record
+    assert "No record of the files this job read exists (results/logs/001/b.reads.json)" in b["description"]
+
+
+def test_an_unreadable_reads_record_is_said_and_the_declared_inputs_stand(tmp_path):
+    (tmp_path / "results/logs").mkdir(parents=True)
+    (tmp_path / "results/logs/x.reads.json").write_text("{not json")
+    assert crate_jobs.reads_record(tmp_path, ["results/logs/x.log"]) == (None, crate_jobs.NO_READS.format(
+        where="results/logs/x.reads.json cannot be read: JSONDecodeError"))
+    (tmp_path / "results/logs/x.reads.json").write_text('{"files": "a"}')
+    assert crate_jobs.reads_record(tmp_path, ["results/logs/x.log"])[1].startswith(
+        "No record of the files this job read exists (results/logs/x.reads.json lists no files)")
+
+
+def test_pack_archives_each_reads_record_beside_its_log(tmp_path):
+    files = _read_and_declared(tmp_path)
+    out = pack.write(tmp_path / "out/attnrepro-results-x.tar.gz", files, "{}\n", tmp_path)
+    with tarfile.open(out) as tar:
+        names = tar.getnames()
+        graph = json.load(tar.extractfile("attnrepro-results-x/ro-crate-metadata.json"))["@graph"]
+    crate_ = {e["@id"]: e for e in graph}
+    assert "attnrepro-results-x/results/logs/report/t.reads.json" in names
+    assert "attnrepro-results-x/results/logs/001/b.reads.json" not in names  # none was written
+    assert _ids(crate_["#job-results/tables/t.md"]["object"]) == ["results/data/001/b/default.parquet"]
+
+
+def _build(settings, tmp_path, environment=None, rules=None):
     path = "results/data/001/a/default.parquet"
     _parquet(tmp_path, path, "a", T0 + 1, T0 + 5)
     _record(tmp_path, path, "a_case", T0, T0 + 6)
     jobs = crate_jobs.jobs([path], tmp_path)
     files = {path: ("0" * 64, 10), "Snakefile": ("1" * 64, 20), "config.resolved.yaml": ("2" * 64, 30)}
     graph = crate.build(files, jobs, {"crate": settings, "a": {"n": 5}}, name="attnrepro-results-x",
-                        created=crate_jobs.iso(T0 + 100))["@graph"]
+                        created=crate_jobs.iso(T0 + 100), environment=environment, rules=rules)["@graph"]
     return {e["@id"]: e for e in graph}
 
 
@@ -117,6 +190,42 @@ def test_what_is_unknown_is_left_out_and_what_the_config_names_is_used(tmp_path)
     assert root["author"] == {"@id": "https://orcid.org/0000-0002-1825-0097"}
     assert named["https://orcid.org/0000-0002-1825-0097"] == {
         "@id": "https://orcid.org/0000-0002-1825-0097", "@type": "Person", "name": "Ada Lovelace"}
+
+
+ORCID = "https://orcid.org/0000-0002-1825-0097"
+
+
+def test_every_action_names_the_agent_the_config_names(tmp_path):
+    crate_ = _build({"agent": {"name": "Ada Lovelace", "id": ORCID}}, tmp_path)
+    actions = {e["@id"]: e for e in crate_.values() if e["@type"] in ("CreateAction", "OrganizeAction")}
+    assert sorted(actions) == ["#job-results/data/001/a/default.parquet", "#run", "#snakemake-run"]
+    assert all(a["agent"] == {"@id": ORCID} for a in actions.values())
+    assert crate_[ORCID] == {"@id": ORCID, "@type": "Person", "name": "Ada Lovelace"}
+    assert "author" not in crate_["./"]  # who ran it is not who wrote it
+    unnamed = _build({"agent": {"name": "Ada Lovelace"}}, tmp_path / "unnamed")
+    assert unnamed["#run"]["agent"] == {"@id": "#agent-Ada-Lovelace"}
+
+
+def test_each_tool_has_a_software_version_and_a_web_address_where_one_is_known(tmp_path):
+    tool = "#rule-a_case"
+    assert "softwareVersion" not in _build({}, tmp_path)[tool]  # nothing known: left out
+    released = _build({}, tmp_path / "v", {"versions": {"attnrepro": "0.1.0"}})[tool]
+    assert released["softwareVersion"] == "0.1.0" and "version" not in released  # the profile: one of them
+    committed = _build({}, tmp_path / "c", {"versions": {"attnrepro": "0.1.0"},
+                                            "git": {"commit": "abc", "dirty": True}})
+    assert committed[tool]["softwareVersion"] == committed["Snakefile"]["version"] == "abc-dirty"
+    code, rules = "https://github.com/o/attnrepro/blob/{commit}/{path}", {"a_case": "workflow/rules/a.smk"}
+    git = {"versions": {}, "git": {"commit": "abc", "dirty": False}}
+    published = _build({"code": code}, tmp_path / "p", git, rules)
+    rule = "https://github.com/o/attnrepro/blob/abc/workflow/rules/a.smk#a_case"  # the config's address
+    assert published[rule]["name"] == "a_case" and "#rule-a_case" not in published
+    assert published["#job-results/data/001/a/default.parquet"]["instrument"] == {"@id": rule}
+    assert published["#rule-a_case-input-n"]["@type"] == "FormalParameter"  # its slots: in the crate
+    dirty = _build({"code": code}, tmp_path / "d", {"git": {"commit": "abc", "dirty": True}}, rules)
+    assert "#rule-a_case" in dirty  # what ran is not the published commit: no address
+    openblas = crate_entities.openblas_entity(ROCrate(), "0.3.27", "Haswell")
+    assert openblas.id == "https://www.openblas.net/#openblas-0.3.27-Haswell"  # absolute: the profile's ask
+    assert openblas["version"] == "0.3.27"
 
 
 def test_the_config_parameters_are_described_by_the_schema():
@@ -178,6 +287,30 @@ def test_the_crate_records_each_result_file_as_the_plan_built_it(overlay):
     assert any(".0001." in p for p in built) and any("/numerics/article." in p for p in built)
     assert crate_entities.result_file("results/tables/grad_check.csv") is None
 
+@pytest.mark.parametrize("overlay", [None, "config/small.yaml", "config/evidence.yaml"])
+def test_the_crates_file_entities_name_what_paths_parse_result_reads(overlay):
+    """Every output of the three shipped configs, validated, through the crate's File entities: the
+    experiment, table and case its description names are attnrepro.paths.parse_result's."""
+    config = cfg.validate(cfg.resolve(overlay and REPO / overlay))
+    outputs = plan.all_outputs(config)
+    graph = crate.build({p: ("0" * 64, 1) for p in outputs}, [], config, name="x", created="2026-01-01")
+    entities = {e["@id"]: e for e in graph["@graph"]}
+    for path in outputs:
+        r = paths.parse_result(path)
+        assert entities[path]["description"].startswith(
+            f"The {r.table} table of experiment {r.experiment} (article {r.article}), case {r.case}: "), path
+    assert "results/data/001/grad_check/post_ln-false_eps-0.0001.parquet" in outputs  # a case's dot
+
+
+def test_the_crate_records_the_grad_check_eps_file_as_table_main_of_its_case():
+    path = "results/data/001/grad_check/post_ln-false_eps-0.0001.parquet"
+    entity = {e["@id"]: e for e in crate.build({path: ("0" * 64, 1)}, [], {}, name="x",
+                                                 created="2026-01-01")["@graph"]}[path]
+    assert entity["description"].startswith(
+        "The main table of experiment grad_check (article 001), case post_ln-false_eps-0.0001: a Parquet")
+    assert crate_entities.result_file(path)[:3] == ("grad_check", "main", "post_ln-false_eps-0.0001")
+
+
 # ---- the small run's archive: the jobs, the validator, runcrate, verify -----------------------
 
 @pytest.fixture(scope="module")
@@ -229,16 +362,15 @@ def test_every_job_is_one_create_action_whose_result_is_exactly_its_outputs(extr
 # check: why it fails on the small run's crate (each one a property nobody knows, or that the
 # profiles' validator asks of something that has no such property)
 RECOMMENDED = {
-    "Action agent": "the person who ran it is not known: left out",
+    "Action agent": "config crate.agent is null: who ran it is left out",
     "Root Data Entity: `author` property": "config crate.author is null in the small config",
     "Root Data Entity: `license` SHOULD link to a Contextual Entity": "crate.license is null: a sentence",
     "Root Data Entity: `publisher` property": "no publisher is known",
     "Main Workflow Bioschemas compliance": "the workflow lacks Bioschemas' minimum creator and licence",
-    "SoftwareApplication id": "the rules and OpenBLAS have no web address: #rule-..., #openblas-...",
+    "SoftwareApplication id": "crate.code is null: the rules keep #rule-...; the Snakefile is a file",
     "Application url": "the Snakefile has no web address (the tests' copy is not a checkout)",
     "version": "the Snakefile's version is its commit: the tests' copy has none",
-    "version or softwareVersion": "a rule's version is the commit: the tests' copy has none",
-}
+}  # "version or softwareVersion" passes: a rule's softwareVersion is attnrepro's where no commit is
 
 
 @pytest.mark.full

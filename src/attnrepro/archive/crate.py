@@ -11,18 +11,21 @@ What it describes, and where each piece comes from:
   whose ``result`` is the ledger, the annotated editions and the index, from the first job's start
   to the last one's end; an ``OrganizeAction`` for Snakemake, which orchestrated it;
 - every job: one ``CreateAction`` whose ``instrument`` is its rule (a ``SoftwareApplication``, the
-  tool of the step ``#step-<rule>``, a ``HowToStep``), whose ``object`` is its archived input files
-  and its parameters (``PropertyValue``s of the rule's ``FormalParameter``s), whose ``result`` is
-  exactly its output files, with its start and end time and the numerics it ran (the pin and its
-  environment variables, the kernel, canonical or not), and one ``ControlAction`` per job (the step
-  execution); from each output's provenance and Snakemake's record (:mod:`attnrepro.archive.crate_jobs`),
-  their disagreements stated in the action's description;
+  tool of the step ``#step-<rule>``, a ``HowToStep``, whose ``softwareVersion`` is the commit, else
+  attnrepro's version), whose ``object`` is the archived files it read (its reads record's, else
+  Snakemake's declared inputs) and its parameters (``PropertyValue``s of the rule's
+  ``FormalParameter``s), whose ``result`` is exactly its output files, with its start and end
+  time, the numerics it ran (the pin and its environment variables, the kernel, canonical or not)
+  and its ``agent`` when the config names one (``crate.agent``), and one ``ControlAction`` per job
+  (the step execution); from each output's provenance, Snakemake's record and the reads record
+  (:mod:`attnrepro.archive.crate_jobs`), their disagreements stated in the action's description;
 - the software the jobs ran, from their provenance (:mod:`attnrepro.archive.crate_entities`);
 - every archived file with its ``contentSize`` and ``sha256``.
 
-What is not known is left out: the person who ran it (no ``agent``), a licence or an author the
-config does not name (``crate.license``, ``crate.author``); the licence then is a sentence saying
-that none was set, which RO-Crate 1.1 admits in place of one and which is not a licence.
+What is not known is left out: the person who ran it (the actions' ``agent``), a licence or an
+author the config does not name (``crate.agent``, ``crate.license``, ``crate.author``); the licence
+then is a sentence saying that none was set, which RO-Crate 1.1 admits in place of one and which is
+not a licence.
 """
 
 import graphlib
@@ -33,14 +36,13 @@ from rocrate.model.file import File
 from rocrate.rocrate import ROCrate
 
 from attnrepro import paths
-from attnrepro.archive import crate_entities as ce
+from attnrepro.archive import crate_entities as ce, crate_jobs
 
 CONFIG = "config.resolved.yaml"  # the archive's copy: what verify reruns
 MAIN_RESULTS = (paths.LEDGER_MD, paths.LEDGER_CSV, paths.INDEX, paths.OVERVIEW)
 NO_LICENSE = ("No licence was set for this crate (config key crate.license): ask the person who ran "
               "it before reusing it.")
 WORKFLOW_TYPES = ["File", "SoftwareSourceCode", "ComputationalWorkflow", "HowTo"]  # HowTo: it has steps
-SHELL_SHOWN = 2000  # characters of a shell command shown in an action's description
 COMPLETED = "http://schema.org/CompletedActionStatus"  # a text, as the profiles' validator reads it
 ENV_VARS = (("OPENBLAS_CORETYPE", "openblas_coretype"), ("NPY_DISABLE_CPU_FEATURES", "numpy_disabled"),
             ("ATEN_CPU_CAPABILITY", "aten_cpu_capability"), ("ONEDNN_MAX_CPU_ISA", "onednn_max_cpu_isa"),
@@ -61,6 +63,7 @@ def build(files, jobs, config, *, schema=None, environment=None, rules=None, nam
     (:func:`attnrepro.archive.crate_jobs.jobs`), run with the resolved ``config``."""
     builder = _Builder(files, schema or {}, rules or {})
     builder.root(config.get("crate") or {}, name, created)
+    builder.package_version = ((environment or {}).get("versions") or {}).get("attnrepro")
     workflow = builder.workflow(environment or {}, snakemake_version)
     inputs = builder.config_parameters(workflow, config)
     actions = [builder.job(job) for job in jobs]
@@ -95,6 +98,10 @@ class _Builder:
                 self.crate, dest_path=path, properties=ce.file_properties(path, sha256, size)))
         self.tools, self.software, self.required = {}, {}, set()
         self.version = None  # the workflow's commit, when known: the version of its rules too
+        self.package_version = None  # attnrepro's version: its rules' when the commit is not known
+        self.agent = None  # the Person who ran the workflow (config crate.agent), when named
+        self.code = None  # where each commit's code is published (config crate.code), when named
+        self.key_of = {}  # {a tool's @id: its key (_tool_key)}
 
     def add(self, identifier, properties):
         return self.crate.add(ContextEntity(self.crate, identifier, properties=properties))
@@ -121,10 +128,17 @@ class _Builder:
                                              "identifier": license_})
         else:
             root["license"] = NO_LICENSE
-        author = settings.get("author") or {}
-        if author.get("name"):
-            uri = author.get("id") or f"#author-{author['name'].replace(' ', '-')}"
-            root["author"] = self.add(uri, {"@type": "Person", "name": author["name"]})
+        if author := self.person(settings.get("author"), "author"):
+            root["author"] = author
+        self.agent = self.person(settings.get("agent"), "agent")
+        self.code = settings.get("code")
+
+    def person(self, named, role):
+        """The Person the config names ({name, id}: its id, else ``#<role>-<name>``), or None."""
+        if not (named or {}).get("name"):
+            return None
+        uri = named.get("id") or f"#{role}-{named['name'].replace(' ', '-')}"
+        return self.add(uri, {"@type": "Person", "name": named["name"]})
 
     def workflow(self, environment, snakemake_version):
         """The Snakefile as the main ComputationalWorkflow, its environment files as its
@@ -175,14 +189,23 @@ class _Builder:
             props = {"@type": "SoftwareApplication", "name": job.name, "description": described}
             if rule_file in self.entities:  # its source, in the crate
                 props.update(isPartOf=self.entities[rule_file], url={"@id": rule_file})
-            if self.version:
-                props["version"] = self.version
-            self.tools[key] = self.add(f"#rule-{key}", props)
+            if self.version or self.package_version:  # the commit, else attnrepro's version
+                props["softwareVersion"] = self.version or self.package_version
+            self.tools[key] = self.add(self.published(rule_file, job.rule) or f"#rule-{key}", props)
+            self.key_of[self.tools[key].id] = key
         return self.tools[key]
+
+    def published(self, rule_file, rule):
+        """The web address of a rule in its commit's published code (config ``crate.code``, a
+        template of ``{commit}`` and ``{path}``), its name the fragment; None when the config names
+        no such address, the commit is not known or had uncommitted changes, or the rule no file."""
+        if not (self.code and rule_file and rule and self.version) or self.version.endswith("-dirty"):
+            return None
+        return f"{self.code.format(commit=self.version, path=rule_file)}#{rule}"
 
     def parameter(self, tool, direction, slot, kind, description=None):
         """The FormalParameter ``slot`` of a tool's input or output, created once."""
-        identifier = f"{tool.id}-{direction}-{slot}"
+        identifier = f"#rule-{self.key_of[tool.id]}-{direction}-{slot}"  # in the crate, as its steps
         if identifier not in self.crate:
             props = {"@type": "FormalParameter", "name": slot, "additionalType": kind}
             if description:
@@ -195,7 +218,7 @@ class _Builder:
         tool = self.tool(job)
         action_id = f"#job-{job.outputs[0]}"
         objects = []
-        for path in job.inputs:
+        for path in job.read:
             if path in self.entities:
                 self.entities[path].append_to("exampleOfWork", self.parameter(tool, "input", "files", "File"))
                 objects.append(self.entities[path])
@@ -204,9 +227,12 @@ class _Builder:
             parameter = self.parameter(tool, "output", _slot(path, job), "File")
             self.entities[path].append_to("exampleOfWork", parameter)
         more = f" and {len(job.outputs) - 2} more" if len(job.outputs) > 2 else ""
+        unheld = [p for p in job.reads or () if p not in self.entities]
         props = {"@type": "CreateAction", "name": f"{job.name}: {', '.join(job.outputs[:2])}{more}",
-                 "description": _description(job), "instrument": tool,
+                 "description": crate_jobs.description(job, unheld), "instrument": tool,
                  "result": [self.entities[p] for p in job.outputs], "actionStatus": COMPLETED}
+        if self.agent:
+            props["agent"] = self.agent
         if objects:
             props["object"] = objects
         props.update({k: v for k, v in (("startTime", job.start), ("endTime", job.end)) if v})
@@ -240,10 +266,9 @@ class _Builder:
                 for var, key in ENV_VARS if numerics.get(key)]
 
     def link_records(self, action, job):
-        """The job's log and benchmark files are ``about`` its action."""
+        """The job's log, benchmark and reads record are ``about`` its action."""
         for log in job.logs:
-            bench = paths.benchmark_of_log(log)
-            for path in (log, bench):
+            for path in (log, paths.benchmark_of_log(log), paths.reads_of_log(log)):
                 if path in self.entities:
                     self.entities[path]["about"] = action
 
@@ -305,6 +330,8 @@ class _Builder:
                  "result": [self.entities[p] for p in results], "actionStatus": COMPLETED}
         if starts and ends:
             props.update(startTime=starts[0], endTime=ends[-1])
+        if self.agent:
+            props["agent"] = self.agent
         return self.add("#run", props)
 
     def engine(self, run, controls, snakemake_version):
@@ -321,7 +348,7 @@ class _Builder:
         props = {"@type": "OrganizeAction", "name": f"Run of Snakemake {snakemake_version or ''}".strip(),
                  "instrument": snakemake,
                  "object": controls, "result": run}
-        props.update({k: run[k] for k in ("startTime", "endTime") if run.get(k)})
+        props.update({k: run[k] for k in ("startTime", "endTime", "agent") if run.get(k)})
         return self.add("#snakemake-run", props)
 
 
@@ -340,33 +367,3 @@ def _slot(path, job=None):
     if paths.under(p, paths.EDITIONS):
         return "edition"
     return p.name.replace(".", "-") if job is None else p.suffix.lstrip(".") or p.name
-
-
-def _numerics(numerics):
-    """A sentence on the numerics a job ran: its pin, what its libraries ran, canonical or not."""
-    ran = [f"{label} {numerics[key]}" for label, key in (
-        ("OpenBLAS kernel", "openblas_kernel"), ("NumPy features", "numpy_features"),
-        ("torch", "torch_capability")) if numerics.get(key)]
-    canonical = ("canonical" if numerics.get("canonical") is True
-                 else f"not canonical ({numerics.get('reason') or 'no reason recorded'})")
-    return f"Numerics: pin {numerics.get('pin')}; ran {', '.join(ran) or 'no library recorded'}; {canonical}."
-
-
-def _description(job):
-    """What ran, the numerics it ran with, and where the sources disagree."""
-    provenance = job.provenance or {}
-    parts = []
-    if provenance.get("experiment"):
-        parts.append(f"Experiment {provenance['experiment']} of article {provenance.get('article')}, "
-                     f"section '{provenance.get('section')}'.")
-    if job.shellcmd:
-        command = job.shellcmd.strip()
-        if len(command) > SHELL_SHOWN:
-            command = (f"{command[:SHELL_SHOWN]} [... {len(command) - SHELL_SHOWN} more characters: "
-                       "snakemake --detailed-summary prints it whole]")
-        parts.append(f"Shell command (Snakemake's record): {command}")
-    if numerics := provenance.get("numerics") or {}:
-        parts.append(_numerics(numerics))
-    elif job.rule and not provenance:
-        parts.append("Its outputs carry no provenance: Snakemake's record is this action's only source.")
-    return " ".join(parts + job.notes)

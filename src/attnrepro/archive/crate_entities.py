@@ -88,6 +88,7 @@ def encoding_format(path):
     return FORMATS.get(PurePosixPath(path).suffix)
 
 
+READS_SUFFIX = paths.reads_of_log("x.log").removeprefix("x")  # a reads record's suffix: .reads.json
 # where an experiment's table lies (attnrepro.paths.ResultFile.folder), as its description says it
 WHERE = {
     paths.DATA: "",
@@ -121,6 +122,9 @@ def file_description(path):
         return f"Table {p.stem} ({'Markdown, as printed' if p.suffix == '.md' else 'CSV, full precision'})."
     if paths.under(path, paths.FIGURES):
         return f"Figure {p.stem} (SVG)."
+    if paths.under(path, paths.LOGS) and path.endswith(READS_SUFFIX):
+        return ("What the job it is about read, as its harness recorded it: the project files it opened "
+                "and the attnrepro modules it imported (JSON).")
     if paths.under(path, paths.LOGS):
         return "The log of the job that wrote the file(s) it is about."
     if paths.under(path, paths.BENCHMARKS):
@@ -160,11 +164,16 @@ def software_entity(crate, key, version):
         "version": version, "url": url})
 
 
+OPENBLAS = "https://www.openblas.net/"
+
+
 def openblas_entity(crate, version, kernel):
-    """OpenBLAS as NumPy loads it, with the kernel it ran (threadpoolctl's architecture)."""
-    return ContextEntity(crate, f"#openblas-{version}-{kernel}", properties={
+    """OpenBLAS as NumPy loads it, with the kernel it ran (threadpoolctl's architecture): its id is
+    the project's web address (a wheel's build, 0.3.31.188.0, has no release page of its own), the
+    version and kernel its fragment (one entity per kernel run)."""
+    return ContextEntity(crate, f"{OPENBLAS}#openblas-{version}-{kernel}", properties={
         "@type": "SoftwareApplication", "name": "OpenBLAS", "alternateName": "openblas",
-        "version": version, "url": "https://www.openblas.net/",
+        "version": version, "url": OPENBLAS,
         "description": f"OpenBLAS {version} running its {kernel} kernel (threadpoolctl's architecture)."})
 
 

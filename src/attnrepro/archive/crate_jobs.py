@@ -13,6 +13,10 @@ shell command), or, for a Parquet file that Snakemake has no record of (a job ru
 ``.snakemake`` folder that was removed), the files of one provenance record. Where the two
 sources disagree, the job's :attr:`Job.notes` say so in a sentence, with both values; neither is
 preferred silently.
+
+What a job read is its reads record when one lies beside its log (:func:`attnrepro.paths.reads_of_log`,
+written by the job harness: the project files it opened, the attnrepro modules it imported), else
+Snakemake's declared inputs, which its notes then say.
 """
 
 import base64
@@ -22,9 +26,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attnrepro import paths
 from attnrepro.run import io
 
 METADATA = Path(".snakemake") / "metadata"
+SHELL_SHOWN = 2000  # characters of a shell command shown in an action's description
 TOLERANCE_SECONDS = 2.0  # a job's own clock against Snakemake's: process start-up and file times
 
 
@@ -40,12 +46,41 @@ class Job:
     start: str | None = None  # ISO 8601, UTC, milliseconds
     end: str | None = None
     provenance: dict | None = None  # the main table's provenance (experiment jobs)
+    reads: list | None = None  # the project files its reads record lists; None: no record
     notes: list = field(default_factory=list)  # where the sources disagree, or what one lacks
 
     @property
     def name(self):
         """What ran: the rule, else the experiment of its provenance."""
         return self.rule or (self.provenance or {}).get("experiment") or "unknown"
+
+    @property
+    def read(self):
+        """The files it read: its reads record's, else Snakemake's declared inputs."""
+        return self.inputs if self.reads is None else self.reads
+
+
+NO_READS = ("No record of the files this job read exists ({where}): the files it lists as read are "
+            "Snakemake's declared inputs.")
+
+
+def reads_record(workdir, logs):
+    """(files, note): the sorted files of the reads record beside the first of ``logs`` that has
+    one (:func:`attnrepro.paths.reads_of_log`), else None and a sentence saying why there is none."""
+    for log in logs:
+        where = paths.reads_of_log(log)
+        try:
+            record = json.loads((Path(workdir) / where).read_text())
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as error:
+            return None, NO_READS.format(where=f"{where} cannot be read: {type(error).__name__}")
+        files = record.get("files") if isinstance(record, dict) else None
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            return None, NO_READS.format(where=f"{where} lists no files")
+        return sorted(set(files)), None
+    where = " or ".join(map(paths.reads_of_log, logs)) or "the job has no log"
+    return None, NO_READS.format(where=where)
 
 
 def iso(seconds):
@@ -120,7 +155,7 @@ def jobs(files, workdir="."):
         else:
             continue
         groups.setdefault(key, []).append(f)
-    out = [_from_record(outputs, records, written[key[1:]], provenances) if key[0] == "snakemake"
+    out = [_from_record(outputs, records, written[key[1:]], provenances, workdir) if key[0] == "snakemake"
            else _from_provenance(outputs, provenances) for key, outputs in groups.items()]
     return sorted(out, key=lambda j: (j.start or "", j.outputs))
 
@@ -137,13 +172,14 @@ def _from_provenance(outputs, provenances):
     job = Job(rule=None, outputs=outputs, provenance=main, start=main.get("started"),
               end=main.get("finished"))
     job.notes.append("Snakemake has no record of these files (run outside Snakemake, or its .snakemake "
-                     "folder was removed): this action is described from their provenance alone.")
+                     "folder was removed): this action is described from their provenance alone, "
+                     "without the files it read.")
     return job
 
 
-def _from_record(outputs, records, written, provenances):
+def _from_record(outputs, records, written, provenances, workdir):
     """A job from Snakemake's records of its archived ``outputs`` (``written``: every output it
-    recorded) and, when they carry one, their provenance."""
+    recorded), the reads record beside its log and, when they carry one, their provenance."""
     record = records[outputs[0]]
     starts = [records[f]["starttime"] for f in outputs if records[f].get("starttime") is not None]
     ends = [records[f]["endtime"] for f in outputs if records[f].get("endtime") is not None]
@@ -151,6 +187,7 @@ def _from_record(outputs, records, written, provenances):
               logs=list(record.get("log") or []), shellcmd=record.get("shellcmd"),
               provenance=_main(outputs, provenances),
               start=iso(min(starts)) if starts else None, end=iso(max(ends)) if ends else None)
+    job.reads, no_reads = reads_record(workdir, job.logs)
     missing = sorted(set(written) - set(outputs))
     if missing:
         job.notes.append(f"Outputs of this job that the archive does not hold: {', '.join(missing)}.")
@@ -159,6 +196,8 @@ def _from_record(outputs, records, written, provenances):
         job.notes += _disagreements(job, own, min(starts, default=None), max(ends, default=None))
         job.start = job.provenance.get("started") or job.start
         job.end = job.provenance.get("finished") or job.end
+    if no_reads:
+        job.notes.append(no_reads)
     return job
 
 
@@ -182,3 +221,38 @@ def _disagreements(job, provenances, first, last):
         notes.append(f"The files' provenance records {len(runs)} different runs of this job (a file "
                      "written by another run than the others).")
     return notes
+
+
+def _numerics(numerics):
+    """A sentence on the numerics a job ran: its pin, what its libraries ran, canonical or not."""
+    ran = [f"{label} {numerics[key]}" for label, key in (
+        ("OpenBLAS kernel", "openblas_kernel"), ("NumPy features", "numpy_features"),
+        ("torch", "torch_capability")) if numerics.get(key)]
+    canonical = ("canonical" if numerics.get("canonical") is True
+                 else f"not canonical ({numerics.get('reason') or 'no reason recorded'})")
+    return f"Numerics: pin {numerics.get('pin')}; ran {', '.join(ran) or 'no library recorded'}; {canonical}."
+
+
+def description(job, unheld=()):
+    """What ran, the numerics it ran with, where the sources disagree, and how many files it read
+    that the archive does not hold (``unheld``: its reads record lists them)."""
+    provenance = job.provenance or {}
+    parts = []
+    if provenance.get("experiment"):
+        parts.append(f"Experiment {provenance['experiment']} of article {provenance.get('article')}, "
+                     f"section '{provenance.get('section')}'.")
+    if job.shellcmd:
+        command = job.shellcmd.strip()
+        if len(command) > SHELL_SHOWN:
+            command = (f"{command[:SHELL_SHOWN]} [... {len(command) - SHELL_SHOWN} more characters: "
+                       "snakemake --detailed-summary prints it whole]")
+        parts.append(f"Shell command (Snakemake's record): {command}")
+    if numerics := provenance.get("numerics") or {}:
+        parts.append(_numerics(numerics))
+    elif job.rule and not provenance:
+        parts.append("Its outputs carry no provenance: Snakemake's record is this action's only source.")
+    if unheld:
+        where = " or ".join(paths.reads_of_log(log) for log in job.logs)
+        parts.append(f"It read {len(unheld)} project file(s) that the archive does not hold ({where} "
+                     "lists them).")
+    return " ".join(parts + job.notes)

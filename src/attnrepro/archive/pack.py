@@ -58,7 +58,7 @@ def write(out, files, config_text, root=".", lock_text=None, rules=None):
     (``rules``: {rule: the file defining it}, for the crate's tools)."""
     out, root = Path(out), Path(root)
     top = out.name.removesuffix(".tar.gz")
-    files = sorted(set(map(str, files)))
+    files = sorted(set(map(str, files)) | reads_records(files, root))
     env = environment()
     extras = {"README.md": readme(top).encode(), "config.resolved.yaml": config_text.encode()}
     if lock_text is not None:
@@ -79,6 +79,13 @@ def write(out, files, config_text, root=".", lock_text=None, rules=None):
     return out
 
 
+def reads_records(files, root="."):
+    """The reads record beside each job's log among ``files`` (attnrepro.paths.reads_of_log) that
+    the run's folder ``root`` holds: what the job read, which the crate's actions list."""
+    logs = (str(f) for f in files if paths.under(f, paths.LOGS) and str(f).endswith(".log"))
+    return {reads for reads in map(paths.reads_of_log, logs) if (Path(root) / reads).is_file()}
+
+
 def readme(name):
     """The archive's README.md: what it holds and how to check it."""
     return f"""# {name}
@@ -87,7 +94,8 @@ The results of one run of attnrepro, a Snakemake workflow that reproduces every 
 figure of three articles on attention, with the workflow that made them.
 
 - `results/`: every output of the run (`results/README.md` indexes them; `results/LEDGER.md` sets
-  each published number beside the reproduced one), with each job's log and benchmark.
+  each published number beside the reproduced one), with each job's log, benchmark and record of
+  what it read.
 - `Snakefile`, `workflow/`, `envs/attnrepro.yaml`, `requirements/runtime.lock`: the workflow and its
   environment; `config.resolved.yaml`: every parameter of the run.
 - `ro-crate-metadata.json`: an RO-Crate (Workflow Run Crate, Provenance Run Crate profile 0.5) that
