@@ -7,7 +7,7 @@ import os
 import pandas as pd
 import pytest
 
-from conftest import REPO
+from conftest import REPO, copy_repo, snakemake
 
 from attnrepro import paths
 from attnrepro.numerics import canonical, threads
@@ -161,3 +161,57 @@ def test_the_record_lands_beside_the_log(tmp_path):
     assert target == tmp_path / "results/logs/001/train/copy.reads.json"
     assert paths.reads_of_log("results/logs/x.log") == "results/logs/x.reads.json"
     assert reads.write({"files": []}, {}) is None
+
+
+# ---- on the small run: every job recorded what it read, and read only what its rule declares ----
+NO_ENTRY = {"results/logs/report/config_resolved.log"}  # its shell writes the config with printf
+
+
+def _snakemake_records(root):
+    """{log: (rule, inputs)} of every job Snakemake ran in ``root`` (.snakemake/metadata)."""
+    jobs = {}
+    for path in (root / ".snakemake/metadata").iterdir():
+        record = json.loads(path.read_text())
+        for log in record.get("log") or []:
+            jobs[log] = (record["rule"], set(record.get("input") or []))
+    return jobs
+
+
+def test_every_job_of_the_small_run_recorded_its_reads_all_declared(small_run):
+    """The small run passed with the check on (conftest.small_run); here, independently of the
+    harness's own check, each job's record is compared with the inputs Snakemake recorded for it."""
+    jobs = _snakemake_records(small_run)
+    logs = sorted(str(p.relative_to(small_run)) for p in (small_run / paths.LOGS).rglob("*.log"))
+    records = {log: small_run / paths.reads_of_log(log) for log in logs}
+    assert {log for log, record in records.items() if not record.is_file()} == NO_ENTRY
+    checked = {log: json.loads(record.read_text()) for log, record in records.items() if record.is_file()}
+    assert len(checked) >= 90
+    for log, found in checked.items():
+        rule, inputs = jobs[log]
+        assert found["rule"] == rule and found["entry"].startswith("attnrepro."), log
+        assert found["modules"] and any(f.startswith("src/") for f in found["files"]), log
+        assert set(found["files"]) <= inputs, (log, sorted(set(found["files"]) - inputs))
+    ledger = checked[paths.report_log("ledger")]
+    assert {"config/published.yaml", paths.LEDGER_CSV} & set(ledger["files"]) == {"config/published.yaml"}
+    assert any(f.startswith("results/data/") for f in ledger["files"])
+
+
+@pytest.mark.full
+def test_a_job_that_reads_an_undeclared_file_fails_in_the_workflow(tmp_path):
+    """One experiment module made to read config/config.yaml: its job fails, naming rule and file."""
+    root = copy_repo(tmp_path / "repo")
+    module = root / "src/attnrepro/experiments/scale_table.py"
+    text = module.read_text()
+    module.write_text(text.replace("\ndef run(", '\nimport pathlib\n\n\ndef run(', 1)
+                      .replace("\ndef run(params):\n", '\ndef run(params):\n'
+                               '    pathlib.Path("config/config.yaml").read_text()\n', 1))
+    assert 'pathlib.Path("config/config.yaml")' in module.read_text()
+    proc = snakemake(root, "scale_table", "--allowed-rules", "scale_table_case")
+    assert proc.returncode != 0
+    logs = list((root / paths.LOGS / "001/scale_table").glob("*.log"))
+    assert logs
+    line = logs[0].read_text().strip().splitlines()[-1]
+    assert line == ("attnrepro: rule scale_table_case read config/config.yaml, not among its inputs: "
+                    "declare it: a module that reads a repository file names it in its READS, "
+                    "a results file is one of the rule's inputs, on its command line")
+    assert not list((root / "results/data/001/scale_table").glob("*.parquet"))  # removed by Snakemake
