@@ -26,9 +26,18 @@ _REGISTRIES = ("experiments", "products")
 
 def use_sections(sections):
     """Title the figures drawn from now on with ``sections`` only: {"experiments": {id: [article,
-    section]}, "products": {name: [article, section]}} (attnrepro.report.job, from its rule)."""
+    section]}, "products": {name: [article, section]}} (a job's --sections, from its rule)."""
     _GIVEN.clear()
     _GIVEN.update({kind: dict(sections.get(kind) or {}) for kind in _REGISTRIES})
+
+
+def use_sections_json(text):
+    """use_sections of a job's ``--sections JSON``; nothing for None (a UsageError, naming the
+    option, for JSON that is no object)."""
+    from attnrepro.run import usage
+
+    if text:
+        use_sections(usage.json_object(text, "--sections"))
 
 
 def _section(kind, key):
