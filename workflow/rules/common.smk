@@ -30,7 +30,7 @@ from attnrepro.dag import software as software_pins  # noqa: E402
 from attnrepro.resources import runtime  # noqa: E402
 from attnrepro.run import heartbeat as attnrepro_heartbeat  # noqa: E402
 from attnrepro.run import ownership as attnrepro_ownership  # noqa: E402
-from attnrepro.report import job as report_job  # noqa: E402
+from attnrepro.report.ledger import claims_check  # noqa: E402
 from attnrepro.run import usage  # noqa: E402
 
 # A bad config or claims file stops Snakemake here, before any job, with its message alone (naming
@@ -45,8 +45,8 @@ except attnrepro_config.ConfigError as error:
 # that a bad file stops the run here, in one message naming file, claim and key, not in each job
 # that reads it (the ledger, the seeds, the numerics, the editions).
 PUBLISHED = "config/published.yaml"
-try:  # as every job reading the claims loads them (attnrepro.report.job.check_claims)
-    report_job.check_claims(PUBLISHED)
+try:  # as every job reading the claims loads them (attnrepro.report.ledger.claims_check)
+    claims_check.check(PUBLISHED)
 except usage.UsageError as error:
     sys.exit(str(error))
 

@@ -1,6 +1,6 @@
 """Entry of an edition job (rules ``edition_<article>``): an article annotated with the run's numbers.
 
-    python -m attnrepro.jobs.edition --pin PIN 001 --text ../shared/seeds/<file> --ledger L.csv \\
+    python -m attnrepro.jobs.edition --pin PIN 001 --text ../shared/seeds/<file> --ledger L.csv \
         --published P.yaml --config results/config.resolved.yaml --speed S.csv --out A.html
 
 :mod:`attnrepro.report.commands.edition`.
@@ -9,6 +9,7 @@
 import sys
 
 from attnrepro.report import job
+from attnrepro.report.ledger import claims_check
 
 
 def _parser():
@@ -24,7 +25,7 @@ def _work(args):
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work)
+    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Entry of a figure job (rules ``figure_<name>``): one figure of the catalog, as SVG.
 
-    python -m attnrepro.jobs.figure --pin PIN --expected-params JSON --sections JSON \\
-        --builder figures_checks:draw_scale_table_curves --article 001 --section "..." \\
+    python -m attnrepro.jobs.figure --pin PIN --expected-params JSON --sections JSON \
+        --builder figures_checks:draw_scale_table_curves --article 001 --section "..." \
         --experiments scale_table --svg F.svg --inputs results/data/...
 
 Its builder is imported by the name the catalog gives it (:mod:`attnrepro.report.products.builders`),
@@ -11,6 +11,7 @@ which its rule declares: :mod:`attnrepro.report.commands.figure`.
 import sys
 
 from attnrepro.report import job
+from attnrepro.report.ledger import claims_check
 
 
 def _parser():
@@ -26,7 +27,7 @@ def _work(args):
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work)
+    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Entry of the index job (rule ``index``): results/README.md.
 
-    python -m attnrepro.jobs.index --config results/config.resolved.yaml --unbuilt JSON \\
+    python -m attnrepro.jobs.index --config results/config.resolved.yaml --unbuilt JSON \
         [--ledger L.csv --published P.yaml --inputs ...] --out results/README.md
 
 :mod:`attnrepro.report.commands.index`.
@@ -9,6 +9,7 @@
 import sys
 
 from attnrepro.report import job
+from attnrepro.report.ledger import claims_check
 
 
 def _parser():
@@ -24,7 +25,7 @@ def _work(args):
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work)
+    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
 
 
 if __name__ == "__main__":

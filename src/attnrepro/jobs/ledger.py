@@ -1,7 +1,7 @@
 """Entry of the ledger job (rule ``ledger``): every published claim judged against the run.
 
-    python -m attnrepro.jobs.ledger --pin PIN --expected-params JSON --published config/published.yaml \\
-        --csv L.csv --md L.md [--speed S.csv] [--article JSON] [--numerics-evidence CSV] \\
+    python -m attnrepro.jobs.ledger --pin PIN --expected-params JSON --published config/published.yaml \
+        --csv L.csv --md L.md [--speed S.csv] [--article JSON] [--numerics-evidence CSV] \
         [--seed-evidence CSV] [--listings-evidence CSV] --inputs results/data/...
 
 The evidence it cites is read by each product's evaluate module, imported by the name the
@@ -12,6 +12,7 @@ evidence catalog gives it (:mod:`attnrepro.report.evidence.citations`), which it
 import sys
 
 from attnrepro.report import job
+from attnrepro.report.ledger import claims_check
 
 
 def _parser():
@@ -27,7 +28,7 @@ def _work(args):
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work)
+    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 import sys
 
 from attnrepro.report import job
+from attnrepro.report.ledger import claims_check
 
 
 def _parser():
@@ -23,7 +24,7 @@ def _work(args):
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work)
+    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Entry of the listings' evidence job (target ``listings``): the articles' code against its output.
 
-    python -m attnrepro.jobs.listings --pin PIN --published P.yaml --runs R.json ... --csv C \\
+    python -m attnrepro.jobs.listings --pin PIN --published P.yaml --runs R.json ... --csv C \
         --listings-csv L --md M --svg F
 
 :mod:`attnrepro.report.commands.listings`.
@@ -9,6 +9,7 @@
 import sys
 
 from attnrepro.report import job
+from attnrepro.report.ledger import claims_check
 
 
 def _parser():
@@ -24,7 +25,7 @@ def _work(args):
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work)
+    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Entry of the numerics sweep's evidence job (target ``numerics``): the settings against the digits.
 
-    python -m attnrepro.jobs.numerics --pin PIN --expected-params JSON --published P.yaml \\
+    python -m attnrepro.jobs.numerics --pin PIN --expected-params JSON --published P.yaml \
         --settings S.json [--article-code CSV] --csv C --md M --svg F --inputs results/numerics/...
 
 :mod:`attnrepro.report.commands.numerics`.
@@ -9,6 +9,7 @@
 import sys
 
 from attnrepro.report import job
+from attnrepro.report.ledger import claims_check
 
 
 def _parser():
@@ -24,7 +25,7 @@ def _work(args):
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work)
+    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
 
 
 if __name__ == "__main__":

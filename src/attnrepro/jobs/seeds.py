@@ -1,6 +1,6 @@
 """Entry of the seed distribution's evidence job (target ``seeds``): the published figures among the seeds.
 
-    python -m attnrepro.jobs.seeds --pin PIN --expected-params JSON --sections JSON --published P.yaml \\
+    python -m attnrepro.jobs.seeds --pin PIN --expected-params JSON --sections JSON --published P.yaml \
         --csv C --md M --svg F --inputs results/data/001/train/...
 
 :mod:`attnrepro.report.commands.seeds`.
@@ -9,6 +9,7 @@
 import sys
 
 from attnrepro.report import job
+from attnrepro.report.ledger import claims_check
 
 
 def _parser():
@@ -24,7 +25,7 @@ def _work(args):
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work)
+    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
 
 
 if __name__ == "__main__":

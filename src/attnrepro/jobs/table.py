@@ -1,8 +1,8 @@
 """Entry of a table job (rules ``table_<name>``): one table of the catalog, Markdown and CSV.
 
-    python -m attnrepro.jobs.table --pin PIN --expected-params JSON \\
-        --builder tables_checks:build_scale_table --article 001 --section "..." \\
-        --experiments scale_table --md T.md --csv T.csv \\
+    python -m attnrepro.jobs.table --pin PIN --expected-params JSON \
+        --builder tables_checks:build_scale_table --article 001 --section "..." \
+        --experiments scale_table --md T.md --csv T.csv \
         [--speed S.csv] [--name NAME --ledger L.csv --published P.yaml] --inputs results/data/...
 
 Its builder is imported by the name the catalog gives it (:mod:`attnrepro.report.products.builders`),
@@ -12,6 +12,7 @@ which its rule declares: :mod:`attnrepro.report.commands.table`.
 import sys
 
 from attnrepro.report import job
+from attnrepro.report.ledger import claims_check
 
 
 def _parser():
@@ -31,7 +32,7 @@ def _work(args):
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work)
+    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from pathlib import Path
 from attnrepro import paths
 from attnrepro.run import harness, usage
 from attnrepro.report import job
+from attnrepro.report.ledger import claims_check
 
 log = logging.getLogger("attnrepro.report")
 
@@ -200,8 +201,8 @@ def main(argv=None):
     except usage.UsageError as error:
         return usage.refuse(error, job.PREFIX)
     # gate reads --published with --tables only
-    return job.run(args, _work(args.command), guard_outputs=args.command not in UNGUARDED,
-                   check=args.command != "gate" or bool(args.tables))
+    check = None if args.command == "gate" and not args.tables else claims_check.check
+    return job.run(args, _work(args.command), guard_outputs=args.command not in UNGUARDED, check=check)
 
 
 def _prepare(args):

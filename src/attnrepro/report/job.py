@@ -12,10 +12,11 @@ killed earlier attempt left, reads every result through ``io.read_parquet`` (che
 hash verified) and, given ``--expected-params JSON`` ({experiment: {case: params}}), first compares
 each input's provenance parameters with them. A corrupt or stale input stops it with status 1 and a
 message naming the file and the command that rebuilds it, never a "missing" or "differs" verdict.
-A claims file (``--published``) is loaded first (:func:`check_claims`): one that does not load (its
-schema, a key given twice, an anchor or a tag, YAML that does not parse, no file) ends the job
-with status 2 and one line in its log naming the file, the claim and the key
-(:mod:`attnrepro.run.usage`); so do a malformed option and an unknown builder.
+A claims file (``--published``) is loaded first (:mod:`attnrepro.report.ledger.claims_check`, given
+by the entries of the commands that read it): one that does not load (its schema, a key given
+twice, an anchor or a tag, YAML that does not parse, no file) ends the job with status 2 and one
+line in its log naming the file, the claim and the key (:mod:`attnrepro.run.usage`); so do a
+malformed option and an unknown builder.
 """
 
 import argparse
@@ -173,37 +174,17 @@ def outputs(args):
     return [getattr(args, k) for k in OUTPUT_OPTIONS if getattr(args, k, None)]
 
 
-def check_claims(path):
-    """Load the claims file ``path`` (--published) as the command will (claims.load_claims), so that
-    one it refuses ends the job with a UsageError: one line naming the file, the claim and the key.
-    The loader says a bad file with a ValueError (the schema; a key given twice, an anchor, a tag:
-    attnrepro.dag.yamlfile.Refused), YAML's error, or the file system's."""
-    import yaml
-
-    from attnrepro.report.ledger import claims  # loads NumPy: after the pin
-
-    try:
-        claims.load_claims(path)
-    except yaml.YAMLError as error:
-        raise usage.UsageError(f"{path}: not valid YAML: {usage.yaml_problem(error)}") from None
-    except OSError as error:
-        raise usage.UsageError(f"--published {path}: {error.strerror or error}") from None
-    except ValueError as error:  # the file's problems, by file and key (or line)
-        message = usage.one_line(error)
-        raise usage.UsageError(message if str(path) in message else f"{path}: {message}") from None
-
-
-def run(args, work, guard_outputs=True, check=True):
+def run(args, work, guard_outputs=True, check=None):
     """The job of the parsed ``args`` (an entry's command line, or attnrepro.report.cli's) through
     the job harness (attnrepro.run.harness); its exit status. The pin is applied unless NumPy is
     loaded (in-process callers keep theirs). ``work``: the command's, a function of ``args``
     (attnrepro.report.commands); ``guard_outputs`` False: no leftovers are removed (gate, golden:
-    their --out is a folder of committed files); ``check`` False: the work reads no
-    ``--published`` (gate without --tables), else it is checked first (check_claims)."""
+    their --out is a folder of committed files); ``check``: for a command that reads ``--published``,
+    what checks it first (attnrepro.report.ledger.claims_check.check)."""
 
     def checked():
         if check and getattr(args, "published", None):
-            check_claims(args.published)
+            check(args.published)
         return work(args)
 
     def job(_pinned):
