@@ -353,8 +353,8 @@ def _memory_errors(config, scope):
     memory.limit_gib (default: 80% of this machine's memory), see attnrepro.dag.preflight."""
     from attnrepro.dag import plan, preflight
 
-    # the pre-flight refuses configs and never changes a result: a DAG-only module
-    # (attnrepro.dag.code_inputs.DAG_ONLY), no job's code input (editing it reruns no job)
+    # the pre-flight refuses configs and never changes a result: a job that loads a config
+    # (an edition) declares it, through this import
     return preflight.errors({k: v for k, v in config.items() if k in scope or k not in plan.EXPERIMENTS})
 
 

@@ -11,7 +11,6 @@ which its rule declares: :mod:`attnrepro.report.commands.figure`.
 import sys
 
 from attnrepro.report import job
-from attnrepro.report.ledger import claims_check
 
 
 def _parser():
@@ -27,7 +26,7 @@ def _work(args):
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
+    return job.run(_parser().parse_args(argv), _work)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ COLORS = {"without": "#c0392b", "with": "#2471a3", "other": "#7f8c8d"}
 # figure's title names. A report job is given those of its figure (--sections: its rule reads them
 # from the plan and the catalog while Snakemake builds the DAG), so that it reads neither, and an
 # edit of the plan reruns only the figures whose titles it changes; elsewhere (tests, notebooks)
-# they are read from the plan and the catalog (DAG-only modules, attnrepro.dag.code_inputs.DAG_ONLY:
-# importing them here makes them no figure's code input).
+# they are read from the plan and the catalog (imported here only then; a figure's job declares
+# them all the same: attnrepro.dag.code_inputs follows every import).
 _GIVEN = {}
 _REGISTRIES = ("experiments", "products")
 
