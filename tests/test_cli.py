@@ -398,22 +398,22 @@ def test_the_seeds_job_ends_a_bad_claims_file_with_one_line(tmp_path, name):
     status 2, one line in its log (stderr) naming the file and the key, no traceback, no output."""
     published = _claims(tmp_path, name)
     outputs = [tmp_path / f"s.{ext}" for ext in ("csv", "md", "svg")]
-    proc = report(tmp_path, "attnrepro.report.job", "seeds", "--published", published,
+    proc = report(tmp_path, "attnrepro.jobs.seeds", "--published", published,
                   *(w for out in outputs for w in (f"--{out.suffix[1:]}", out)))
     refused(proc, str(published), *BAD_CLAIMS[name], prefix="attnrepro.report: ", logged=True)
     assert not any(out.exists() for out in outputs)
 
 
-@pytest.mark.parametrize("module, command", [
-    ("attnrepro.report.job", "ledger"), ("attnrepro.report", "seeds"),
-    ("attnrepro.report", "ledger-overview"),
+@pytest.mark.parametrize("words, command", [
+    (["attnrepro.jobs.ledger"], "ledger"), (["attnrepro.report", "seeds"], "seeds"),
+    (["attnrepro.jobs.ledger_overview"], "ledger-overview"),
 ])
-def test_every_report_entry_refuses_a_bad_claims_file_the_same_way(tmp_path, module, command):
+def test_every_report_entry_refuses_a_bad_claims_file_the_same_way(tmp_path, words, command):
     published = _claims(tmp_path, "wrong-value")
     options = {"ledger": ["--csv", tmp_path / "l.csv", "--md", tmp_path / "l.md"],
                "seeds": ["--csv", tmp_path / "s.csv", "--md", tmp_path / "s.md", "--svg", tmp_path / "s.svg"],
                "ledger-overview": ["--ledger", tmp_path / "l.csv", "--svg", tmp_path / "o.svg"]}[command]
-    proc = report(tmp_path, module, command, "--published", published, *options)
+    proc = report(tmp_path, *words, "--published", published, *options)
     refused(proc, str(published), *BAD_CLAIMS["wrong-value"], prefix="attnrepro.report: ", logged=True)
 
 
@@ -421,8 +421,8 @@ def test_every_report_entry_refuses_a_bad_claims_file_the_same_way(tmp_path, mod
 def test_a_report_job_ends_a_bad_config_file_with_one_line(tmp_path, command):
     config = tmp_path / "config.resolved.yaml"
     config.write_text("train: [1,\n")
-    words = {"index": ["attnrepro.report.job", "index", "--config", config, "--out", tmp_path / "README.md"],
-             "edition": ["attnrepro.report", "edition", "001", "--text", tmp_path / "none.txt",
+    words = {"index": ["attnrepro.jobs.index", "--config", config, "--out", tmp_path / "README.md"],
+             "edition": ["attnrepro.jobs.edition", "001", "--text", tmp_path / "none.txt",
                          "--ledger", tmp_path / "l.csv", "--published", REPO / "config/published.yaml",
                          "--config", config, "--out", tmp_path / "e.html"]}[command]
     refused(report(tmp_path, *words), f"--config {config}: ", "not valid YAML", prefix="attnrepro.report: ",
@@ -430,6 +430,6 @@ def test_a_report_job_ends_a_bad_config_file_with_one_line(tmp_path, command):
 
 
 def test_the_published_claims_pass_the_check():
-    from attnrepro.report import job as report_job
+    from attnrepro.report.ledger import claims_check
 
-    assert report_job.check_claims(REPO / "config" / "published.yaml") is None
+    assert claims_check.check(REPO / "config" / "published.yaml") is None

@@ -1,9 +1,9 @@
 """Code inputs that mean what the README promises: editing a module reruns the jobs that run it.
 
-A job's code inputs are the files its entry module (attnrepro.experiments.job, attnrepro.report.job) and the
-modules it runs import. The modules that Snakemake reads to build the DAG (the plan, the catalog,
-the config) and those a job never runs (the archive's for every other job, the evidence's when it
-is switched off) must not be among them.
+A job's code inputs are the import closure of its entry module (attnrepro.jobs.<command>) and of
+the modules its command dispatches by a name from the config or the catalog. The modules a job
+never runs (the archive's for every other job, the evidence's when it is switched off, the
+config's validation but for the editions) must not be among them.
 """
 
 import html
@@ -18,21 +18,27 @@ from attnrepro import paths as layout
 from conftest import REPO, copy_repo, copy_run, planned_jobs, small_config, snakemake
 
 # file -> the rules of the small run (targets all and archive) that declare it: the jobs that run it.
-# The annotated editions (edition_<article>, workflow/rules/articles.smk) read the plan, the catalog
-# and the config (attnrepro.report.editions.edition), where the articles are found: see _expected.
+# The titled products (figures, seeds, the ledger's overview) read their titles from the plan and
+# the catalog when no --sections is given (report.products.style); the annotated editions
+# (edition_<article>) read the plan, the catalog and the config: see _expected.
 READ_BY_EDITIONS = {"src/attnrepro/dag/plan.py", "src/attnrepro/report/products/catalog.py",
-                    "src/attnrepro/dag/config.py",
-                    "src/attnrepro/dag/sweep_plan.py"}
+                    "src/attnrepro/dag/config.py", "src/attnrepro/dag/sweep_plan.py",
+                    "src/attnrepro/dag/preflight.py",
+                    "workflow/schemas/published.schema.yaml"}
+READ_BY_FIGURES = {"src/attnrepro/dag/plan.py", "src/attnrepro/report/products/catalog.py"}
 EXPECTED = {
-    "src/attnrepro/dag/plan.py": {"index", "ledger"},  # the ledger: the declarations that decide the echoes
-    "src/attnrepro/report/products/catalog.py": {"index"},
+    "src/attnrepro/dag/plan.py": {"index", "ledger", "seeds", "ledger_overview"},  # the ledger: the echoes
+    "src/attnrepro/report/products/catalog.py": {"index", "seeds", "ledger_overview"},
     "src/attnrepro/dag/config.py": set(),
+    "src/attnrepro/dag/preflight.py": set(),
     "src/attnrepro/cli.py": set(),
     "src/attnrepro/archive/pack.py": {"archive"},
     "src/attnrepro/archive/crate.py": {"archive"},  # the archive's RO-Crate, and the jobs it describes
     "src/attnrepro/archive/crate_jobs.py": {"archive"},
     "Snakefile": {"archive"},  # the workflow's own files are in the archive
     "workflow/rules/report.smk": {"archive"},
+    # + the tables; the archive holds the workflow's schemas
+    "workflow/schemas/published.schema.yaml": {"ledger", "index", "seeds", "ledger_overview", "archive"},
     "src/attnrepro/evidence/sweep.py": set(),  # the numerics sweep is off
     "src/attnrepro/dag/sweep_plan.py": set(),
     "src/attnrepro/report/evidence/numerics_evaluate.py": set(),
@@ -61,7 +67,12 @@ def _declaring(rules, path):
 
 def _expected(rules):
     editions = {rule for rule in rules if rule.startswith("edition_")}
-    return {path: jobs | (editions if path in READ_BY_EDITIONS else set()) for path, jobs in EXPECTED.items()}
+    figures = {rule for rule in rules if rule.startswith("figure_")}
+    tables = {rule for rule in rules if rule.startswith("table_")}
+    return {path: jobs | (editions if path in READ_BY_EDITIONS else set())
+            | (figures if path in READ_BY_FIGURES else set())
+            | (tables if path.endswith("published.schema.yaml") else set())
+            for path, jobs in EXPECTED.items()}
 
 
 def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_run_them(tmp_path):
@@ -72,13 +83,20 @@ def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_ru
     assert found == _expected(rules)
     cases = {rule for rule in rules if rule.endswith("_case")}
     for rule in cases:  # every experiment job declares its entry and what it imports, and no more
-        assert "src/attnrepro/experiments/job.py" in rules[rule], rule
+        assert "src/attnrepro/jobs/experiment.py" in rules[rule], rule
         assert "src/attnrepro/run/io.py" in rules[rule], rule
         # read by canonical.check (attnrepro.numerics.fingerprint)
         assert fingerprint.GOLDEN in rules[rule], rule
     assert _declaring(rules, "src/attnrepro/experiments/scale_table.py") == {"scale_table_case"}
+    # its module imports the terms of its peak_memory and work: the job runs them
+    assert {"src/attnrepro/experiments/_prices.py", "src/attnrepro/experiments/_memory.py"} <= rules[
+        "scale_table_case"]
     report_jobs = {r for r in rules if r.startswith(("table_", "figure_"))} | {"ledger", "seeds", "index"}
     assert all("src/attnrepro/report/job.py" in rules[r] for r in report_jobs)
+    # an entry imports no other command's work: a table's is no figure's input, the index's no table's
+    tables = {r for r in rules if r.startswith("table_")}
+    assert _declaring(rules, "src/attnrepro/report/commands/table.py") == tables
+    assert _declaring(rules, "src/attnrepro/report/commands/index.py") == {"index"}
 
 
 @pytest.mark.full
@@ -111,14 +129,14 @@ def test_a_data_file_that_a_module_reads_is_a_code_input_of_every_job_importing_
     with pytest.raises(ValueError, match="named.py: READS must be a tuple of string literals"):
         code_inputs.source_files("attnrepro.named", src=tmp_path / "src")
     # canonical.check reads it
-    assert fingerprint.GOLDEN in code_inputs.source_files("attnrepro.experiments.job")
+    assert fingerprint.GOLDEN in code_inputs.source_files("attnrepro.jobs.experiment")
 
 
 @pytest.mark.full
 def test_editing_the_plan_the_catalog_or_the_archive_reruns_only_the_jobs_that_run_them(small_run, tmp_path):
     """For real: a finished small run, one file edited, `snakemake -n`."""
-    for path, rerun in (("src/attnrepro/dag/plan.py", {"index", "ledger"}),
-                        ("src/attnrepro/report/products/catalog.py", {"index"}),
+    for path, rerun in (("src/attnrepro/dag/plan.py", {"index", "ledger", "seeds", "ledger_overview"}),
+                        ("src/attnrepro/report/products/catalog.py", {"index", "seeds", "ledger_overview"}),
                         ("src/attnrepro/archive/pack.py", set())):  # archive: not part of `all`
         root = tmp_path / path.replace("/", "_")
         copy_run(small_run, root)
@@ -127,13 +145,15 @@ def test_editing_the_plan_the_catalog_or_the_archive_reruns_only_the_jobs_that_r
         proc = snakemake(root, "-n")
         assert proc.returncode == 0, proc.stderr[-3000:]
         jobs = set(planned_jobs(proc)) - {"all"}
-        editions = {j for j in jobs if j.startswith("edition_")} if path in READ_BY_EDITIONS else set()
+        # the editions, and the figures (their titles: report.products.style), read the plan and the catalog
+        titled = {j for j in jobs if j.startswith(("edition_", "figure_"))}
+        readers_of_plan = titled if path in READ_BY_EDITIONS else set()
         # a rerun ledger reruns what reads it: every table (its cells' verdicts), the editions, and
         # the products that state the machine's speed factor
         readers = ({j for j in jobs if j.startswith(("table_", "figure_", "edition_"))
                     or j in ("ledger_overview", "machine_speed")} if "ledger" in rerun else set())
         assert not readers or any(j.startswith("table_") for j in readers), (path, jobs)
-        assert jobs == rerun | editions | readers, (path, jobs)
+        assert jobs == rerun | readers_of_plan | readers, (path, jobs)
         if not rerun:
             assert "Nothing to be done" in proc.stdout + proc.stderr
 
@@ -180,7 +200,12 @@ def test_the_report_layer_imports_nothing_from_the_model():
     ]
     assert "attnrepro.report.products.tables_decoder" in modules
     assert "attnrepro.report.evidence.seeds_render" in modules
-    imported = {m: [f for f in code_inputs.source_files(m) if "/model/" in f or "/experiments/" in f]
+    # the plan reads the experiments' declarations (experiments.declared, with the terms of their
+    # peak_memory and work): no experiment's run
+    declarations = {f"src/attnrepro/experiments/{m}.py"
+                    for m in ("__init__", "declared", "_memory", "_prices")}
+    imported = {m: [f for f in code_inputs.source_files(m)
+                    if "/model/" in f or ("/experiments/" in f and f not in declarations)]
                 for m in modules}
     assert {m: files for m, files in imported.items() if files} == {}
 
@@ -220,32 +245,94 @@ def test_a_results_path_says_what_it_holds_without_the_plan():
     assert all(t.isidentifier() for e in plan.EXPERIMENTS.values() for t in e.tables)
 
 
-# --- the declared list of DAG-only modules (attnrepro.dag.code_inputs.DAG_ONLY) ------------------
+# --- one entry module per job command -----------------------------------------------------------
 
-# The command line for people (`python -m attnrepro.report`, which three rules run) resolves a
-# config, its plan and its catalog for people's commands; the rules that run it do not.
-PEOPLE_READ = {"attnrepro.report.__main__": {"attnrepro.dag.config", "attnrepro.dag.plan",
-                                             "attnrepro.report.products.catalog"}}
-
-
-def _smk_imports():
-    """The modules of this package that workflow/rules/*.smk import (what Snakemake reads)."""
-    names = set()
-    for smk in sorted((REPO / "workflow/rules").glob("*.smk")):
-        for base, what in re.findall(r"^from (attnrepro[\w.]*) import ([^#\n]+)", smk.read_text(), re.M):
-            for alias in what.split(","):
-                name = f"{base}.{alias.split(' as ')[0].strip()}"
-                names.add(name if (REPO / "src" / (name.replace(".", "/") + ".py")).is_file()
-                          or (REPO / "src" / name.replace(".", "/")).is_dir() else base)
-    return names
+# The modules imported by a name (importlib.import_module), each a name from the config or a catalog:
+# (file, the expression naming the module).
+DISPATCH = {
+    ("src/attnrepro/experiments/job.py", 'f"{EXPERIMENTS}.{experiment}"'),  # the plan's experiment id
+    ("src/attnrepro/report/products/builders.py", 'f"{PACKAGE}.{module}"'),  # the catalog's builder
+    ("src/attnrepro/report/evidence/citations.py", "product.evaluate"),  # the evidence catalog's
+}
 
 
-def _job_entries():
-    """The modules the rules' jobs start (`python -m MODULE` in their shell commands)."""
+def test_only_a_name_from_the_config_or_a_catalog_is_imported_by_name():
+    """Every import_module of src/ (what `grep -rn import_module src` finds) dispatches by a name
+    from the config or a catalog: a fixed module is imported plainly, where the scan sees it."""
     found = set()
-    for smk in (REPO / "workflow/rules").glob("*.smk"):
-        found.update(re.findall(r"-m (attnrepro[\w.]*)", smk.read_text()))
-    return {m if (REPO / "src" / (m.replace(".", "/") + ".py")).is_file() else f"{m}.__main__" for m in found}
+    for path in sorted((REPO / "src").rglob("*.py")):
+        text = path.read_text()
+        if "import_module" not in text:
+            continue
+        calls = re.findall(r"import_module\((.+)\)", text)
+        assert calls, f"{path}: import_module, but no call of it"
+        found |= {(path.relative_to(REPO).as_posix(), call) for call in calls}
+    assert found == DISPATCH
+
+
+def _rules(configfile):
+    """{rule: {"inputs": [...], "shell": ...}} of the workflow (tests/rule_inputs.py --shell)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    proc = subprocess.run([sys.executable, str(REPO / "tests/rule_inputs.py"), "--shell", configfile],
+                          cwd=REPO, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def _dispatched(rule, shell, config):
+    """The modules the job of ``rule`` (its ``shell`` command) imports by a name from the config or
+    a catalog."""
+    from attnrepro import evidence
+    from attnrepro.report.products import catalog
+
+    on = evidence.enabled(config)
+    if rule.endswith("_case"):  # <experiment>_case, numerics_<experiment>_case, seed_training_case
+        named = re.search(r"-m attnrepro\.jobs\.\w+ (\w+)", shell)  # the experiment, unless a parameter
+        experiment = named[1] if named else rule.removeprefix("numerics_").removesuffix("_case")
+        return [plan.EXPERIMENTS[experiment].module]
+    if rule.startswith(("table_", "figure_")):
+        return [catalog.PRODUCTS[rule.partition("_")[2]].module]
+    if rule == "ledger":
+        return [product.evaluate for product in on.values()]
+    if rule == evidence.NUMERICS.target and "listings" in on:
+        return [evidence.LISTINGS.evaluate]
+    return []
+
+
+@pytest.mark.parametrize("configfile", ["config/small.yaml", "config/evidence.yaml"])
+def test_every_rule_runs_its_entry_and_declares_what_it_imports(configfile):
+    """Every rule that runs Python runs an entry of attnrepro.jobs, which exists; its code inputs
+    (src/ and the files its modules read) are that entry's closure and its dispatched modules'."""
+    import yaml
+
+    default = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    config = small_config() if "small" in configfile else default
+    if "evidence" in configfile:
+        extra = yaml.safe_load((REPO / configfile).read_text())
+        config = {**config, **{k: {**config.get(k, {}), **v} for k, v in extra.items()}}
+    rules, checked = _rules(configfile), set()
+    for rule, found in rules.items():
+        modules = re.findall(r"-m (attnrepro[\w.{}]*)", found["shell"])
+        python = re.search(r"\bpython\b|\{params\.python\}", found["shell"])
+        assert bool(python) == bool(modules), (rule, found["shell"])
+        if not modules:
+            continue
+        (entry,) = modules
+        entry = entry.replace("{params.kind}", rule.partition("_")[0])
+        assert entry.startswith("attnrepro.jobs.") and (REPO / _module_file(entry)).is_file(), (rule, entry)
+        closure = set(code_inputs.source_files(entry, *_dispatched(rule, found["shell"], config)))
+        declared = {f for f in found["inputs"] if f.startswith("src/")} | (closure & set(found["inputs"]))
+        assert declared == closure, (rule, sorted(declared ^ closure))
+        checked.add(entry)
+    assert {e.removeprefix("attnrepro.jobs.") for e in checked} >= {
+        "experiment", "table", "figure", "ledger", "index", "archive", "edition", "ledger_overview",
+        "machine_speed", "seeds"} | ({"sweep_case", "sweep_probe", "numerics", "listings", "listings_run"}
+                                     if "evidence" in configfile else set())
 
 
 def _module_file(name):
@@ -253,96 +340,29 @@ def _module_file(name):
     return f"src/{base}.py" if (REPO / "src" / f"{base}.py").is_file() else f"src/{base}/__init__.py"
 
 
-def _closure(monkeypatch, dag_only, *modules):
-    monkeypatch.setattr(code_inputs, "DAG_ONLY", dag_only)
-    code_inputs.source_files.cache_clear()
-    try:
-        return set(code_inputs.source_files(*modules))
-    finally:
-        code_inputs.source_files.cache_clear()
+ENTRIES = sorted(p.stem for p in (REPO / "src/attnrepro/jobs").glob("*.py") if p.stem != "__init__")
 
 
-def test_the_dag_only_list_is_the_modules_snakemake_reads_that_jobs_do_not_need(monkeypatch):
-    declared, read, entries = dict(code_inputs.DAG_ONLY), _smk_imports(), _job_entries()
-    # Snakemake also runs each experiment's peak_memory and work (attnrepro.experiments.declared)
-    read |= {"attnrepro.experiments._memory", "attnrepro.experiments._prices"}
-    assert {"attnrepro.report.job", "attnrepro.experiments.job", "attnrepro.report.__main__",
-            "attnrepro.evidence.sweep", "attnrepro.evidence.listings_run"} == entries
-    for name, reason in declared.items():  # each a real module that Snakemake reads, with its reason
-        assert (REPO / _module_file(name)).is_file(), name
-        assert name in read, f"{name}: no workflow/rules/*.smk imports it"
-        assert isinstance(reason, str) and reason.strip(), name
-    # every module Snakemake reads and the list leaves out is code that a job runs
-    job_code = _closure(monkeypatch, declared, *entries)
-    assert {m for m in read - set(declared) if _module_file(m) not in job_code} == set()
-    # and no listed module is code that a job's entry runs (unlisted, it would be found there),
-    # but for what the command line for people reads for its own commands
-    for name in declared:
-        unlisted = {k: v for k, v in declared.items() if k != name}
-        needing = {e for e in entries if _module_file(name) in _closure(monkeypatch, unlisted, e)
-                   and name not in PEOPLE_READ.get(e, ())}
-        assert needing == set(), f"{name} is imported by the jobs of {needing}: it is not DAG-only"
-
-
-# --- the rules' inputs do not depend on how a module is imported --------------------------------
-
-FORMER_STRING_IMPORTS = ("src/attnrepro/cli.py", "src/attnrepro/dag/config.py",
-                         "src/attnrepro/report/cli.py", "src/attnrepro/report/products/style.py")
-
-
-def _rule_inputs(root):
-    """{rule: its declared input files} of every rule of the workflow in ``root`` (tests/rule_inputs.py),
-    for the default, small and evidence configs."""
-    import json
-    import os
+def test_no_entry_imports_numpy_before_the_harness_applies_the_pin():
+    """Importing an entry and parsing its options loads no NumPy: the harness pins the numerics first."""
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    found = {}
-    for configfiles in ((), ("config/small.yaml",), ("config/evidence.yaml",)):
-        proc = subprocess.run([sys.executable, str(REPO / "tests/rule_inputs.py"), *configfiles], cwd=root,
-                              capture_output=True, text=True, env=env, timeout=600)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        found[configfiles] = json.loads(proc.stdout)
-    assert all(len(rules) > 50 for rules in found.values())
-    return found
+    code = ("import importlib, sys\n"
+            f"for name in {ENTRIES!r}:\n"
+            "    importlib.import_module('attnrepro.jobs.' + name)\n"
+            "print(sorted(m for m in ('numpy', 'pandas', 'torch') if m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(ENTRIES) == 15 and proc.stdout.strip() == "[]"
 
 
-def _hidden(text, src):
-    """``text`` with each indented plain import of a module of this package (``from attnrepro.x
-    import m [as n], ...``) turned into an import by name (importlib.import_module)."""
-    def by_name(match):
-        indent, base, names = match.groups()
-        lines = []
-        for alias in names.split(","):
-            module, _, local = (part.strip() for part in alias.partition(" as "))
-            if not (src / (f"{base}.{module}".replace(".", "/") + ".py")).is_file():
-                return match.group(0)  # a name, not a module
-            call = f'__import__("importlib").import_module("{base}.{module}")'
-            lines.append(f"{indent}{local or module} = {call}")
-        return "\n".join(lines)
-
-    return re.sub(r"^( +)from (attnrepro[\w.]*) import ([\w ,]+)$", by_name, text, flags=re.M)
-
-
-@pytest.mark.full
-def test_how_a_module_is_imported_changes_no_rules_inputs(tmp_path):
-    """In a scratch copy: every former import by name (of a DAG-only module, or in the command line
-    for people) made one again, and every DAG-only module imported plainly by every job's entry,
-    leave every rule's declared inputs as they are."""
-    root = copy_repo(tmp_path / "repo")
-    before = _rule_inputs(root)
-    hidden = 0
-    for path in FORMER_STRING_IMPORTS:
-        file = root / path
-        text = _hidden(file.read_text(), root / "src")
-        hidden += text.count("import_module(")
-        file.write_text(text)
-    assert hidden >= 8, hidden  # cli verify; config preflight (and plan); report.cli 3; style 2
-    plain = "".join(f"    import {name}  # noqa: F401\n" for name in code_inputs.DAG_ONLY)
-    for entry in _job_entries():
-        file = root / _module_file(entry)
-        file.write_text(file.read_text() + "\n\nif False:  # a test: plain imports of every DAG-only module\n"
-                        + plain)
-    assert _rule_inputs(root) == before
+def test_an_entry_imports_no_other_commands_work():
+    """Editing a command's work (attnrepro.report.commands.<command>) reruns its jobs alone."""
+    folder = REPO / "src/attnrepro/report/commands"
+    commands = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    for entry in ENTRIES:
+        closure = code_inputs.source_files(f"attnrepro.jobs.{entry}")
+        work = {c for c in commands if f"src/attnrepro/report/commands/{c}.py" in closure}
+        assert work <= {entry}, (entry, work)

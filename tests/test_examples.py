@@ -63,11 +63,11 @@ SKIPPED = [
     (r"attnrepro\.report numerics\b", "reads the numerics sweep (snakemake numerics: ~200 jobs)"),
     (r"attnrepro\.report seeds\b", "reads the seed distribution (snakemake seeds: 51 trainings)"),
     (r"^make article-env\b", "installs the articles' stated NumPy and torch from PyPI (network, 4.5 GiB)"),
-    (r"attnrepro\.evidence\.listings_run\b",
+    (r"attnrepro\.jobs\.listings_run\b",
      "runs an article's listings (001's: 23 trainings, minutes); tests/test_listings.py runs the job on a "
      "synthetic article"),
     (r"attnrepro\.evidence\.listings_session\b", "a synopsis: the listings job writes its LISTINGS.json"),
-    (r"^python -m attnrepro\.(experiments|report)\.job\b",
+    (r"^python -m attnrepro\.jobs\.(?!sweep_probe\b)\w+",
      ("a rules' job entry: a synopsis whose words (EXPERIMENT, PIN, JSON) the rule fills in; "
       "every Snakemake run of the tests runs it")),
 ]
@@ -86,7 +86,7 @@ OPTIONAL = re.compile(r"\s*\[--[^\]]*\]")  # a synopsis's [--case NAME]
 SHRINK = [
     (r"^python -m attnrepro run train\b", ["--set", "steps=20", "--set", "eval_sequences=20"]),
     (r"^python bench/train_speed\.py\b", ["--steps", "20", "--repeats", "1"]),
-    (r" probe --kernels\b", ["--masks", "default"]),  # one interpreter per kernel, not two
+    (r"\bsweep_probe --kernels\b", ["--masks", "default"]),  # one interpreter per kernel, not two
 ]
 # the config of the experiments built first for the commands that read their results
 SHRUNK_CONFIG = "train:\n  steps: 20\n  eval_sequences: 20\nscale_table:\n  d_k: [8]\n"

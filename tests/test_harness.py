@@ -17,11 +17,12 @@ import pytest
 
 from conftest import REPO
 
-from attnrepro.evidence import listings_run
-from attnrepro.experiments import job as experiment_job
+from attnrepro.evidence import sweep
+from attnrepro.jobs import experiment as experiment_job
+from attnrepro.jobs import ledger as ledger_job
+from attnrepro.jobs import listings_run, sweep_case, sweep_probe
 from attnrepro.numerics import canonical, threads
 from attnrepro.report import cli as report_cli
-from attnrepro.report import job as report_job
 from attnrepro.run import harness, io, ownership, usage
 from attnrepro import cli
 
@@ -266,9 +267,9 @@ def test_the_people_run_command_runs_through_the_harness(handed, tmp_path):
 
 def test_the_report_entries_run_through_the_harness_with_their_prefix(handed, tmp_path):
     md, csv, speed = tmp_path / "l.md", tmp_path / "l.csv", tmp_path / "speed.csv"
-    ledger = ["ledger", "--published", "p.yaml", "--csv", str(csv), "--md", str(md), "--speed", str(speed)]
-    assert report_job.main(["--expected-params", "{}", *ledger]) == 7
-    assert report_cli.main(["--expected-params", "{}", *ledger]) == 7
+    ledger = ["--published", "p.yaml", "--csv", str(csv), "--md", str(md), "--speed", str(speed)]
+    assert ledger_job.main(["--expected-params", "{}", *ledger]) == 7
+    assert report_cli.main(["--expected-params", "{}", "ledger", *ledger]) == 7
     overview = ["--expected-params", "{}", "ledger-overview", "--ledger", "l.csv", "--published", "p.yaml",
                 "--svg", str(tmp_path / "o.svg")]
     assert report_cli.main(overview) == 7
@@ -289,6 +290,36 @@ def test_the_listings_job_runs_through_the_harness_without_a_pin_of_its_own(hand
     (call,) = handed
     assert call["pin"] is None and call.get("prefix", harness.PREFIX) == "attnrepro"
     assert list(call["job"].outputs) == [str(out)]
+
+
+def test_a_sweep_job_runs_through_the_harness_with_its_setting_recorded(handed, tmp_path, monkeypatch):
+    out = tmp_path / "m.parquet"
+    assert sweep_case.main(["attention_map", "--article", "001", "--section", "s", "--params-json", "{}",
+                            "--numerics", "haswell-noavx512", "--out", str(out)]) == 7
+    (call,) = handed
+    assert (call["pin"], call["setting"]) == (None, "haswell-noavx512")
+    recorded = []
+    monkeypatch.setattr("attnrepro.experiments.job.execute", lambda *a: recorded.append(a[-2:]))
+    call["job"].work()
+    assert recorded[0][0] == "haswell-noavx512" and recorded[0][1].__name__ == "recorded"
+
+
+def test_the_sweep_probe_runs_through_the_harness_without_a_pin(handed, tmp_path, monkeypatch):
+    out = tmp_path / "settings.json"
+    assert sweep_probe.main(["--kernels", "Haswell", "--environments", "{}", "--out", str(out)]) == 7
+    (call,) = handed
+    assert call["pin"] is None and call.get("prefix", harness.PREFIX) == "attnrepro"
+    assert list(call["job"].outputs) == [str(out)]
+    probed = []
+    monkeypatch.setattr(sweep, "write_probe", lambda *a: probed.append(a) or 0)
+    assert call["job"].work() == 0
+    assert probed == [(str(out), ["Haswell"], [canonical.DEFAULT], {})]
+
+
+def test_the_sweep_probe_refuses_an_unknown_kernel_with_status_2(tmp_path, capsys):
+    out = tmp_path / "settings.json"
+    assert sweep_probe.main(["--kernels", "Nonesuch", "--out", str(out)]) == 2
+    assert "unknown kernel or mask: Nonesuch" in capsys.readouterr().err and not out.exists()
 
 
 def test_a_sweep_setting_replaces_the_pin(steps):
@@ -361,8 +392,7 @@ def test_the_experiment_job_refuses_a_malformed_option_before_the_harness(handed
 
 
 def test_a_report_job_refuses_bad_json_through_the_harness(steps, tmp_path, capsys):
-    ledger = ["ledger", "--published", "p.yaml", "--csv", str(tmp_path / "l.csv"),
-              "--md", str(tmp_path / "l.md")]
-    assert report_job.main(["--expected-params", "{x", *ledger]) == 2
+    ledger = ["--published", "p.yaml", "--csv", str(tmp_path / "l.csv"), "--md", str(tmp_path / "l.md")]
+    assert ledger_job.main(["--expected-params", "{x", *ledger]) == 2
     err = capsys.readouterr().err
     assert err.startswith("attnrepro.report: --expected-params: not valid JSON") and err.count("\n") == 1, err

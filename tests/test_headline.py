@@ -9,7 +9,8 @@ import yaml
 
 from attnrepro import paths
 from attnrepro.dag import config as cfg
-from attnrepro.report import index, job, ledger_io
+from attnrepro.jobs import index as index_job
+from attnrepro.report import index, ledger_io
 from attnrepro.report.editions import page
 from attnrepro.report.ledger import claims as published, headline, overview_figure, speed, speed_figure
 from attnrepro.run import io
@@ -232,7 +233,7 @@ def test_the_index_opens_with_the_ledgers_summary(claims, tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(cfg.load(REPO / "config/config.yaml")))
     out = tmp_path / "README.md"
-    assert job.main(["index", "--config", str(config), "--ledger", str(tmp_path / "ledger.csv"),
+    assert index_job.main(["--config", str(config), "--ledger", str(tmp_path / "ledger.csv"),
                      "--published", str(REPO / "config/published.yaml"), "--inputs", str(data),
                      "--out", str(out)]) in (0, None)
     readme = out.read_text()

@@ -1,7 +1,7 @@
 """Every module of the package imports on its own, in a fresh interpreter.
 
 An import cycle only fails when a cycle's module is imported first, as a job's command line
-does (``python -m attnrepro.report.job seeds`` imports evidence.seeds_render first); a test suite
+does (``python -m attnrepro.jobs.seeds`` imports report.commands.seeds first); a test suite
 that imports them in another order passes regardless.
 
 What is fresh is the package: one interpreter imports the third-party libraries the package

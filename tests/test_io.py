@@ -247,7 +247,7 @@ def test_an_experiment_job_stops_on_a_stale_upstream_file_before_running(tmp_pat
     env = {k: v for k, v in os.environ.items() if k != "ATTNREPRO_RUN"}
     env["PYTHONPATH"] = str(REPO / "src")
     proc = subprocess.run(
-        [sys.executable, "-m", "attnrepro.experiments.job", "attention_map", "--article", "001",
+        [sys.executable, "-m", "attnrepro.jobs.experiment", "attention_map", "--article", "001",
          "--section", "s",
          "--params-json", "{}", "--out", str(out), "--input", f"main={training}",
          "--input", f"parameters={training}", "--expected-params",

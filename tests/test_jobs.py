@@ -155,7 +155,7 @@ def _jobs_in(root):
             here = entry.name.isdigit() and os.readlink(entry / "cwd") == str(root)
         except OSError:
             here = False
-        if here and "attnrepro.experiments.job" in " ".join(ownership._argv(int(entry.name))):
+        if here and "attnrepro.jobs.experiment" in " ".join(ownership._argv(int(entry.name))):
             found.append(int(entry.name))
     return found
 
@@ -187,7 +187,7 @@ def _kill_trial(root, instant, calibration):
                 break
             if shell is None:
                 shell = next((p for p in _descendants(proc.pid)
-                              if "attnrepro.experiments.job" in " ".join(ownership._argv(p))), None)
+                              if "attnrepro.jobs.experiment" in " ".join(ownership._argv(p))), None)
                 spawned = now if shell is not None else None
             if instant == "paused" and list(target.parent.glob(".*.tmp")):
                 break
@@ -372,8 +372,8 @@ def test_command_lines_at_the_edges_of_what_runs_snakemake():
 
 
 def test_find_run_walks_every_ancestor_up_to_pid_1(monkeypatch):
-    job = {30: ("S", 2, 50, ["bash", "-c", "python -m attnrepro.experiments.job"]),
-           31: ("R", 30, 51, ["python", "-m", "attnrepro.experiments.job"])}
+    job = {30: ("S", 2, 50, ["bash", "-c", "python -m attnrepro.jobs.experiment"]),
+           31: ("R", 30, 51, ["python", "-m", "attnrepro.jobs.experiment"])}
     _processes(monkeypatch, {1: ("S", 0, 1, ["/sbin/init"]), 2: ("S", 1, 40, ["snakemake", "-c2"]), **job})
     assert ownership.find_run(31) == ownership.Run(2, 40)
     _processes(monkeypatch, {1: ("S", 0, 3, ["/venv/bin/snakemake", "-c2"]), 2: ("S", 1, 40, ["bash"]),

@@ -27,7 +27,7 @@ def test_skip_leaves_an_experiment_out(default_config):
 
 
 def test_sources_follow_imports_and_nothing_else():
-    files = code_inputs.source_files("attnrepro.experiments.job", "attnrepro.experiments.attention_vs_sdpa")
+    files = code_inputs.source_files("attnrepro.jobs.experiment", "attnrepro.experiments.attention_vs_sdpa")
     assert "src/attnrepro/core/attention.py" in files
     assert "src/attnrepro/experiments/_torch.py" in files
     assert "src/attnrepro/run/io.py" in files and "src/attnrepro/__init__.py" in files

@@ -208,7 +208,7 @@ def test_a_timing_job_asked_for_more_threads_than_its_cpus_runs_and_records_what
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     env.pop("ATTNREPRO_RUN", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "attnrepro.experiments.job", "quadratic_cost", "--article", "000",
+        [sys.executable, "-m", "attnrepro.jobs.experiment", "quadratic_cost", "--article", "000",
          "--section", "s",
          "--threads", "16", "--params-json", json.dumps(params), "--out", str(out)],
         env=env, capture_output=True, text=True, timeout=300,

@@ -241,7 +241,8 @@ def _case(args):
     paths = _table_paths(args, set(exp.tables))
     check_outputs(paths, args.force)
     return job.case(exp.id, exp.article, exp.section, params, paths, _inputs(args, exp, config),
-                    usage.json_object(args.expected_params, "--expected-params"), args.numerics)
+                    usage.json_object(args.expected_params, "--expected-params"), args.numerics,
+                    _recorded(args.numerics))
 
 
 def _pin(args):
@@ -252,6 +253,14 @@ def _pin(args):
     from attnrepro.dag import config as cfg
 
     return (cfg.resolve(args.config).get("numerics") or {}).get("pin", canonical.SETTING)
+
+
+def _recorded(setting):
+    """What a sweep job records of its ``setting`` (attnrepro.evidence.sweep.recorded), as the
+    sweep's entry (attnrepro.jobs.sweep_case) does; None without one."""
+    from attnrepro.evidence import sweep
+
+    return sweep.recorded if setting else None
 
 
 def _check_numerics(setting, config):

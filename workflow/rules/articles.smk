@@ -43,7 +43,7 @@ for article in articles.ARTICLES:
             speed=paths.SPEED_CSV,
             published="config/published.yaml",
             config=paths.CONFIG_RESOLVED,
-            code=report_sources("edition"),
+            code=job_code("edition"),
         output:
             report(
                 paths.edition_path(article),
@@ -58,11 +58,11 @@ for article in articles.ARTICLES:
             CONDA_ENV
         threads: 1
         params:
-            software=pinned(report_sources("edition")),
+            software=pinned(job_code("edition")),
             article=article,
             pin=NUMERICS["pin"],
         shell:
-            "python -m attnrepro.report --pin {params.pin} edition {params.article}"
+            "python -m attnrepro.jobs.edition --pin {params.pin} {params.article}"
             " --text {input.text:q} --ledger {input.ledger} --published {input.published}"
             " --config {input.config} --speed {input.speed} --out {output} 2> {log}"
 
@@ -73,7 +73,7 @@ rule:
     input:
         ledger=paths.LEDGER_CSV,
         published="config/published.yaml",
-        code=report_sources("ledger-overview"),
+        code=job_code("ledger_overview"),
     output:
         report(
             paths.OVERVIEW,
@@ -88,10 +88,10 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        software=pinned(report_sources("ledger-overview")),
+        software=pinned(job_code("ledger_overview")),
         pin=NUMERICS["pin"],
     shell:
-        "python -m attnrepro.report --pin {params.pin} ledger-overview --ledger {input.ledger}"
+        "python -m attnrepro.jobs.ledger_overview --pin {params.pin} --ledger {input.ledger}"
         " --published {input.published} --svg {output} 2> {log}"
 
 
@@ -100,7 +100,7 @@ rule:
         "machine_speed"
     input:
         speed=paths.SPEED_CSV,
-        code=report_sources("machine-speed"),
+        code=job_code("machine_speed"),
     output:
         report(
             paths.SPEED,
@@ -115,10 +115,10 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        software=pinned(report_sources("machine-speed")),
+        software=pinned(job_code("machine_speed")),
         pin=NUMERICS["pin"],
     shell:
-        "python -m attnrepro.report --pin {params.pin} machine-speed --speed {input.speed}"
+        "python -m attnrepro.jobs.machine_speed --pin {params.pin} --speed {input.speed}"
         " --svg {output} 2> {log}"
 
 

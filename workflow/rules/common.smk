@@ -30,8 +30,7 @@ from attnrepro.dag import software as software_pins  # noqa: E402
 from attnrepro.resources import runtime  # noqa: E402
 from attnrepro.run import heartbeat as attnrepro_heartbeat  # noqa: E402
 from attnrepro.run import ownership as attnrepro_ownership  # noqa: E402
-from attnrepro.report import job as report_job  # noqa: E402
-from attnrepro.report import cli as report_cli  # noqa: E402
+from attnrepro.report.ledger import claims_check  # noqa: E402
 from attnrepro.run import usage  # noqa: E402
 
 # A bad config or claims file stops Snakemake here, before any job, with its message alone (naming
@@ -46,8 +45,8 @@ except attnrepro_config.ConfigError as error:
 # that a bad file stops the run here, in one message naming file, claim and key, not in each job
 # that reads it (the ledger, the seeds, the numerics, the editions).
 PUBLISHED = "config/published.yaml"
-try:  # as every job reading the claims loads them (attnrepro.report.job.check_claims)
-    report_job.check_claims(PUBLISHED)
+try:  # as every job reading the claims loads them (attnrepro.report.ledger.claims_check)
+    claims_check.check(PUBLISHED)
 except usage.UsageError as error:
     sys.exit(str(error))
 
@@ -108,14 +107,16 @@ def all_outputs():
     return plan.all_outputs(config)
 
 
-# Code inputs: the files under src/ that a job imports, from its entry module and the modules its
-# command runs (dispatched by name), and the repository files those modules read (their READS,
-# such as tests/golden/numerics.json). The modules that Snakemake alone reads to build the DAG
-# (the plan, the catalog, the config: code_inputs.DAG_ONLY) are followed only where a rule names
-# them. Editing a module reruns exactly the jobs that run it.
-def sources(*modules):
-    """The files under src/ that an experiment job (attnrepro.experiments.job) running ``modules`` imports."""
-    return code_inputs.source_files("attnrepro.experiments.job", *modules)
+# Code inputs: the files under src/ that a job imports, from its entry module
+# (`python -m attnrepro.jobs.<command>`, which imports statically what its command runs) and the
+# modules its command dispatches by a name from the config or the catalog (an experiment's, a
+# product's builder, an evidence product's evaluate module), and the repository files those
+# modules read (their READS, such as tests/golden/numerics.json). Editing a module reruns exactly
+# the jobs that run it.
+def job_code(command, *dispatched):
+    """The files under src/ that a job of ``command`` (attnrepro.jobs.<command>) imports, with the
+    ``dispatched`` modules it imports by name."""
+    return code_inputs.source_files(f"attnrepro.jobs.{command}", *dispatched)
 
 
 def pinned(code):
@@ -127,21 +128,6 @@ def pinned(code):
         return software_pins.pinned(code)
     except software_pins.MissingPin as error:
         raise WorkflowError(str(error))
-
-
-def report_code(command, *modules):
-    """The files under src/ that a report job (attnrepro.report.job) of ``command`` imports, with
-    ``modules`` (a builder's, the evidence the ledger reads)."""
-    return code_inputs.source_files(
-        "attnrepro.report.job", *report_job.RUNS[command], *modules
-    )
-
-
-def report_sources(command):
-    """The files under src/ that `python -m attnrepro.report` (attnrepro.report.cli) of
-    ``command`` imports (the command line for people; most rules run attnrepro.report.job).
-    """
-    return code_inputs.source_files("attnrepro.report.cli", *report_cli.RUNS[command])
 
 
 def case_params(experiment_id, all_cases=None):

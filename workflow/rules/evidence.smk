@@ -119,7 +119,7 @@ for env_name, env in sweep.environments(NUMERICS).items():
 
 checkpoint numerics_settings:
     input:
-        code=code_inputs.source_files("attnrepro.evidence.sweep"),
+        code=job_code("sweep_probe"),
         environments=environment_built(),
     output:
         paths.SETTINGS_FILE,
@@ -129,12 +129,12 @@ checkpoint numerics_settings:
         CONDA_ENV
     threads: 1
     params:
-        software=pinned(code_inputs.source_files("attnrepro.evidence.sweep")),
+        software=pinned(job_code("sweep_probe")),
         kernels=" ".join(NUMERICS.get("kernels", [])),
         masks=" ".join(NUMERICS.get("numpy_masks", ["default"])),
         environments=json.dumps(sweep.environments(NUMERICS), sort_keys=True),
     shell:
-        "python -m attnrepro.evidence.sweep probe --kernels {params.kernels}"
+        "python -m attnrepro.jobs.sweep_probe --kernels {params.kernels}"
         " --masks {params.masks} --environments {params.environments:q} --out {output} 2> {log}"
 
 
@@ -145,7 +145,7 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
         name:
             f"numerics_{exp.id}_case"
         input:
-            code=sources(exp.module, "attnrepro.evidence.sweep"),
+            code=job_code("sweep_case", exp.module),
             environment=lambda wildcards: environment_built(wildcards.setting),
         output:
             **{
@@ -165,9 +165,7 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
             mem_mb=job_memory(exp.id),
             runtime=job_runtime(exp.id),
         params:
-            software=pinned_in_main_environment(
-                sources(exp.module, "attnrepro.evidence.sweep")
-            ),
+            software=pinned_in_main_environment(job_code("sweep_case", exp.module)),
             json=case_params(exp.id),
             experiment=exp.id,
             article=exp.article,
@@ -178,7 +176,7 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
             ),
             setting=lambda wildcards: sweep.split(wildcards.setting)[1],
         shell:
-            "{params.python} -m attnrepro.experiments.job {params.experiment} --article {params.article}"
+            "{params.python} -m attnrepro.jobs.sweep_case {params.experiment} --article {params.article}"
             " --section {params.section:q} --threads {threads}"
             " --numerics {params.setting} --params-json {params.json:q}"
             " --out {output.main} {params.tables} 2> {log}"
@@ -192,7 +190,7 @@ rule:
         data=numerics_data,
         settings=paths.SETTINGS_FILE,
         published="config/published.yaml",
-        code=report_code("numerics", *listings_code_module()),
+        code=job_code("numerics", *listings_code_module()),
     output:
         csv=evidence.NUMERICS.paths["csv"],
         md=report(
@@ -214,7 +212,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        software=pinned(report_code("numerics", *listings_code_module())),
+        software=pinned(job_code("numerics", *listings_code_module())),
         pin=NUMERICS["pin"],
         expected=lambda wildcards: expected_params(numerics_data(wildcards)),
         article_code=lambda wildcards, input: (
@@ -223,8 +221,8 @@ rule:
             else ""
         ),
     shell:
-        "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
-        " numerics --published {input.published}"
+        "python -m attnrepro.jobs.numerics --pin {params.pin} --expected-params {params.expected:q}"
+        " --published {input.published}"
         " --settings {input.settings} {params.article_code} --csv {output.csv}"
         " --md {output.md} --svg {output.svg} --inputs {input.data} 2> {log}"
 
@@ -235,7 +233,7 @@ rule:
     input:
         data=seed_trainings(),
         published="config/published.yaml",
-        code=report_code("seeds"),
+        code=job_code("seeds"),
     output:
         csv=evidence.SEEDS.paths["csv"],
         md=report(
@@ -257,13 +255,13 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        software=pinned(report_code("seeds")),
+        software=pinned(job_code("seeds")),
         pin=NUMERICS["pin"],
         expected=expected_params(seed_trainings()),
         sections=train_sections(),
     shell:
-        "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
-        " {params.sections} seeds --published {input.published}"
+        "python -m attnrepro.jobs.seeds --pin {params.pin} --expected-params {params.expected:q}"
+        " {params.sections} --published {input.published}"
         " --csv {output.csv} --md {output.md} --svg {output.svg}"
         " --inputs {input.data} 2> {log}"
 
@@ -273,9 +271,7 @@ rule:
         "listings_article"
     input:
         text=lambda wildcards: articles.article_path(wildcards.article),
-        code=code_inputs.source_files(
-            "attnrepro.evidence.listings_run", "attnrepro.evidence.listings_session"
-        ),
+        code=job_code("listings_run"),
     output:
         paths.listing_run("{article}"),
     log:
@@ -291,16 +287,11 @@ rule:
         # to start and write (the profile's flat runtime would end it first)
         runtime=math.ceil(LISTINGS.get("timeout_s", 3600) / 60) + 1,
     params:
-        software=pinned(
-            code_inputs.source_files(
-                "attnrepro.evidence.listings_run",
-                "attnrepro.evidence.listings_session",
-            )
-        ),
+        software=pinned(job_code("listings_run")),
         pin=NUMERICS["pin"],
         timeout=LISTINGS.get("timeout_s", 3600),
     shell:
-        "python -m attnrepro.evidence.listings_run --article {wildcards.article}"
+        "python -m attnrepro.jobs.listings_run --article {wildcards.article}"
         " --text {input.text} --pin {params.pin} --timeout {params.timeout}"
         " --out {output} 2> {log}"
 
@@ -312,7 +303,7 @@ rule:
         runs=listing_runs(),
         texts=[articles.article_path(a) for a in articles.ARTICLES],
         published="config/published.yaml",
-        code=report_code("listings"),
+        code=job_code("listings"),
     output:
         csv=evidence.LISTINGS.paths["csv"],
         listings=paths.LISTINGS_TABLE,
@@ -335,9 +326,9 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        software=pinned(report_code("listings")),
+        software=pinned(job_code("listings")),
         pin=NUMERICS["pin"],
     shell:
-        "python -m attnrepro.report.job --pin {params.pin} listings --published {input.published}"
+        "python -m attnrepro.jobs.listings --pin {params.pin} --published {input.published}"
         " --runs {input.runs} --csv {output.csv} --listings-csv {output.listings}"
         " --md {output.md} --svg {output.svg} 2> {log}"

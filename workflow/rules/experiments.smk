@@ -1,6 +1,6 @@
 # Two rules per experiment of src/attnrepro/dag/plan.py: `<id>` is the target that builds
 # all of its cases (`snakemake scale_table`), `<id>_case` runs one case. Each job runs
-# `python -m attnrepro.experiments.job <experiment>` (everything it needs on its command line: it reads no
+# `python -m attnrepro.jobs.experiment <experiment>` (everything it needs on its command line: it reads no
 # plan and no config) and writes one Parquet file per table under
 # results/data/<article>/<experiment>/<case>[.<table>].parquet (attnrepro.paths.data_path).
 # Timing experiments claim every core of the run, so that nothing shares the CPU
@@ -45,7 +45,7 @@ for exp in plan.EXPERIMENTS.values():
         name:
             f"{exp.id}_case"
         input:
-            sources(exp.module),
+            job_code("experiment", exp.module),
             **plan.input_paths(exp.id, config),
         output:
             **{t: plan.output_path(exp.id, "{case}", t) for t in exp.tables},
@@ -63,7 +63,7 @@ for exp in plan.EXPERIMENTS.values():
             mem_mb=job_memory(exp.id),
             runtime=job_runtime(exp.id),
         params:
-            software=pinned(sources(exp.module)),
+            software=pinned(job_code("experiment", exp.module)),
             json=case_params(exp.id),
             experiment=exp.id,
             article=exp.article,
@@ -72,7 +72,7 @@ for exp in plan.EXPERIMENTS.values():
             inputs=upstream_inputs(exp.id),
             pin=NUMERICS["pin"],
         shell:
-            "python -m attnrepro.experiments.job {params.experiment} --article {params.article}"
+            "python -m attnrepro.jobs.experiment {params.experiment} --article {params.article}"
             " --section {params.section:q} --threads {threads} --pin {params.pin}"
             " --params-json {params.json:q} --out {output.main} {params.tables}"
             " {params.inputs} 2> {log}"
@@ -88,7 +88,7 @@ rule:
     name:
         "seed_training_case"
     input:
-        sources(TRAIN.module),
+        job_code("experiment", TRAIN.module),
     output:
         **{t: plan.seed_output_path("{case}", t) for t in TRAIN.tables},
     log:
@@ -104,13 +104,13 @@ rule:
         mem_mb=job_memory("train"),
         runtime=job_runtime("train"),
     params:
-        software=pinned(sources(TRAIN.module)),
+        software=pinned(job_code("experiment", TRAIN.module)),
         json=case_params("train", SEED_EXTRA),
         article=TRAIN.article,
         section=TRAIN.section,
         tables=extra_tables,
         pin=NUMERICS["pin"],
     shell:
-        "python -m attnrepro.experiments.job train --article {params.article}"
+        "python -m attnrepro.jobs.experiment train --article {params.article}"
         " --section {params.section:q} --threads {threads} --pin {params.pin}"
         " --params-json {params.json:q} --out {output.main} {params.tables} 2> {log}"

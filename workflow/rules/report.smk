@@ -1,5 +1,5 @@
 # The report: the articles' tables (Markdown + CSV) and figures (SVG), each built by
-# `python -m attnrepro.report.job` (its builder from the catalog) from the Parquet files of the
+# `python -m attnrepro.jobs.table` or `.figure` (its builder from the catalog) from the Parquet files of the
 # experiments it reads, and the ledger of every published number. Targets: `table_<name>`,
 # `figure_<name>`, `ledger`. A table reads the ledger too (results/ledger.csv and the claims): a cell
 # that prints a claim shows the published value and the ledger's verdict (report.ledger.printed).
@@ -174,11 +174,7 @@ def archive_files(wildcards):
 
 
 for product in catalog.PRODUCTS.values():
-    product_code = report_code(
-        product.kind,
-        product.module,
-        *(["attnrepro.report.ledger.speed"] if product.speed else []),
-    )
+    product_code = job_code(product.kind, product.module)
 
     rule:
         name:
@@ -232,8 +228,8 @@ for product in catalog.PRODUCTS.values():
                 else ""
             ),
         shell:
-            "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
-            " {params.sections} {params.kind} --builder {params.builder} {params.speed} {params.printed}"
+            "python -m attnrepro.jobs.{params.kind} --pin {params.pin} --expected-params {params.expected:q}"
+            " {params.sections} --builder {params.builder} {params.speed} {params.printed}"
             " --article {params.article} --section {params.section:q}"
             " --experiments {params.experiments} {params.outputs} --inputs {input.data} 2> {log}"
 
@@ -246,7 +242,7 @@ rule:
         **ledger_evidence_tables(),
         data=all_outputs(),
         published="config/published.yaml",
-        code=report_code("ledger", *ledger_evidence_code()),
+        code=job_code("ledger", *ledger_evidence_code()),
     output:
         csv=paths.LEDGER_CSV,
         md=report(
@@ -262,15 +258,15 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        software=pinned(report_code("ledger", *ledger_evidence_code())),
+        software=pinned(job_code("ledger", *ledger_evidence_code())),
         evidence=evidence_options,
         pin=NUMERICS["pin"],
         expected=expected_params(all_outputs()),
         # what the article's config plans: a claim computed otherwise is "other parameters"
         article=article_comparison(),
     shell:
-        "python -m attnrepro.report.job --pin {params.pin} --expected-params {params.expected:q}"
-        " ledger --published {input.published} --article {params.article:q}"
+        "python -m attnrepro.jobs.ledger --pin {params.pin} --expected-params {params.expected:q}"
+        " --published {input.published} --article {params.article:q}"
         " --csv {output.csv} --md {output.md} --speed {output.speed} {params.evidence}"
         " --inputs {input.data} 2> {log}"
 
@@ -302,7 +298,7 @@ rule:
         ledger=paths.LEDGER_CSV,
         published="config/published.yaml",
         data=all_outputs(),
-        code=report_code("index"),
+        code=job_code("index"),
     output:
         paths.INDEX,
     log:
@@ -312,12 +308,12 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        software=pinned(report_code("index")),
+        software=pinned(job_code("index")),
         # which editions are not built, and why: the index says so, and is rebuilt when they appear
         # (a function: articles.smk, which decides which are built, may be included after this file)
         unbuilt=lambda wildcards: json.dumps(UNBUILT, sort_keys=True),
     shell:
-        "python -m attnrepro.report.job index --config {input.config} --unbuilt {params.unbuilt:q}"
+        "python -m attnrepro.jobs.index --config {input.config} --unbuilt {params.unbuilt:q}"
         " --ledger {input.ledger} --published {input.published} --inputs {input.data}"
         " --out {output} 2> {log}"
 
@@ -331,7 +327,7 @@ rule:
         files=archive_files,
         config=paths.CONFIG_RESOLVED,
         workflow=workflow_files(),
-        code=report_code("archive"),
+        code=job_code("archive"),
     output:
         paths.archive_path(GIT_SHA),
     log:
@@ -341,8 +337,8 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        software=pinned(report_code("archive")),
+        software=pinned(job_code("archive")),
         rules=rule_files,
     shell:
-        "python -m attnrepro.report.job archive --config {input.config} --out {output}"
+        "python -m attnrepro.jobs.archive --config {input.config} --out {output}"
         " --rules {params.rules:q} --files {input.files} {input.workflow} {input.config} 2> {log}"

@@ -5,12 +5,11 @@ Snakemake declares these files as a rule's inputs, so that editing a module unde
 of the repository names it in a module-level ``READS = ("path", ...)`` (repository-relative
 string literals): the file is then an input of every rule whose job imports that module.
 
-The modules that Snakemake alone reads to build the DAG (:data:`DAG_ONLY`) are not followed: a job
-that imports one (a command line for people resolving a config, the index reading the plan) does
-not make it a code input of every rule of its entry. A rule whose job truly runs one names it
-among its modules (``report_code("index")`` names the plan and the catalog: attnrepro.report.job's
-RUNS), and only then is it followed. How a module is imported (a plain import, at the top of a
-file or in a function) never changes a rule's inputs.
+A rule's job runs an entry module (``python -m attnrepro.jobs.<command>``), which imports
+statically everything it runs; the rule names besides only what its command dispatches by a name
+from the config or the catalog (an experiment's module, a product's builder, an evidence
+product's evaluate module). How a module is imported (a plain import, at the top of a file or in
+a function) never changes a rule's inputs.
 """
 
 import ast
@@ -20,21 +19,6 @@ from attnrepro import paths
 
 PACKAGE = "attnrepro"
 SRC = paths.SRC
-# The modules that Snakemake reads to build the DAG (workflow/rules/*.smk import them) and that no
-# job needs: the closure of a rule's modules does not descend into them unless the rule names one.
-DAG_ONLY = {
-    "attnrepro.dag.config": "validates and resolves the config; a job gets its values on its command line",
-    "attnrepro.dag.plan": "the experiments, cases and paths the rules are made of (the index names it)",
-    "attnrepro.dag.preflight": "refuses a config whose jobs would not fit; never changes a result",
-    "attnrepro.dag.code_inputs": "this module: the rules' code inputs",
-    "attnrepro.dag.sweep_plan": "the numerics sweep's cases and paths, for its rules",
-    "attnrepro.dag.software": "each rule's pinned distributions, a parameter: pins rerun jobs",
-    "attnrepro.resources.runtime": "each job's runtime resource, for the scheduler",
-    "attnrepro.report.products.catalog": "the tables and figures, one rule each (the index names it)",
-    # read through attnrepro.experiments.declared, which runs an experiment's peak_memory and work
-    "attnrepro.experiments._memory": "the terms of each experiment's peak_memory; a job never calls it",
-    "attnrepro.experiments._prices": "the prices of each experiment's work; a job never calls it",
-}
 
 
 @functools.lru_cache(maxsize=None)
@@ -98,22 +82,6 @@ def _imported_names(path, name):
     return tuple(i for i in imports if i[0] == PACKAGE or i[0].startswith(PACKAGE + "."))
 
 
-def _followed(imports, roots, src):
-    """The names of ``imports`` (see _imported_names) that the closure follows: not those of
-    DAG_ONLY outside ``roots``, nor the package of a ``from package import module`` whose every
-    named module is one of them (the import runs only for them)."""
-    def kept_out(n):
-        return n in DAG_ONLY and n not in roots
-
-    names = []
-    for first, *named in imports:
-        modules = [n for n in named if _module_path(n, src) is not None]
-        if modules and all(kept_out(n) for n in modules) and len(modules) == len(named):
-            continue
-        names += [n for n in (first, *named) if not kept_out(n)]
-    return names
-
-
 @functools.lru_cache(maxsize=None)
 def data_files(path):
     """The repository-relative data files that the module file ``path`` declares it reads
@@ -134,8 +102,7 @@ def data_files(path):
 @functools.lru_cache(maxsize=None)
 def source_files(*modules, src=SRC):
     """Every file of this package that importing ``modules`` executes, and the data files those
-    modules read (their ``READS``); the imports of DAG_ONLY modules not among ``modules`` are not
-    followed.
+    modules read (their ``READS``).
 
     Sorted, as strings relative to the folder that holds ``src/`` (the repository).
     """
@@ -147,7 +114,7 @@ def source_files(*modules, src=SRC):
             continue
         seen[name] = path
         todo += [init_name for init_name in _init_names(name)]
-        todo += _followed(_imported_names(path, name), modules, src)
+        todo += [n for names in _imported_names(path, name) for n in names]
     files = set(seen.values())
     for name in list(seen):
         files.update(_package_inits(name, src))

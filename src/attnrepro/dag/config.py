@@ -8,17 +8,16 @@ control character in a string, an integer is a Python int (1.0 is not a count), 
 name (nor its temporary) longer than the file system allows.
 """
 
-import functools
 import math
-import re
 import unicodedata
 from pathlib import Path
 from typing import NamedTuple
 
 from attnrepro import paths
+from attnrepro.dag.validator import key as _key, shown as _shown, validator
 
 REPO = paths.REPO
-SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"  # checked by validate (schema_errors)
 DEFAULT = REPO / "config" / "config.yaml"  # what --configfile / --config FILE overrides
 
 
@@ -94,23 +93,6 @@ def resolve(path=None):
     return merge(config, load(path))
 
 
-def _shown(name, width=40):
-    """A name as a key path shows it: itself; its repr if it holds a control character;
-    cut to ``width`` characters, with its length, if longer."""
-    text = name if name.isprintable() else repr(name)
-    return text if len(text) <= width else f"{text[:width]}...({len(name)} characters)"
-
-
-def _key(path):
-    out = ""
-    for part in path:
-        if isinstance(part, int) and not isinstance(part, bool):
-            out += f"[{part}]"
-        else:
-            out += f".{_shown(str(part))}" if out else _shown(str(part))
-    return out or "(top level)"
-
-
 def _control_characters(text):
     """The control (and other invisible format) characters of ``text``, as U+XXXX."""
     return sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs")})
@@ -173,44 +155,6 @@ def value_errors(value, path=(), seen=None):
         for i, item in enumerate(value):
             errors += value_errors(item, (*path, i), seen)
     return errors
-
-
-def _pattern(validator, pattern, instance, schema):
-    """JSON Schema's ``pattern`` with ECMA-262's ``$``: the end of the string. Python's ``$``
-    also matches before a final newline, so "name\\n" would match ``^[a-z]+$``."""
-    from jsonschema import ValidationError
-
-    if not validator.is_type(instance, "string"):
-        return
-    match = re.search(pattern, instance)
-    anchored = pattern.endswith("$") and not pattern.endswith("\\$")
-    if match is None or (anchored and match.end() != len(instance)):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _validator(schema):
-    """A Draft 2020-12 validator where an integer is a Python int: JSON Schema counts 1.0 as an
-    integer, which would reach a job as a float (``range(60.0)``, a case named ``seed1.0``)."""
-    import jsonschema
-
-    base = jsonschema.Draft202012Validator
-    checker = base.TYPE_CHECKER.redefine("integer", lambda _, x: type(x) is int)
-    strict = jsonschema.validators.extend(base, validators={"pattern": _pattern}, type_checker=checker)
-    return strict(schema)
-
-
-def validator(schema_path=SCHEMA):
-    """The strict validator (:func:`_validator`) of the JSON schema file ``schema_path``; built once
-    per schema text (config/published.yaml is checked by every job that reads its claims)."""
-    return _compiled(Path(schema_path).read_text())
-
-
-@functools.lru_cache(maxsize=8)
-def _compiled(text):
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: the same data
-    return _validator(yaml.load(text, Loader=loader))
 
 
 def schema_errors(config, schema_path=SCHEMA):
@@ -409,8 +353,8 @@ def _memory_errors(config, scope):
     memory.limit_gib (default: 80% of this machine's memory), see attnrepro.dag.preflight."""
     from attnrepro.dag import plan, preflight
 
-    # the pre-flight refuses configs and never changes a result: a DAG-only module
-    # (attnrepro.dag.code_inputs.DAG_ONLY), no job's code input (editing it reruns no job)
+    # the pre-flight refuses configs and never changes a result: a job that loads a config
+    # (an edition) declares it, through this import
     return preflight.errors({k: v for k, v in config.items() if k in scope or k not in plan.EXPERIMENTS})
 
 

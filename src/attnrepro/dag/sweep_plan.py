@@ -1,8 +1,8 @@
 """The numerics sweep's jobs and files: which cases it reruns, where each table lands.
 
 Read by Snakemake to build the sweep's jobs (``workflow/rules/evidence.smk``) and by the config's
-validation; imports :mod:`attnrepro.dag.plan` (a sweep job itself does not: :mod:`attnrepro.experiments.job`,
-:mod:`attnrepro.evidence.sweep`).
+validation; imports :mod:`attnrepro.dag.plan` (a sweep job itself does not:
+:mod:`attnrepro.jobs.sweep_case`).
 """
 
 from attnrepro.numerics import canonical

@@ -19,7 +19,7 @@ the DAG (``workflow/rules/evidence.smk``), and the jobs that read it import no m
 The modules, each product split into what computes its table and what writes it:
 
 - :mod:`~attnrepro.evidence.sweep`: the sweep's run side (settings of the config, the probe
-  ``python -m attnrepro.evidence.sweep probe``, the columns a sweep job adds);
+  ``python -m attnrepro.jobs.sweep_probe``, the columns a sweep job adds);
 - :mod:`~attnrepro.dag.sweep_plan`: the sweep's jobs and files (read by Snakemake; imports
   :mod:`attnrepro.dag.plan`);
 - :mod:`~attnrepro.report.evidence.numerics_evaluate`, :mod:`~attnrepro.report.evidence.numerics_render`: the

@@ -1,6 +1,6 @@
-"""The job that runs one article's listings (target ``listings``), as a rule runs it.
+"""One article's listings run verbatim in one interpreter (target ``listings``), and their record.
 
-    python -m attnrepro.evidence.listings_run --article 001 --text ../shared/seeds/001_....txt \
+    python -m attnrepro.jobs.listings_run --article 001 --text ../shared/seeds/001_....txt \
         --pin haswell-noavx512 --out results/listings/runs/001.json [--timeout 3600]
 
 It extracts the article's listings from its text (:mod:`attnrepro.evidence.listings_text`), checks
@@ -19,7 +19,6 @@ it), its seconds and what it printed. :mod:`attnrepro.report.evidence.listings_e
 with the published output.
 """
 
-import argparse
 import ast
 import ctypes
 import hashlib
@@ -34,7 +33,7 @@ from importlib import metadata
 from pathlib import Path
 
 from attnrepro.numerics import canonical, threads
-from attnrepro.run import harness, locks
+from attnrepro.run import locks
 from attnrepro import paths
 
 log = logging.getLogger("attnrepro")
@@ -152,36 +151,14 @@ def run(article, text_path, pin, timeout, lock=LOCK):
             "session_problem": problem, "environment": versions(), "numerics": numerics, "listings": rows}
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="attnrepro.evidence.listings_run",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("--article", required=True)
-    parser.add_argument("--text", required=True, help="the article's text (../shared/seeds/<file>)")
-    parser.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING)
-    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds for the whole session")
-    parser.add_argument("--out", required=True, help="the run's JSON")
-    args = parser.parse_args(argv)
-    if not Path(args.text).is_file():
-        print(f"attnrepro: no article text at {args.text}", file=sys.stderr)
-        return 1
-
-    def job(_pinned):  # this process runs no numerics: the pin goes to the session (pin=None)
-        return harness.Job(lambda: write(args), outputs=[args.out])
-
-    return harness.run_job(job, pin=None)
-
-
-def write(args):
-    """Run the listings of ``args`` and write their record to ``--out`` (in the job harness)."""
+def write(article, text_path, pin, timeout, out):
+    """Run the listings of ``article`` (:func:`run`) and write their record to ``out`` (in the job
+    harness: attnrepro.jobs.listings_run)."""
     from attnrepro.run import io
 
-    record = run(args.article, args.text, args.pin, args.timeout)
-    io.write_text(args.out, json.dumps(record, indent=1) + "\n")
+    record = run(article, text_path, pin, timeout)
+    io.write_text(out, json.dumps(record, indent=1) + "\n")
     for row in record["listings"]:
         log.info("%s (line %d): %s%s", row["name"], row["first"], row["status"],
                  f", {row['error']}" if row["error"] else "")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

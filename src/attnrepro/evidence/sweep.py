@@ -13,16 +13,15 @@ interpreter, such as ``.venv-article`` with the NumPy and torch versions the art
 OpenBLAS really runs (threadpoolctl's ``architecture``: a kernel absent from the library, or
 unusable on this CPU, falls back to another) and the NumPy features really enabled; :func:`keep`
 drops the settings whose effective pair duplicates an earlier one of the same environment. A sweep job
-(``python -m attnrepro.experiments.job EXPERIMENT --numerics SETTING ...``) adds :func:`columns` to each
+(``python -m attnrepro.jobs.sweep_case EXPERIMENT --numerics SETTING ...``) adds :func:`columns` to each
 of its tables and :func:`recorded`'s record to its provenance.
 
-    python -m attnrepro.evidence.sweep probe --kernels SkylakeX Haswell Sandybridge \
+    python -m attnrepro.jobs.sweep_probe --kernels SkylakeX Haswell Sandybridge \
         --masks default noavx512 --environments '{}' --out results/numerics/settings.json
 
 No import of the plan (:mod:`attnrepro.dag.sweep_plan` holds the sweep's jobs and files).
 """
 
-import argparse
 import json
 import logging
 import os
@@ -190,25 +189,18 @@ def kept(path=SETTINGS_FILE):
         return [r["setting"] for r in json.load(fh)["settings"] if r["kept"]]
 
 
-def _main(argv=None):
-    parser = argparse.ArgumentParser(prog="attnrepro.evidence.sweep", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("probe", help="which settings this machine runs, and which are distinct")
-    p.add_argument("--kernels", nargs="*", default=[], help="OPENBLAS_CORETYPE names to try")
-    p.add_argument("--masks", nargs="*", default=[canonical.DEFAULT],
-                   help=f"NumPy masks: {', '.join(canonical.MASKS)}")
-    p.add_argument("--environments", default="{}",
-                   help="JSON: the side environments ({name: {python, packages, settings}})")
-    p.add_argument("--out", required=True, help="JSON file")
-    args = parser.parse_args(argv)
-    unknown = [k for k in args.kernels if k not in canonical.KERNELS]
-    unknown += [m for m in args.masks if m not in canonical.MASKS]
-    if unknown:
-        raise SystemExit(f"unknown kernel or mask: {', '.join(unknown)}")
-    from attnrepro.run import io, provenance
+def write_probe(out, kernels=(), masks=(canonical.DEFAULT,), environments=None):
+    """Probe the settings of ``kernels`` x ``masks`` and of the side ``environments`` ({name:
+    {python, packages, settings}}), write the record to ``out`` (JSON: the machine, the versions,
+    each setting with what it runs and whether it is kept) and say each on stderr; a kernel or a
+    mask not known is a UsageError (attnrepro.run.usage)."""
+    from attnrepro.run import io, provenance, usage
 
-    section = {"kernels": args.kernels, "numpy_masks": args.masks,
-               "environments": json.loads(args.environments)}
+    unknown = [k for k in kernels if k not in canonical.KERNELS]
+    unknown += [m for m in masks if m not in canonical.MASKS]
+    if unknown:
+        raise usage.UsageError(f"unknown kernel or mask: {', '.join(unknown)}")
+    section = {"kernels": list(kernels), "numpy_masks": list(masks), "environments": environments or {}}
     rows = probe(candidates(section), section)
     record = {
         "cpu": provenance.cpu_model(),
@@ -217,7 +209,7 @@ def _main(argv=None):
         "probed": provenance.now(),
         "settings": rows,
     }
-    io.write_text(args.out, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    io.write_text(out, json.dumps(record, indent=1, sort_keys=True) + "\n")
     for r in rows:
         status = "kept" if r["kept"] else (f"= {r['duplicate_of']}" if r["duplicate_of"] else "refused")
         print(
@@ -226,7 +218,3 @@ def _main(argv=None):
             file=sys.stderr,
         )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main())

@@ -1,21 +1,20 @@
-"""The experiment jobs' entry: run one case of one experiment and write its tables, as a rule runs it.
+"""The experiment jobs' work: run one case of one experiment and write its tables.
 
-    python -m attnrepro.experiments.job EXPERIMENT --article 001 --section "..." --threads N --pin PIN \
+    python -m attnrepro.jobs.experiment EXPERIMENT --article 001 --section "..." --threads N --pin PIN \
         --params-json JSON --out MAIN.parquet [--table NAME=FILE ...] [--input NAME=FILE ...] \
         [--expected-params JSON]
-    python -m attnrepro.experiments.job EXPERIMENT ... --numerics SETTING ...   (a numerics-sweep job)
+    python -m attnrepro.jobs.sweep_case EXPERIMENT ... --numerics SETTING ...   (a numerics-sweep job)
 
-Everything it needs comes from its command line, which the rule fills from the plan while
-Snakemake builds the DAG: the experiment (module ``attnrepro.experiments.<EXPERIMENT>``), its
-article and section (recorded in the provenance), the case's parameters, every output and input
-path, the parameters the plan expects of the inputs. It imports neither the plan nor the config,
-so that a rule declares as code inputs exactly what it runs: this module's imports and the
-experiment module's (``code_inputs.source_files("attnrepro.experiments.job", module)``,
-workflow/rules/common.smk); editing a module reruns only the jobs that run it. A sweep job also
-runs :mod:`attnrepro.evidence.sweep`, imported by name (a layer above this one), which its rule
-declares.
+Everything a job needs comes from its command line (:func:`parser`), which the rule fills from the
+plan while Snakemake builds the DAG: the experiment (module ``attnrepro.experiments.<EXPERIMENT>``,
+imported by that name), its article and section (recorded in the provenance), the case's
+parameters, every output and input path, the parameters the plan expects of the inputs. It imports
+neither the plan nor the config. The entries (:mod:`attnrepro.jobs.experiment`,
+:mod:`attnrepro.jobs.sweep_case`, which records the sweep's setting with
+:func:`attnrepro.evidence.sweep.recorded`) import what they run, so that a rule declares as code
+inputs exactly that and the experiment's module (workflow/rules/common.smk).
 ``python -m attnrepro run`` (:mod:`attnrepro.cli`) is the command line for people: it resolves the
-config, the case and the paths, and runs :func:`case` through the job harness as :func:`main` does.
+config, the case and the paths, and runs :func:`case` through the job harness as the entries do.
 
 What a job guarantees about its outputs (the job harness, :mod:`attnrepro.run.harness`, with
 :mod:`attnrepro.run.ownership` and :mod:`attnrepro.run.io`): it
@@ -34,7 +33,6 @@ import argparse
 import importlib
 import json
 import logging
-import sys
 from pathlib import Path
 
 from attnrepro.numerics import canonical
@@ -42,9 +40,6 @@ from attnrepro.run import harness, usage
 
 log = logging.getLogger("attnrepro")
 EXPERIMENTS = "attnrepro.experiments"  # the package of the experiment modules (plan.Experiment.module)
-# what a sweep job (--numerics SETTING) runs besides its experiment: dispatched by that option, by
-# name (evidence is a layer above experiments); the sweep's rules name it as a code input
-SWEEP = "attnrepro.evidence.sweep"
 
 
 def pairs(items, option):
@@ -58,8 +53,10 @@ def pairs(items, option):
     return out
 
 
-def _parser():
-    parser = usage.Parser(prog="attnrepro.experiments.job", description=__doc__.split("\n")[0],
+def parser(prog, sweep=False):
+    """The command line of an experiment job (entry ``prog``); ``sweep``: a numerics-sweep job's,
+    whose ``--numerics SETTING`` replaces the pin."""
+    parser = usage.Parser(prog=prog, description=__doc__.split("\n")[0],
                           epilog=usage.EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("experiment")
     parser.add_argument("--article", required=True, help="the article's file prefix: 000, 001, 003")
@@ -74,11 +71,12 @@ def _parser():
                         help="{experiment: {case: params}} that the run plans for the --input files: "
                              "a file written with other parameters stops the job")
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default 1)")
-    numerics = parser.add_mutually_exclusive_group()
-    numerics.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING,
-                          help="canonical numerics (attnrepro.numerics.canonical; default %(default)s)")
-    numerics.add_argument("--numerics", metavar="SETTING",
-                          help="a numerics-sweep setting instead of the pin (attnrepro.evidence.sweep)")
+    if sweep:
+        parser.add_argument("--numerics", metavar="SETTING", required=True,
+                            help="the numerics-sweep setting it runs with (attnrepro.evidence.sweep)")
+    else:
+        parser.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING,
+                            help="canonical numerics (attnrepro.numerics.canonical; default %(default)s)")
     return parser
 
 
@@ -91,27 +89,31 @@ def table_paths(main, tables, names):
     return paths
 
 
-def case(experiment, article, section, params, paths, inputs=None, expected=None, setting=None):
+def case(experiment, article, section, params, paths, inputs=None, expected=None, setting=None,
+         recorded=None):
     """One case of ``experiment`` as the job harness runs it (:func:`attnrepro.run.harness.run_job`):
     a function of the pin's state that gives the job: its tables (``paths``: {table: path},
     ``main`` included), its upstream files (``inputs``: {name: path}, checked against ``expected``,
-    what the run plans for them) and the work, :func:`execute`."""
+    what the run plans for them) and the work, :func:`execute` (``setting``, ``recorded``: a
+    sweep job's, as it takes them)."""
     paths, inputs = dict(paths), dict(inputs or {})
 
     def job(pinned):
         def work():
-            return execute(experiment, article, section, params, paths, inputs, pinned, setting)
+            return execute(experiment, article, section, params, paths, inputs, pinned, setting, recorded)
 
         return harness.Job(work, outputs=paths.values(), inputs=inputs.values(), expected=expected or {})
 
     return job
 
 
-def execute(experiment, article, section, params, paths, inputs=None, pinned=None, setting=None):
+def execute(experiment, article, section, params, paths, inputs=None, pinned=None, setting=None,
+            recorded=None):
     """Run one case (``params``) of ``experiment`` and write its tables to ``paths`` ({table:
     path}, ``main`` included; a table the experiment returns without a path lands beside main).
     ``inputs``: {name: path} of upstream files (checked by the harness); ``pinned``: the pin's
-    state (harness.start); ``setting``: the sweep setting it applied."""
+    state (harness.start); ``setting``: the sweep setting it applied, which ``recorded(setting,
+    tables, meta)`` adds to the tables and their provenance (attnrepro.evidence.sweep.recorded)."""
     from attnrepro.run import io, provenance
 
     inputs, paths = dict(inputs or {}), dict(paths)
@@ -124,7 +126,7 @@ def execute(experiment, article, section, params, paths, inputs=None, pinned=Non
     finished = provenance.now()
     meta = provenance.record(experiment, article, section, params, started, finished)
     if setting is not None:
-        tables, meta = importlib.import_module(SWEEP).recorded(setting, tables, meta)
+        tables, meta = recorded(setting, tables, meta)
     else:
         meta["numerics"] = _pin_recorded(pinned)
     unwritten = sorted(set(paths) - set(tables))
@@ -155,22 +157,16 @@ def _pin_recorded(pinned):
     return record
 
 
-def run(args):
-    """A job of the parsed command line ``args``, through the job harness; its exit status (2,
-    one line, for a malformed option: :mod:`attnrepro.run.usage`)."""
+def run(args, recorded=None):
+    """A job of the parsed command line ``args`` (:func:`parser`), through the job harness; its
+    exit status (2, one line, for a malformed option: :mod:`attnrepro.run.usage`). ``recorded``:
+    a sweep job's (:func:`execute`)."""
+    setting = getattr(args, "numerics", None)
     try:
         paths = table_paths(args.out, pairs(args.table, "--table"), ())
         job = case(args.experiment, args.article, args.section,
                    usage.json_object(args.params_json, "--params-json"), paths, pairs(args.input, "--input"),
-                   usage.json_object(args.expected_params, "--expected-params"), args.numerics)
+                   usage.json_object(args.expected_params, "--expected-params"), setting, recorded)
     except usage.UsageError as error:
         return usage.refuse(error, harness.PREFIX)
-    return harness.run_job(job, pin=args.pin, setting=args.numerics, n_threads=args.threads)
-
-
-def main(argv=None):
-    return run(_parser().parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return harness.run_job(job, pin=getattr(args, "pin", None), setting=setting, n_threads=args.threads)

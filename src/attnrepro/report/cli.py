@@ -15,10 +15,9 @@ against what ``--configfile FILE`` (over config/config.yaml; default config/conf
 them, so that a ledger by hand does not judge trainings of another config; the ledger also refuses
 evidence (``--seed-evidence``, ``--numerics-evidence``) computed with other parameters than its
 inputs (:mod:`attnrepro.report.ledger.consistency`). Then the command runs as its rule's job does, through
-the same function
-(:func:`attnrepro.report.job.run`; the rules run ``python -m attnrepro.report.job``, which reads
-neither the catalog nor the plan: DAG-only modules, attnrepro.dag.code_inputs.DAG_ONLY): it
-writes nothing once the Snakemake run that started it has
+the same functions (:mod:`attnrepro.report.commands`, :func:`attnrepro.report.job.run`; the rules
+run its entry, ``python -m attnrepro.jobs.<command>``, which is given on its command line what
+this one resolves): it writes nothing once the Snakemake run that started it has
 ended, removes the temporaries of its outputs that a killed earlier attempt left, verifies every
 result it reads and, given ``--expected-params JSON`` ({experiment: {case: params}}), compares
 each input's provenance parameters with them; a corrupt or stale input stops it with status 1 and
@@ -28,15 +27,14 @@ with status 2 and one line naming the file, the claim and the key (:mod:`attnrep
 """
 
 import argparse
-import importlib
 import json
 import logging
-import sys
 from pathlib import Path
 
 from attnrepro import paths
 from attnrepro.run import harness, usage
 from attnrepro.report import job
+from attnrepro.report.ledger import claims_check
 
 log = logging.getLogger("attnrepro.report")
 
@@ -78,40 +76,20 @@ def _parser():
     golden.add_argument("--data", default=paths.DATA)
     golden.add_argument("--out", default="tests/golden")
     job.add_index(sub.add_parser("index", help="write results/README.md"))
-    job.add_archive(sub.add_parser("archive", help="write a verifiable tarball of the run"))
-    job.add_evidence(sub.add_parser("numerics", help="write the numerics sweep against the published digits"),
-                     sub.add_parser("seeds", help="place the published stochastic figures among the seeds"))
+    job.add_numerics(sub.add_parser("numerics", help="write the numerics sweep against the published digits"))
+    job.add_seeds(sub.add_parser("seeds", help="place the published stochastic figures among the seeds"))
     job.add_listings(sub.add_parser("listings",
                                     help="set the articles' listings as run here against their output"))
-    _article_parsers(sub)
+    job.add_edition(sub.add_parser("edition", help="write an article's annotated edition (HTML)"))
+    job.add_overview(sub.add_parser("ledger-overview", help="draw the ledger's overview figure (SVG)"))
+    job.add_machine_speed(sub.add_parser("machine-speed",
+                                         help="draw this machine's speed against the articles' (SVG)"))
     return parser
 
 
-# Dispatch by command: the modules each command of this module's own runs, imported by name. The
-# rules that run `python -m attnrepro.report` (workflow/rules/articles.smk) name their command's
-# (report_sources), so that editing one reruns only the jobs of its command; gate and golden are
-# people's commands, which no rule runs. An edition names the DAG-only modules it reads.
-RUNS = {
-    "gate": ("attnrepro.report.ledger.golden", "attnrepro.report.ledger.verdicts",
-             "attnrepro.report.ledger.agreement"),
-    "golden": ("attnrepro.report.ledger.golden",),
-    "edition": ("attnrepro.report.editions.edition", "attnrepro.dag.config", "attnrepro.dag.plan",
-                "attnrepro.report.products.catalog", "attnrepro.dag.sweep_plan"),
-    "ledger-overview": ("attnrepro.report.ledger.overview_figure",),
-    "machine-speed": ("attnrepro.report.ledger.speed_figure",),
-}
-
-
-def _runs(command):
-    """The modules of ``command`` (RUNS), imported, in RUNS' order."""
-    return [importlib.import_module(name) for name in RUNS[command]]
-
-
-# The catalog is a DAG-only module (attnrepro.dag.code_inputs.DAG_ONLY): the rules that run this
-# module do not declare it.
 def _resolve(args):
     """A table's or figure's builder, article, section and experiments, from the catalog (what its
-    rule passes to attnrepro.report.job)."""
+    rule passes to its entry, attnrepro.jobs.table or .figure)."""
     from attnrepro.report.products import catalog
 
     product = catalog.PRODUCTS.get(args.name)
@@ -123,7 +101,7 @@ def _resolve(args):
 
 def check_gate(args):
     """The fidelity gate of CI (report.golden): the ledger's rules, then the golden files."""
-    golden = _runs("gate")[0]
+    from attnrepro.report.ledger import golden  # loads NumPy: after the pin (the harness)
 
     try:
         table = golden.read_ledger(args.ledger)
@@ -150,14 +128,15 @@ def _table_problems(args, table):
     """Each claim's printed cell in the run's tables against the ledger (report.agreement)."""
     if not Path(args.tables).is_dir():
         return [f"no tables folder {args.tables}"]
-    _, ledger, agreement = _runs("gate")
-    return agreement.disagreements(ledger.load_claims(args.published), table, args.tables)
+    from attnrepro.report.ledger import agreement, claims
+
+    return agreement.disagreements(claims.load_claims(args.published), table, args.tables)
 
 
 def write_golden(args):
     """The deliberate update of the golden files from a finished run; status 1, nothing written,
     when its files do not agree on one canonical fingerprint (report.golden.Refused)."""
-    (golden,) = _runs("golden")
+    from attnrepro.report.ledger import golden  # loads NumPy: after the pin (the harness)
 
     try:
         out = golden.write(args.out, golden.read_ledger(args.ledger), args.data)
@@ -170,47 +149,6 @@ def write_golden(args):
         print(f"golden: {error}")
         return 1
     print(f"wrote {', '.join(f'{out}/{name}' for name in golden.FILES)}: review `git diff {out}`")
-
-
-# The annotated editions of the articles and the ledger's overview figure (workflow/rules/articles.smk);
-# their modules are dispatched by command (RUNS).
-def _article_parsers(sub):
-    edition = sub.add_parser("edition", help="write an article's annotated edition (HTML)")
-    edition.add_argument("article", help="the article id: 000, 001 or 003")
-    edition.add_argument("--text", required=True, help="the article's text (../shared/seeds/<file>)")
-    edition.add_argument("--ledger", required=True, help="results/ledger.csv")
-    edition.add_argument("--published", required=True, help="config/published.yaml (the locations)")
-    edition.add_argument("--config", required=True, help="the resolved config (YAML): the data files")
-    edition.add_argument("--out", required=True)
-    edition.add_argument("--speed", help="results/speed.csv: this machine's speed against the article's")
-    overview = sub.add_parser("ledger-overview", help="draw the ledger's overview figure (SVG)")
-    overview.add_argument("--ledger", required=True, help="results/ledger.csv")
-    overview.add_argument("--published", required=True, help="config/published.yaml (bands, tolerances)")
-    overview.add_argument("--svg", required=True)
-    machine = sub.add_parser("machine-speed", help="draw this machine's speed against the articles' (SVG)")
-    machine.add_argument("--speed", required=True, help="results/speed.csv (the ledger's)")
-    machine.add_argument("--svg", required=True)
-
-
-def write_edition(args):
-    editions, config = _runs("edition")[:2]
-    try:
-        config.load(args.config)
-    except ValueError as error:  # config.ConfigError, or attnrepro.dag.yamlfile.Refused
-        raise usage.UsageError(f"--config {args.config}: {usage.one_line(error)}") from None
-    try:
-        editions.write(args.article, args.text, args.ledger, args.published, args.config, args.out,
-                       args.speed)
-    except editions.LocationError as error:
-        print(f"attnrepro.report edition: {error}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def draw_ledger_overview(args):
-    (figures,) = _runs("ledger-overview")
-    figures.write(args.ledger, args.published, args.svg)
-    return 0
 
 
 def planned_params(inputs, configfile=None):
@@ -232,21 +170,27 @@ def planned_params(inputs, configfile=None):
     return json.dumps(expected, sort_keys=True)
 
 
-def draw_machine_speed(args):
-    (figures,) = _runs("machine-speed")
-    figures.write(args.speed, args.svg)
-    return 0
+def _work(command):
+    """The work of ``command``: its module of attnrepro.report.commands (imported when it runs:
+    after the pin), or this module's own (gate, golden)."""
+    own = {"gate": check_gate, "golden": write_golden}
+    if command in own:
+        return own[command]
+
+    def work(args):
+        from attnrepro.report.commands import (edition, figure, index, ledger, ledger_overview, listings,
+                                               machine_speed, numerics, seeds, table)
+
+        modules = {"table": table, "figure": figure, "ledger": ledger, "numerics": numerics,
+                   "seeds": seeds, "listings": listings, "index": index, "edition": edition,
+                   "ledger-overview": ledger_overview, "machine-speed": machine_speed}
+        return modules[command].run(args)
+
+    return work
 
 
 # the commands whose outputs are not cleared of leftovers: their --out is a folder of committed files
 UNGUARDED = ("gate", "golden")
-STANDALONE = {
-    "gate": check_gate,
-    "golden": write_golden,
-    "edition": write_edition,
-    "ledger-overview": draw_ledger_overview,
-    "machine-speed": draw_machine_speed,
-}
 
 
 def main(argv=None):
@@ -256,11 +200,9 @@ def main(argv=None):
         _prepare(args)
     except usage.UsageError as error:
         return usage.refuse(error, job.PREFIX)
-    if args.command in job.COMMANDS:  # what a rule runs, run as its job runs it
-        return job.run(args)
-    # this module's own commands, through the same harness; gate reads --published with --tables only
-    return job.run(args, STANDALONE[args.command], guard_outputs=args.command not in UNGUARDED,
-                   claims=args.command != "gate" or bool(args.tables))
+    # gate reads --published with --tables only
+    check = None if args.command == "gate" and not args.tables else claims_check.check
+    return job.run(args, _work(args.command), guard_outputs=args.command not in UNGUARDED, check=check)
 
 
 def _prepare(args):

@@ -1,8 +1,8 @@
 """The one harness every job entry runs its job through: :func:`run_job`.
 
-A job entry (``python -m attnrepro.experiments.job``, ``attnrepro.report.job``,
-``attnrepro.report`` and ``attnrepro`` by hand, ``attnrepro.evidence.listings_run``) parses its own
-command line, then hands its job to :func:`run_job`, which does, in this order:
+A job entry (``python -m attnrepro.jobs.<command>``, one per command a rule runs;
+``attnrepro.report`` and ``attnrepro`` by hand) parses its own command line, then hands its job
+to :func:`run_job`, which does, in this order:
 
 1. the logging (:func:`setup_logging`: INFO and up, to stderr);
 2. before NumPy is imported (:func:`start`): the Snakemake run the job belongs to

@@ -9,7 +9,7 @@ at most a ``.tmp`` file, never a complete-looking Parquet file. Every data page 
 bytes. Before a rename, :func:`attnrepro.run.ownership.publishing` checks that the Snakemake run that
 started the job still lives.
 
-A job's tables as one set (:class:`OutputSet`, ``python -m attnrepro.experiments.job``): every table is
+A job's tables as one set (:class:`OutputSet`, ``python -m attnrepro.jobs.experiment``): every table is
 written to its temporary first; then the old main table is removed, the other tables are renamed
 into place and the main table last. A kill at any point leaves no main table, so no
 complete-looking set (Snakemake reruns the job: its main output is missing). At start the set

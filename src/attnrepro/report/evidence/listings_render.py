@@ -9,7 +9,7 @@ not the published one) and ``article_code.svg`` (per listing, the published numb
 gives digit for digit). The report job runs it (``workflow/rules/evidence.smk``, target
 ``listings``); by hand:
 
-    python -m attnrepro.report.job listings --published config/published.yaml \
+    python -m attnrepro.jobs.listings --published config/published.yaml \
         --runs results/listings/runs/*.json --csv c.csv --listings-csv l.csv --md t.md --svg f.svg
 """
 

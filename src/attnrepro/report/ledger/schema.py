@@ -1,6 +1,6 @@
 """config/published.yaml against its JSON schema, ``workflow/schemas/published.schema.yaml``.
 
-The schema is checked by the config's strict Draft 2020-12 validator (:func:`attnrepro.dag.config.validator`)
+The schema is checked by the strict Draft 2020-12 validator (:func:`attnrepro.dag.validator.validator`)
 before any claim is built, so that a misspelt key (``tolerence: 1.0e-14``) is refused rather than
 dropped, a class is one of :data:`attnrepro.report.ledger.claims.CLASSES`, and each class has the
 keys it needs (a round-off claim its tolerance, a machine-bound claim that is not a raw time its
@@ -13,9 +13,10 @@ import re
 from pathlib import Path
 
 from attnrepro import paths
-from attnrepro.dag import config
+from attnrepro.dag import validator
 
 SCHEMA = paths.REPO / "workflow" / "schemas" / "published.schema.yaml"
+READS = ("workflow/schemas/published.schema.yaml",)  # SCHEMA: an input of every job checking the claims
 SHOWN = 20  # problems listed in one error; the rest counted
 _FOLLOWED = set()  # (schema's bytes, file's SHA-256) of the files found to follow it (check)
 
@@ -23,7 +24,7 @@ _FOLLOWED = set()  # (schema's bytes, file's SHA-256) of the files found to foll
 def problems(data, schema_path=SCHEMA):
     """One sentence per violation of the schema by ``data`` (a published.yaml as read), in file
     order, each naming the claim (id and index) and the key."""
-    errors = sorted(config.validator(schema_path).iter_errors(data), key=lambda e: _order(e.absolute_path))
+    errors = sorted(validator.validator(schema_path).iter_errors(data), key=lambda e: _order(e.absolute_path))
     return [f"{_where(data, list(e.absolute_path))}: {_message(e)}" for e in errors]
 
 
@@ -67,8 +68,8 @@ def _where(data, at):
         entry = data["claims"][at[1]]
         named = entry.get("id") if isinstance(entry, dict) else None
         claim = f"claim {named} (claims[{at[1]}])" if isinstance(named, str) else f"claims[{at[1]}]"
-        return claim + (f", key {config._key(at[2:])}" if at[2:] else "")
-    return f"key {config._key(at)}" if at else config._key(at)
+        return claim + (f", key {validator.key(at[2:])}" if at[2:] else "")
+    return f"key {validator.key(at)}" if at else validator.key(at)
 
 
 def _message(error):

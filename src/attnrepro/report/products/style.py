@@ -18,17 +18,26 @@ COLORS = {"without": "#c0392b", "with": "#2471a3", "other": "#7f8c8d"}
 # figure's title names. A report job is given those of its figure (--sections: its rule reads them
 # from the plan and the catalog while Snakemake builds the DAG), so that it reads neither, and an
 # edit of the plan reruns only the figures whose titles it changes; elsewhere (tests, notebooks)
-# they are read from the plan and the catalog (DAG-only modules, attnrepro.dag.code_inputs.DAG_ONLY:
-# importing them here makes them no figure's code input).
+# they are read from the plan and the catalog (imported here only then; a figure's job declares
+# them all the same: attnrepro.dag.code_inputs follows every import).
 _GIVEN = {}
 _REGISTRIES = ("experiments", "products")
 
 
 def use_sections(sections):
     """Title the figures drawn from now on with ``sections`` only: {"experiments": {id: [article,
-    section]}, "products": {name: [article, section]}} (attnrepro.report.job, from its rule)."""
+    section]}, "products": {name: [article, section]}} (a job's --sections, from its rule)."""
     _GIVEN.clear()
     _GIVEN.update({kind: dict(sections.get(kind) or {}) for kind in _REGISTRIES})
+
+
+def use_sections_json(text):
+    """use_sections of a job's ``--sections JSON``; nothing for None (a UsageError, naming the
+    option, for JSON that is no object)."""
+    from attnrepro.run import usage
+
+    if text:
+        use_sections(usage.json_object(text, "--sections"))
 
 
 def _section(kind, key):

@@ -1,0 +1,22 @@
+"""Entry of a numerics-sweep job (rules ``numerics_<experiment>_case``): one case under one setting.
+
+    python -m attnrepro.jobs.sweep_case EXPERIMENT --article 001 --section "..." --threads N \
+        --numerics SETTING --params-json JSON --out MAIN.parquet [--table NAME=FILE ...]
+
+An experiment job (:mod:`attnrepro.experiments.job`) whose setting replaces the pin, and whose
+tables and provenance record it (:func:`attnrepro.evidence.sweep.recorded`).
+"""
+
+import sys
+
+from attnrepro.evidence import sweep
+from attnrepro.experiments import job
+
+
+def main(argv=None):
+    args = job.parser("attnrepro.jobs.sweep_case", sweep=True).parse_args(argv)
+    return job.run(args, recorded=sweep.recorded)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
