@@ -58,11 +58,12 @@ for article in articles.ARTICLES:
             CONDA_ENV
         threads: 1
         params:
+            declared=declared,
             software=pinned(job_code("edition")),
             article=article,
             pin=NUMERICS["pin"],
         shell:
-            "python -m attnrepro.jobs.edition --pin {params.pin} {params.article}"
+            JOB_ENV + "python -m attnrepro.jobs.edition --pin {params.pin} {params.article}"
             " --text {input.text:q} --ledger {input.ledger} --published {input.published}"
             " --config {input.config} --speed {input.speed} --out {output} 2> {log}"
 
@@ -88,10 +89,11 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        declared=declared,
         software=pinned(job_code("ledger_overview")),
         pin=NUMERICS["pin"],
     shell:
-        "python -m attnrepro.jobs.ledger_overview --pin {params.pin} --ledger {input.ledger}"
+        JOB_ENV + "python -m attnrepro.jobs.ledger_overview --pin {params.pin} --ledger {input.ledger}"
         " --published {input.published} --svg {output} 2> {log}"
 
 
@@ -115,10 +117,11 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        declared=declared,
         software=pinned(job_code("machine_speed")),
         pin=NUMERICS["pin"],
     shell:
-        "python -m attnrepro.jobs.machine_speed --pin {params.pin} --speed {input.speed}"
+        JOB_ENV + "python -m attnrepro.jobs.machine_speed --pin {params.pin} --speed {input.speed}"
         " --svg {output} 2> {log}"
 
 

@@ -209,6 +209,7 @@ for product in catalog.PRODUCTS.values():
             CONDA_ENV
         threads: 1
         params:
+            declared=declared,
             software=pinned(product_code),
             kind=product.kind,
             builder=product.builder,
@@ -228,7 +229,7 @@ for product in catalog.PRODUCTS.values():
                 else ""
             ),
         shell:
-            "python -m attnrepro.jobs.{params.kind} --pin {params.pin} --expected-params {params.expected:q}"
+            JOB_ENV + "python -m attnrepro.jobs.{params.kind} --pin {params.pin} --expected-params {params.expected:q}"
             " {params.sections} --builder {params.builder} {params.speed} {params.printed}"
             " --article {params.article} --section {params.section:q}"
             " --experiments {params.experiments} {params.outputs} --inputs {input.data} 2> {log}"
@@ -258,6 +259,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        declared=declared,
         software=pinned(job_code("ledger", *ledger_evidence_code())),
         evidence=evidence_options,
         pin=NUMERICS["pin"],
@@ -265,7 +267,7 @@ rule:
         # what the article's config plans: a claim computed otherwise is "other parameters"
         article=article_comparison(),
     shell:
-        "python -m attnrepro.jobs.ledger --pin {params.pin} --expected-params {params.expected:q}"
+        JOB_ENV + "python -m attnrepro.jobs.ledger --pin {params.pin} --expected-params {params.expected:q}"
         " --published {input.published} --article {params.article:q}"
         " --csv {output.csv} --md {output.md} --speed {output.speed} {params.evidence}"
         " --inputs {input.data} 2> {log}"
@@ -308,12 +310,13 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        declared=declared,
         software=pinned(job_code("index")),
         # which editions are not built, and why: the index says so, and is rebuilt when they appear
         # (a function: articles.smk, which decides which are built, may be included after this file)
         unbuilt=lambda wildcards: json.dumps(UNBUILT, sort_keys=True),
     shell:
-        "python -m attnrepro.jobs.index --config {input.config} --unbuilt {params.unbuilt:q}"
+        JOB_ENV + "python -m attnrepro.jobs.index --config {input.config} --unbuilt {params.unbuilt:q}"
         " --ledger {input.ledger} --published {input.published} --inputs {input.data}"
         " --out {output} 2> {log}"
 
@@ -337,8 +340,9 @@ rule:
         CONDA_ENV
     threads: 1
     params:
+        declared=declared,
         software=pinned(job_code("archive")),
         rules=rule_files,
     shell:
-        "python -m attnrepro.jobs.archive --config {input.config} --out {output}"
+        JOB_ENV + "python -m attnrepro.jobs.archive --config {input.config} --out {output}"
         " --rules {params.rules:q} --files {input.files} {input.workflow} {input.config} 2> {log}"
