@@ -23,7 +23,8 @@ def quiet(monkeypatch):
     monkeypatch.setattr(ownership, "start", lambda: None)
     monkeypatch.setattr(threads, "limit", lambda n: n)
     monkeypatch.setattr(canonical, "apply", lambda pin: {"pin": pin})
-    for name in (reads.RULE_ENV, reads.LOG_ENV, reads.DECLARED_ENV):
+    monkeypatch.setattr(reads, "stderr_log", lambda: None)
+    for name in (reads.RULE_ENV, reads.DECLARED_ENV):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(REPO)
 
@@ -41,7 +42,8 @@ def _read(*names):
 
 def test_a_job_records_the_project_files_it_read_and_its_modules(quiet, monkeypatch, tmp_path):
     log = tmp_path / "results/logs/report/x.log"
-    monkeypatch.setenv(reads.LOG_ENV, str(log))
+    log.parent.mkdir(parents=True)
+    monkeypatch.setattr(reads, "stderr_log", lambda: log)
     outside = tmp_path / "elsewhere.txt"
     outside.write_text("not the project's")
     assert harness.run_job(_job(lambda: _read(SCHEMA, CONFIG)() or outside.read_text() and None)) == 0
@@ -157,10 +159,31 @@ def test_declared_takes_the_environment_and_the_command_line(monkeypatch):
 
 def test_the_record_lands_beside_the_log(tmp_path):
     log = tmp_path / "results/logs/001/train/copy.log"
-    target = reads.write({"files": []}, {reads.LOG_ENV: str(log)})
+    log.parent.mkdir(parents=True)
+    target = reads.write({"files": []}, log)
     assert target == tmp_path / "results/logs/001/train/copy.reads.json"
+    assert json.loads(target.read_text()) == {"files": []}
     assert paths.reads_of_log("results/logs/x.log") == "results/logs/x.reads.json"
-    assert reads.write({"files": []}, {}) is None
+    assert reads.write({"files": []}, None) is None
+
+
+@pytest.mark.parametrize("where, found", [("results/logs/report/ledger.log", True),
+                                          ("results/logs/report/ledger.txt", False),
+                                          ("results/tables/x.log", False), ("elsewhere.log", False)])
+def test_the_log_is_where_stderr_goes_when_it_is_a_log_under_results_logs(tmp_path, where, found):
+    import subprocess
+    import sys
+
+    root = tmp_path / "repo"
+    target = (root if where != "elsewhere.log" else tmp_path) / where
+    target.parent.mkdir(parents=True, exist_ok=True)
+    code = f"from attnrepro.run import reads; print(reads.stderr_log({str(root)!r}))"
+    with open(target, "w") as stderr:
+        out = subprocess.run([sys.executable, "-c", code], stderr=stderr, capture_output=False,
+                             stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+    assert out == (str(target.resolve()) if found else "None")
+    piped = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert piped.stdout.strip() == "None"
 
 
 # ---- on the small run: every job recorded what it read, and read only what its rule declares ----

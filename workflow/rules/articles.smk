@@ -58,12 +58,12 @@ for article in articles.ARTICLES:
             CONDA_ENV
         threads: 1
         params:
-            declared=declared,
+            job=job_env(f"edition_{article}"),
             software=pinned(job_code("edition")),
             article=article,
             pin=NUMERICS["pin"],
         shell:
-            JOB_ENV + "python -m attnrepro.jobs.edition --pin {params.pin} {params.article}"
+            "{params.job} python -m attnrepro.jobs.edition --pin {params.pin} {params.article}"
             " --text {input.text:q} --ledger {input.ledger} --published {input.published}"
             " --config {input.config} --speed {input.speed} --out {output} 2> {log}"
 
@@ -89,11 +89,11 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        declared=declared,
+        job=job_env("ledger_overview"),
         software=pinned(job_code("ledger_overview")),
         pin=NUMERICS["pin"],
     shell:
-        JOB_ENV + "python -m attnrepro.jobs.ledger_overview --pin {params.pin} --ledger {input.ledger}"
+        "{params.job} python -m attnrepro.jobs.ledger_overview --pin {params.pin} --ledger {input.ledger}"
         " --published {input.published} --svg {output} 2> {log}"
 
 
@@ -117,11 +117,11 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        declared=declared,
+        job=job_env("machine_speed"),
         software=pinned(job_code("machine_speed")),
         pin=NUMERICS["pin"],
     shell:
-        JOB_ENV + "python -m attnrepro.jobs.machine_speed --pin {params.pin} --speed {input.speed}"
+        "{params.job} python -m attnrepro.jobs.machine_speed --pin {params.pin} --speed {input.speed}"
         " --svg {output} 2> {log}"
 
 

@@ -31,7 +31,7 @@ from attnrepro.resources import runtime  # noqa: E402
 from attnrepro.run import heartbeat as attnrepro_heartbeat  # noqa: E402
 from attnrepro.run import ownership as attnrepro_ownership  # noqa: E402
 from attnrepro.report.ledger import claims_check  # noqa: E402
-from attnrepro.run import usage  # noqa: E402
+from attnrepro.run import reads, usage  # noqa: E402
 
 # A bad config or claims file stops Snakemake here, before any job, with its message alone (naming
 # file and key on each line): sys.exit prints just that; a WorkflowError adds the line of this file
@@ -205,17 +205,21 @@ def alternatives(names):
 
 
 # What a job read (src/attnrepro/run/reads.py): every shell that runs a job entry opens with
-# JOB_ENV, which tells the job harness its rule, its log (its record of reads is written beside it)
-# and its declared inputs outside results/ (the results files it reads are on its command line). A
-# job that reads a project file its rule does not declare fails, naming the rule and the file.
-JOB_ENV = (
-    "ATTNREPRO_RULE={rule} ATTNREPRO_LOG={log:q}"
-    " ATTNREPRO_DECLARED={params.declared:q} "
-)
+# {params.job} (job_env), which tells the job harness its rule and its declared inputs outside
+# results/ (the results files it reads are on its command line). A job that reads a project file
+# its rule does not declare fails, naming the rule and the file; its record of what it read is
+# written beside its log (where its stderr goes).
+def job_env(rule_name):
+    """A params function: `ATTNREPRO_RULE=<rule> ATTNREPRO_DECLARED=<the job's inputs outside
+    results/, joined by os.pathsep>` (attnrepro.run.reads), the start of the job's shell.
+    """
+    import shlex
 
+    def job(wildcards, input):
+        declared = sorted({f for f in input if not paths.under(f, paths.RESULTS)})
+        return (
+            f"{reads.RULE_ENV}={shlex.quote(rule_name)}"
+            f" {reads.DECLARED_ENV}={shlex.quote(os.pathsep.join(declared))}"
+        )
 
-def declared(wildcards, input):
-    """A params function: the job's inputs outside results/, joined by os.pathsep (JOB_ENV)."""
-    return os.pathsep.join(
-        sorted({f for f in input if not paths.under(f, paths.RESULTS)})
-    )
+    return job

@@ -63,7 +63,7 @@ for exp in plan.EXPERIMENTS.values():
             mem_mb=job_memory(exp.id),
             runtime=job_runtime(exp.id),
         params:
-            declared=declared,
+            job=job_env(f"{exp.id}_case"),
             software=pinned(job_code("experiment", exp.module)),
             json=case_params(exp.id),
             experiment=exp.id,
@@ -73,7 +73,7 @@ for exp in plan.EXPERIMENTS.values():
             inputs=upstream_inputs(exp.id),
             pin=NUMERICS["pin"],
         shell:
-            JOB_ENV + "python -m attnrepro.jobs.experiment {params.experiment} --article {params.article}"
+            "{params.job} python -m attnrepro.jobs.experiment {params.experiment} --article {params.article}"
             " --section {params.section:q} --threads {threads} --pin {params.pin}"
             " --params-json {params.json:q} --out {output.main} {params.tables}"
             " {params.inputs} 2> {log}"
@@ -105,7 +105,7 @@ rule:
         mem_mb=job_memory("train"),
         runtime=job_runtime("train"),
     params:
-        declared=declared,
+        job=job_env("seed_training_case"),
         software=pinned(job_code("experiment", TRAIN.module)),
         json=case_params("train", SEED_EXTRA),
         article=TRAIN.article,
@@ -113,6 +113,6 @@ rule:
         tables=extra_tables,
         pin=NUMERICS["pin"],
     shell:
-        JOB_ENV + "python -m attnrepro.jobs.experiment train --article {params.article}"
+        "{params.job} python -m attnrepro.jobs.experiment train --article {params.article}"
         " --section {params.section:q} --threads {threads} --pin {params.pin}"
         " --params-json {params.json:q} --out {output.main} {params.tables} 2> {log}"

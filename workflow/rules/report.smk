@@ -209,7 +209,7 @@ for product in catalog.PRODUCTS.values():
             CONDA_ENV
         threads: 1
         params:
-            declared=declared,
+            job=job_env(f"{product.kind}_{product.name}"),
             software=pinned(product_code),
             kind=product.kind,
             builder=product.builder,
@@ -229,7 +229,7 @@ for product in catalog.PRODUCTS.values():
                 else ""
             ),
         shell:
-            JOB_ENV + "python -m attnrepro.jobs.{params.kind} --pin {params.pin} --expected-params {params.expected:q}"
+            "{params.job} python -m attnrepro.jobs.{params.kind} --pin {params.pin} --expected-params {params.expected:q}"
             " {params.sections} --builder {params.builder} {params.speed} {params.printed}"
             " --article {params.article} --section {params.section:q}"
             " --experiments {params.experiments} {params.outputs} --inputs {input.data} 2> {log}"
@@ -259,7 +259,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        declared=declared,
+        job=job_env("ledger"),
         software=pinned(job_code("ledger", *ledger_evidence_code())),
         evidence=evidence_options,
         pin=NUMERICS["pin"],
@@ -267,7 +267,7 @@ rule:
         # what the article's config plans: a claim computed otherwise is "other parameters"
         article=article_comparison(),
     shell:
-        JOB_ENV + "python -m attnrepro.jobs.ledger --pin {params.pin} --expected-params {params.expected:q}"
+        "{params.job} python -m attnrepro.jobs.ledger --pin {params.pin} --expected-params {params.expected:q}"
         " --published {input.published} --article {params.article:q}"
         " --csv {output.csv} --md {output.md} --speed {output.speed} {params.evidence}"
         " --inputs {input.data} 2> {log}"
@@ -310,13 +310,13 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        declared=declared,
+        job=job_env("index"),
         software=pinned(job_code("index")),
         # which editions are not built, and why: the index says so, and is rebuilt when they appear
         # (a function: articles.smk, which decides which are built, may be included after this file)
         unbuilt=lambda wildcards: json.dumps(UNBUILT, sort_keys=True),
     shell:
-        JOB_ENV + "python -m attnrepro.jobs.index --config {input.config} --unbuilt {params.unbuilt:q}"
+        "{params.job} python -m attnrepro.jobs.index --config {input.config} --unbuilt {params.unbuilt:q}"
         " --ledger {input.ledger} --published {input.published} --inputs {input.data}"
         " --out {output} 2> {log}"
 
@@ -340,9 +340,9 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        declared=declared,
+        job=job_env("archive"),
         software=pinned(job_code("archive")),
         rules=rule_files,
     shell:
-        JOB_ENV + "python -m attnrepro.jobs.archive --config {input.config} --out {output}"
+        "{params.job} python -m attnrepro.jobs.archive --config {input.config} --out {output}"
         " --rules {params.rules:q} --files {input.files} {input.workflow} {input.config} 2> {log}"

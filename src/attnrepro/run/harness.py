@@ -137,7 +137,7 @@ def finish(recording, outputs):
     main = sys.modules.get("__main__")
     entry = getattr(getattr(main, "__spec__", None), "name", None)
     found = reads.record(recording, outputs, entry)
-    reads.write(found)
+    reads.write(found, reads.stderr_log())
     return found
 
 

@@ -13,12 +13,13 @@ temporaries), the run's records (``.snakemake/``, ``results/logs/``, ``results/b
 compiled bytecode (``__pycache__``), the interpreter and its packages (``sys.prefix``: a venv may
 sit in the repository), and anything outside the repository (the standard library, ``/tmp``).
 
-Under Snakemake the rule's shell sets :data:`RULE_ENV` (its name), :data:`LOG_ENV` (its log: the
-record is written beside it, :func:`attnrepro.paths.reads_of_log`) and :data:`DECLARED_ENV` (its
+Under Snakemake the rule's shell sets :data:`RULE_ENV` (its name) and :data:`DECLARED_ENV` (its
 inputs outside ``results/``, joined by ``os.pathsep``; the results files it reads are named on its
-command line, which the rule fills from its inputs). A job that read a project file its rule does
-not declare then fails (:func:`undeclared`), with one line naming the rule, the files and the fix.
-By hand (no :data:`RULE_ENV`) nothing is checked and nothing is written.
+command line, which the rule fills from its inputs): ``job_env`` in workflow/rules/common.smk. A
+job that read a project file its rule does not declare then fails (:func:`undeclared`), with one
+line naming the rule, the files and the fix. By hand (no :data:`RULE_ENV`) nothing is checked.
+The record is written beside the job's log, the file its stderr goes to (a rule's ``2> {log}``,
+:func:`stderr_log`; :func:`attnrepro.paths.reads_of_log`), and nowhere when stderr is no log.
 """
 
 import json
@@ -30,7 +31,6 @@ from attnrepro import paths
 
 READ_EVENT = "attnrepro.read"  # sys.audit(READ_EVENT, path): a file read outside Python's open
 RULE_ENV = "ATTNREPRO_RULE"
-LOG_ENV = "ATTNREPRO_LOG"
 DECLARED_ENV = "ATTNREPRO_DECLARED"
 RECORDS = (".snakemake", ".git", paths.LOGS, paths.BENCHMARKS)  # the run's records, not inputs
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
@@ -173,13 +173,23 @@ def refusal(rule, files):
     return f"rule {rule} read {', '.join(files)}, not among its inputs: {fix}"
 
 
-def write(found, environ=None):
-    """Write ``found`` beside the job's log (:data:`LOG_ENV`), if the rule gave one; its path."""
-    environ = os.environ if environ is None else environ
-    log = environ.get(LOG_ENV)
-    if not log:
+def stderr_log(root=paths.REPO):
+    """The log the job's stderr is written to (Linux's /proc/self/fd/2), when it is a ``.log`` under
+    ``results/logs`` of the repository ``root``; else None (a terminal, a pipe, another file)."""
+    try:
+        target = Path(os.readlink("/proc/self/fd/2"))
+    except OSError:
         return None
-    target = Path(paths.reads_of_log(log))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    name = Recording(root).relative(target)
+    if name is None or not name.endswith(".log") or not paths.under(name, paths.LOGS):
+        return None
+    return Path(os.path.realpath(root)) / name
+
+
+def write(found, log):
+    """Write the record ``found`` beside ``log`` (None: nowhere); its path."""
+    if log is None:
+        return None
+    target = Path(paths.reads_of_log(str(log)))
     target.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
     return target
