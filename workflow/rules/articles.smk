@@ -59,7 +59,7 @@ for article in articles.ARTICLES:
         threads: 1
         params:
             job=job_env(f"edition_{article}"),
-            software=pinned(job_code("edition")),
+            software=pinned("edition"),
             article=article,
             pin=NUMERICS["pin"],
         shell:
@@ -90,7 +90,7 @@ rule:
     threads: 1
     params:
         job=job_env("ledger_overview"),
-        software=pinned(job_code("ledger_overview")),
+        software=pinned("ledger_overview"),
         pin=NUMERICS["pin"],
     shell:
         "{params.job} python -m attnrepro.jobs.ledger_overview --pin {params.pin} --ledger {input.ledger}"
@@ -118,7 +118,7 @@ rule:
     threads: 1
     params:
         job=job_env("machine_speed"),
-        software=pinned(job_code("machine_speed")),
+        software=pinned("machine_speed"),
         pin=NUMERICS["pin"],
     shell:
         "{params.job} python -m attnrepro.jobs.machine_speed --pin {params.pin} --speed {input.speed}"

@@ -119,11 +119,13 @@ def job_code(command, *dispatched):
     return code_inputs.source_files(f"attnrepro.jobs.{command}", *dispatched)
 
 
-def pinned(code):
-    """A rule's parameter `software`: the runtime lock's pins of the distributions that its
-    ``code`` inputs import (attnrepro.dag.software), so that changing one pin reruns exactly the
-    jobs that import it ("params changed"). A value, not a function of the job's input: Snakemake
-    records no parameter derived from a job's input."""
+def pinned(command, *dispatched):
+    """A rule's parameter `software`: the runtime lock's pins of the distributions that the modules
+    a job of ``command`` imports (job_code without the files they read as data) import
+    (attnrepro.dag.software), so that changing one pin reruns exactly the jobs that import it
+    ("params changed"). A value, not a function of the job's input: Snakemake records no
+    parameter derived from a job's input."""
+    code = code_inputs.source_files(f"attnrepro.jobs.{command}", *dispatched, data=False)
     try:
         return software_pins.pinned(code)
     except software_pins.MissingPin as error:

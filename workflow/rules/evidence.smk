@@ -87,11 +87,11 @@ def environment_built(setting=None):
     return [sweep.installed(env) for env in envs.values() if env.get("make")]
 
 
-def pinned_in_main_environment(code):
-    """A params function: pinned(code) for a setting of the main environment, nothing for one of
-    a side environment, whose jobs rerun through its installed stamp (input `environment`).
+def pinned_in_main_environment(command, *dispatched):
+    """A params function: pinned(command, ...) for a setting of the main environment, nothing for
+    one of a side environment, whose jobs rerun through its installed stamp (input `environment`).
     """
-    pins = pinned(code)
+    pins = pinned(command, *dispatched)
     return lambda wildcards: "" if sweep.split(wildcards.setting)[0] else pins
 
 
@@ -130,7 +130,7 @@ checkpoint numerics_settings:
     threads: 1
     params:
         job=job_env(f"numerics_environment_{env_name}"),
-        software=pinned(job_code("sweep_probe")),
+        software=pinned("sweep_probe"),
         kernels=" ".join(NUMERICS.get("kernels", [])),
         masks=" ".join(NUMERICS.get("numpy_masks", ["default"])),
         environments=json.dumps(sweep.environments(NUMERICS), sort_keys=True),
@@ -167,7 +167,7 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
             runtime=job_runtime(exp.id),
         params:
             job=job_env(f"numerics_{exp.id}_case"),
-            software=pinned_in_main_environment(job_code("sweep_case", exp.module)),
+            software=pinned_in_main_environment("sweep_case", exp.module),
             json=case_params(exp.id),
             experiment=exp.id,
             article=exp.article,
@@ -215,7 +215,7 @@ rule:
     threads: 1
     params:
         job=job_env(evidence.NUMERICS.target),
-        software=pinned(job_code("numerics", *listings_code_module())),
+        software=pinned("numerics", *listings_code_module()),
         pin=NUMERICS["pin"],
         expected=lambda wildcards: expected_params(numerics_data(wildcards)),
         article_code=lambda wildcards, input: (
@@ -259,7 +259,7 @@ rule:
     threads: 1
     params:
         job=job_env(evidence.SEEDS.target),
-        software=pinned(job_code("seeds")),
+        software=pinned("seeds"),
         pin=NUMERICS["pin"],
         expected=expected_params(seed_trainings()),
         sections=train_sections(),
@@ -292,7 +292,7 @@ rule:
         runtime=math.ceil(LISTINGS.get("timeout_s", 3600) / 60) + 1,
     params:
         job=job_env("listings_article"),
-        software=pinned(job_code("listings_run")),
+        software=pinned("listings_run"),
         pin=NUMERICS["pin"],
         timeout=LISTINGS.get("timeout_s", 3600),
     shell:
@@ -332,7 +332,7 @@ rule:
     threads: 1
     params:
         job=job_env(evidence.LISTINGS.target),
-        software=pinned(job_code("listings")),
+        software=pinned("listings"),
         pin=NUMERICS["pin"],
     shell:
         "{params.job} python -m attnrepro.jobs.listings --pin {params.pin} --published {input.published}"

@@ -64,7 +64,7 @@ for exp in plan.EXPERIMENTS.values():
             runtime=job_runtime(exp.id),
         params:
             job=job_env(f"{exp.id}_case"),
-            software=pinned(job_code("experiment", exp.module)),
+            software=pinned("experiment", exp.module),
             json=case_params(exp.id),
             experiment=exp.id,
             article=exp.article,
@@ -106,7 +106,7 @@ rule:
         runtime=job_runtime("train"),
     params:
         job=job_env("seed_training_case"),
-        software=pinned(job_code("experiment", TRAIN.module)),
+        software=pinned("experiment", TRAIN.module),
         json=case_params("train", SEED_EXTRA),
         article=TRAIN.article,
         section=TRAIN.section,

@@ -210,7 +210,7 @@ for product in catalog.PRODUCTS.values():
         threads: 1
         params:
             job=job_env(f"{product.kind}_{product.name}"),
-            software=pinned(product_code),
+            software=pinned(product.kind, product.module),
             kind=product.kind,
             builder=product.builder,
             article=product.article,
@@ -260,7 +260,7 @@ rule:
     threads: 1
     params:
         job=job_env("ledger"),
-        software=pinned(job_code("ledger", *ledger_evidence_code())),
+        software=pinned("ledger", *ledger_evidence_code()),
         evidence=evidence_options,
         pin=NUMERICS["pin"],
         expected=expected_params(all_outputs()),
@@ -311,7 +311,7 @@ rule:
     threads: 1
     params:
         job=job_env("index"),
-        software=pinned(job_code("index")),
+        software=pinned("index"),
         # which editions are not built, and why: the index says so, and is rebuilt when they appear
         # (a function: articles.smk, which decides which are built, may be included after this file)
         unbuilt=lambda wildcards: json.dumps(UNBUILT, sort_keys=True),
@@ -341,7 +341,7 @@ rule:
     threads: 1
     params:
         job=job_env("archive"),
-        software=pinned(job_code("archive")),
+        software=pinned("archive"),
         rules=rule_files,
     shell:
         "{params.job} python -m attnrepro.jobs.archive --config {input.config} --out {output}"

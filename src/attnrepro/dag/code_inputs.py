@@ -3,7 +3,9 @@
 Snakemake declares these files as a rule's inputs, so that editing a module under
 ``src/attnrepro`` reruns exactly the jobs whose code imports it. A module that reads a data file
 of the repository names it in a module-level ``READS = ("path", ...)`` (repository-relative
-string literals): the file is then an input of every rule whose job imports that module.
+string literals, globs allowed): the file is then an input of every rule whose job imports that
+module, though no code of it runs there: a rule's pins (attnrepro.dag.software) are those of the
+modules it imports (``data=False``).
 
 A rule's job runs an entry module (``python -m attnrepro.jobs.<command>``), which imports
 statically everything it runs; the rule names besides only what its command dispatches by a name
@@ -99,10 +101,20 @@ def data_files(path):
     return ()
 
 
+def _expanded(patterns, root):
+    """The repository files that ``patterns`` (paths, or globs such as ``src/x/*.py``) name, as
+    repository-relative strings; a path that names no file stays (Snakemake then says it is missing)."""
+    files = set()
+    for pattern in patterns:
+        found = sorted(p.relative_to(root).as_posix() for p in root.glob(pattern)) if "*" in pattern else []
+        files.update(found or [pattern])
+    return files
+
+
 @functools.lru_cache(maxsize=None)
-def source_files(*modules, src=SRC):
-    """Every file of this package that importing ``modules`` executes, and the data files those
-    modules read (their ``READS``).
+def source_files(*modules, src=SRC, data=True):
+    """Every file of this package that importing ``modules`` executes, and (``data``) the files
+    those modules read (their ``READS``: a glob names every file it matches).
 
     Sorted, as strings relative to the folder that holds ``src/`` (the repository).
     """
@@ -118,8 +130,8 @@ def source_files(*modules, src=SRC):
     files = set(seen.values())
     for name in list(seen):
         files.update(_package_inits(name, src))
-    data = {f for path in seen.values() for f in data_files(path)}
-    return sorted({str(p.relative_to(src.parent)) for p in files} | data)
+    read = _expanded({f for path in seen.values() for f in data_files(path)}, src.parent) if data else set()
+    return sorted({str(p.relative_to(src.parent)) for p in files} | read)
 
 
 def _init_names(name):

@@ -20,6 +20,8 @@ import builtins
 import functools
 from pathlib import Path
 
+# its experiments' declarations are read from their text: every job importing this module reads them
+READS = ("src/attnrepro/experiments/*.py",)
 PACKAGE = __name__.rpartition(".")[0]  # attnrepro.experiments
 DIR = Path(__file__).parent
 DECLARATION = "EXPERIMENT"

@@ -148,5 +148,5 @@ def checked(found, prefix):
     missing = reads.undeclared(found, reads.declared()) if rule else []
     if not missing:
         return 0
-    print(f"{prefix}: {reads.refusal(rule, missing)}", file=sys.stderr)
+    print(f"{prefix}: {reads.refusal(rule, missing, found['modules'])}", file=sys.stderr)
     return 1

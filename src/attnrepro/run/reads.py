@@ -163,11 +163,23 @@ def undeclared(found, declared_files):
     return sorted(set(found["files"]) - set(declared_files))
 
 
-def refusal(rule, files):
-    """The one line that stops a job that read ``files`` its ``rule`` does not declare."""
-    modules = [f for f in files if f.startswith("src/")]
+def _module_files(modules):
+    """The repository-relative files of the package's ``modules`` (dotted names)."""
+    src = Path(os.path.realpath(paths.SRC))
+    files = set()
+    for name in modules:
+        base = src.joinpath(*name.split("."))
+        for file in (base.with_suffix(".py"), base / "__init__.py"):
+            files.add(file.relative_to(src.parent).as_posix())
+    return files
+
+
+def refusal(rule, files, modules=()):
+    """The one line that stops a job that read ``files`` its ``rule`` does not declare; ``modules``:
+    the package's modules it imported (an undeclared one was imported by a name)."""
+    imported = [f for f in files if f in _module_files(modules)]
     fix = ("import it with a plain import (a rule's code inputs are its entry's import closure, "
-           "attnrepro.dag.code_inputs)" if modules else
+           "attnrepro.dag.code_inputs)" if imported else
            "declare it: a module that reads a repository file names it in its READS, a results "
            "file is one of the rule's inputs, on its command line")
     return f"rule {rule} read {', '.join(files)}, not among its inputs: {fix}"
