@@ -9,6 +9,7 @@ from attnrepro.report.products import catalog
 from attnrepro import paths
 
 CAPTIONS = paths.REPO / "workflow" / "report"
+READS = ("workflow/report/*.rst",)  # the products' captions (attnrepro.dag.code_inputs)
 
 
 # A caption's opening "Article 001, "<section>" (...): ": the index line names both already.
