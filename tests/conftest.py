@@ -84,6 +84,17 @@ def not_in_a_mutant(what="runs the workflow"):
         pytest.skip(f"{what}: not inside a mutant ({MUTATION} is set)")
 
 
+@pytest.fixture(autouse=True)
+def _figure_sections():
+    """Every figure drawn in a test is titled with every section, as by hand (a job is given its
+    figure's: report.products.style)."""
+    from attnrepro.report.products import catalog, style
+
+    style.use_sections(catalog.all_sections())
+    yield
+    style.use_sections({})
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _subprocesses_under_mutation():
     """Under mutmut's first pass (MUTANT_UNDER_TEST=stats, which records the functions each test
@@ -170,6 +181,17 @@ def planned_jobs(proc):
             inside = False
         elif inside and len(parts) == 2 and parts[1].isdigit():
             jobs[parts[0]] = int(parts[1])
+    return jobs
+
+
+def planned_reasons(proc):
+    """{rule[/case]: its reason} of every job a dry run's output lists."""
+    jobs = {}
+    for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) )", proc.stdout + proc.stderr):
+        rule = re.match(r"(?:local)?(?:rule|checkpoint) (\w+):", block)
+        case, reason = re.search(r"\bcase=([^,\s]+)", block), re.search(r"reason: (.*)", block)
+        if rule and reason:
+            jobs[rule[1] + (f"/{case[1]}" if case else "")] = reason[1]
     return jobs
 
 

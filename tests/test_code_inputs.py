@@ -15,20 +15,19 @@ from attnrepro.dag import code_inputs, plan
 from attnrepro.numerics import fingerprint
 from attnrepro import paths as layout
 
-from conftest import REPO, copy_repo, copy_run, planned_jobs, small_config, snakemake
+from conftest import REPO, copy_repo, copy_run, planned_jobs, planned_reasons, small_config, snakemake
 
 # file -> the rules of the small run (targets all and archive) that declare it: the jobs that run it.
-# The titled products (figures, seeds, the ledger's overview) read their titles from the plan and
-# the catalog when no --sections is given (report.products.style); the annotated editions
-# (edition_<article>) read the plan, the catalog and the config: see _expected.
+# The figures are given their titles (--sections: report.products.style), and read neither the plan
+# nor the catalog; the annotated editions (edition_<article>) read the plan, the catalog and the
+# config: see _expected.
 READ_BY_EDITIONS = {"src/attnrepro/dag/plan.py", "src/attnrepro/report/products/catalog.py",
                     "src/attnrepro/dag/config.py", "src/attnrepro/dag/sweep_plan.py",
                     "src/attnrepro/dag/preflight.py",
                     "workflow/schemas/published.schema.yaml"}
-READ_BY_FIGURES = {"src/attnrepro/dag/plan.py", "src/attnrepro/report/products/catalog.py"}
 EXPECTED = {
     "src/attnrepro/dag/plan.py": {"index", "ledger", "seeds", "ledger_overview"},  # the ledger: the echoes
-    "src/attnrepro/report/products/catalog.py": {"index", "seeds", "ledger_overview"},
+    "src/attnrepro/report/products/catalog.py": {"index"},
     "src/attnrepro/dag/config.py": set(),
     "src/attnrepro/dag/preflight.py": set(),
     "src/attnrepro/cli.py": set(),
@@ -67,10 +66,8 @@ def _declaring(rules, path):
 
 def _expected(rules):
     editions = {rule for rule in rules if rule.startswith("edition_")}
-    figures = {rule for rule in rules if rule.startswith("figure_")}
     tables = {rule for rule in rules if rule.startswith("table_")}
     return {path: jobs | (editions if path in READ_BY_EDITIONS else set())
-            | (figures if path in READ_BY_FIGURES else set())
             | (tables if path.endswith("published.schema.yaml") else set())
             for path, jobs in EXPECTED.items()}
 
@@ -87,7 +84,12 @@ def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_ru
         assert "src/attnrepro/run/io.py" in rules[rule], rule
         # read by canonical.check (attnrepro.numerics.fingerprint)
         assert fingerprint.GOLDEN in rules[rule], rule
-    assert _declaring(rules, "src/attnrepro/experiments/scale_table.py") == {"scale_table_case"}
+    # its job runs it; the jobs importing the plan read its declaration (experiments.declared's READS)
+    readers_of_declarations = _declaring(rules, "src/attnrepro/dag/plan.py")
+    assert readers_of_declarations >= {"ledger", "index", "seeds", "ledger_overview"}
+    assert _declaring(rules, "src/attnrepro/experiments/scale_table.py") == {"scale_table_case",
+                                                                           *readers_of_declarations}
+    assert not any(r.startswith(("figure_", "table_")) for r in readers_of_declarations)
     # its module imports the terms of its peak_memory and work: the job runs them
     assert {"src/attnrepro/experiments/_prices.py", "src/attnrepro/experiments/_memory.py"} <= rules[
         "scale_table_case"]
@@ -132,43 +134,6 @@ def test_a_data_file_that_a_module_reads_is_a_code_input_of_every_job_importing_
     assert fingerprint.GOLDEN in code_inputs.source_files("attnrepro.jobs.experiment")
 
 
-@pytest.mark.full
-def test_editing_the_plan_the_catalog_or_the_archive_reruns_only_the_jobs_that_run_them(small_run, tmp_path):
-    """For real: a finished small run, one file edited, `snakemake -n`."""
-    for path, rerun in (("src/attnrepro/dag/plan.py", {"index", "ledger", "seeds", "ledger_overview"}),
-                        ("src/attnrepro/report/products/catalog.py", {"index", "seeds", "ledger_overview"}),
-                        ("src/attnrepro/archive/pack.py", set())):  # archive: not part of `all`
-        root = tmp_path / path.replace("/", "_")
-        copy_run(small_run, root)
-        edited = root / path
-        edited.write_text(edited.read_text() + "\n# edited by a test\n")
-        proc = snakemake(root, "-n")
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        jobs = set(planned_jobs(proc)) - {"all"}
-        # the editions, and the figures (their titles: report.products.style), read the plan and the catalog
-        titled = {j for j in jobs if j.startswith(("edition_", "figure_"))}
-        readers_of_plan = titled if path in READ_BY_EDITIONS else set()
-        # a rerun ledger reruns what reads it: every table (its cells' verdicts), the editions, and
-        # the products that state the machine's speed factor
-        readers = ({j for j in jobs if j.startswith(("table_", "figure_", "edition_"))
-                    or j in ("ledger_overview", "machine_speed")} if "ledger" in rerun else set())
-        assert not readers or any(j.startswith("table_") for j in readers), (path, jobs)
-        assert jobs == rerun | readers_of_plan | readers, (path, jobs)
-        if not rerun:
-            assert "Nothing to be done" in proc.stdout + proc.stderr
-
-
-def _reasons(proc):
-    """{rule[/case]: its reason} of every job a dry run's output lists."""
-    jobs = {}
-    for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) )", proc.stdout + proc.stderr):
-        rule = re.match(r"(?:local)?(?:rule|checkpoint) (\w+):", block)
-        case, reason = re.search(r"\bcase=([^,\s]+)", block), re.search(r"reason: (.*)", block)
-        if rule and reason:
-            jobs[rule[1] + (f"/{case[1]}" if case else "")] = reason[1]
-    return jobs
-
-
 def test_a_changed_pin_reruns_exactly_the_jobs_whose_code_imports_it(small_run, tmp_path):
     """For real: a finished small run, torch's pin changed in the runtime lock, `snakemake -n`. The
     experiments that declare torch (EXPERIMENT["torch"]) rerun because their parameter `software`
@@ -180,7 +145,7 @@ def test_a_changed_pin_reruns_exactly_the_jobs_whose_code_imports_it(small_run, 
     lock.write_text(pinned.replace("\ntorch==2.13.0+cpu ", "\ntorch==2.13.1+cpu "))
     proc = snakemake(root, "-n")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    reasons = _reasons(proc)
+    reasons = planned_reasons(proc)
     changed = {job.split("/")[0] for job, why in reasons.items() if why.startswith("Params have changed")}
     declared = {f"{e.id}_case" for e in plan.EXPERIMENTS.values() if e.torch}
     assert changed == declared & set(planned_jobs(proc)) and len(changed) >= 3, changed
@@ -204,7 +169,7 @@ def test_the_report_layer_imports_nothing_from_the_model():
     # peak_memory and work): no experiment's run
     declarations = {f"src/attnrepro/experiments/{m}.py"
                     for m in ("__init__", "declared", "_memory", "_prices")}
-    imported = {m: [f for f in code_inputs.source_files(m)
+    imported = {m: [f for f in code_inputs.source_files(m, data=False)  # declarations read as text: data
                     if "/model/" in f or ("/experiments/" in f and f not in declarations)]
                 for m in modules}
     assert {m: files for m, files in imported.items() if files} == {}

@@ -104,6 +104,15 @@ def test_own_outputs_temporaries_and_records_are_not_inputs():
     assert reads.is_input("results/ledger.csv") and reads.is_input(CONFIG)
 
 
+def test_outputs_outside_the_repository_are_no_concern_of_the_record(tmp_path):
+    recording = reads.Recording(tmp_path / "repo")
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo/a.txt").write_text("")
+    recording.opened(tmp_path / "repo/a.txt", writing=False)
+    assert recording.files([tmp_path / "out.parquet", tmp_path / "repo/b.md"]) == ["a.txt"]
+    assert recording.files([tmp_path / "repo/a.txt"]) == []
+
+
 def test_a_file_written_before_it_is_read_is_the_jobs_own(tmp_path):
     recording = reads.Recording(tmp_path)
     recording.opened(tmp_path / "a", writing=True)

@@ -23,15 +23,8 @@ def figure_sections(product):
 
     if product.kind != "figure":
         return ""
-    experiments = {
-        e: [plan.EXPERIMENTS[e].article, plan.EXPERIMENTS[e].section]
-        for e in product.experiments
-    }
-    sections = {
-        "experiments": experiments,
-        "products": {product.name: [product.article, product.section]},
-    }
-    return f"--sections {shlex.quote(json.dumps(sections, sort_keys=True))}"
+    sections = json.dumps(catalog.sections(product), sort_keys=True)
+    return f"--sections {shlex.quote(sections)}"
 
 
 def report_outputs():

@@ -216,3 +216,7 @@ def _prepare(args):
             raise usage.UsageError(str(error)) from None
     if args.command in ("table", "figure"):
         _resolve(args)
+    if getattr(args, "sections", None) is None:  # titles by hand: every section (report.products.style)
+        from attnrepro.report.products import catalog
+
+        args.sections = json.dumps(catalog.all_sections())

@@ -73,7 +73,7 @@ class Recording:
 
     def files(self, outputs=()):
         """The project files read that are inputs (:func:`is_input`), in the order first read."""
-        own = {self.relative(p) for p in outputs}
+        own = {name for name in map(self.relative, outputs) if name is not None}  # outside: not ours
         return [f for f in self.read if is_input(f, own) and (self.root / f).is_file()]
 
 

@@ -162,6 +162,20 @@ PRODUCTS = {
 }
 
 
+def sections(product):
+    """The --sections of a figure's job (attnrepro.report.products.style): the article and section
+    of its experiments and its own, which its title names."""
+    return {"experiments": {e: [plan.EXPERIMENTS[e].article, plan.EXPERIMENTS[e].section]
+                            for e in product.experiments},
+            "products": {product.name: [product.article, product.section]}}
+
+
+def all_sections():
+    """The sections of every experiment and product: what a figure drawn by hand is titled with."""
+    return {"experiments": {e.id: [e.article, e.section] for e in plan.EXPERIMENTS.values()},
+            "products": {p.name: [p.article, p.section] for p in PRODUCTS.values()}}
+
+
 def enabled(config):
     """The products whose experiments are all part of the run, and whose cases exist in it."""
     on = set(plan.enabled(config))

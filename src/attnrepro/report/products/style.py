@@ -15,11 +15,10 @@ PANEL = (4.4, 3.6)  # inches per panel
 COLORS = {"without": "#c0392b", "with": "#2471a3", "other": "#7f8c8d"}
 
 # The article and section of each experiment (section_title) and product (product_title) that a
-# figure's title names. A report job is given those of its figure (--sections: its rule reads them
-# from the plan and the catalog while Snakemake builds the DAG), so that it reads neither, and an
-# edit of the plan reruns only the figures whose titles it changes; elsewhere (tests, notebooks)
-# they are read from the plan and the catalog (imported here only then; a figure's job declares
-# them all the same: attnrepro.dag.code_inputs follows every import).
+# figure's title names: a report job is given those of its figure (--sections: its rule reads them
+# from the catalog while Snakemake builds the DAG, attnrepro.report.products.catalog.sections), so
+# that it reads neither the plan nor the catalog, and an edit of either reruns no figure. By hand
+# (python -m attnrepro.report) and in the tests, every section is given (catalog.all_sections).
 _GIVEN = {}
 _REGISTRIES = ("experiments", "products")
 
@@ -42,16 +41,10 @@ def use_sections_json(text):
 
 def _section(kind, key):
     """(article, section) of an experiment or a product."""
-    if _GIVEN:
-        if key not in _GIVEN[kind]:
-            raise KeyError(f"the job was given no section of {kind.removesuffix('s')} {key!r} (--sections)")
-        article, section = _GIVEN[kind][key]
-        return article, section
-    from attnrepro.dag import plan
-    from attnrepro.report.products import catalog
-
-    entry = (plan.EXPERIMENTS if kind == "experiments" else catalog.PRODUCTS)[key]
-    return entry.article, entry.section
+    if key not in _GIVEN.get(kind, {}):
+        raise KeyError(f"the job was given no section of {kind.removesuffix('s')} {key!r} (--sections)")
+    article, section = _GIVEN[kind][key]
+    return article, section
 
 
 def section_title(experiment, what):

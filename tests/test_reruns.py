@@ -1,0 +1,66 @@
+"""docs/configuration.md, "What reruns": each row of its table made true on a finished small run.
+
+A row names a file, and the rules whose jobs that edit reruns by itself (its inputs or its
+parameters changed); every other job `snakemake -n` lists only reads what those write ("Input
+files updated by another job"). The edit: a comment appended, or, in the runtime lock, torch's pin
+changed.
+"""
+
+import fnmatch
+import re
+
+import pytest
+
+from conftest import REPO, copy_run, planned_jobs, planned_reasons, snakemake
+
+DOC = REPO / "docs/configuration.md"
+INDIRECT = "Input files updated by another job"
+
+
+def rows():
+    """[(file, rule patterns)] of the table under "## What reruns"; no pattern: nothing reruns."""
+    section = DOC.read_text().partition("## What reruns")[2].partition("\n## ")[0]
+    found = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[1].startswith("`"):
+            continue
+        found.append((cells[1].strip("`"), re.findall(r"`([^`]+)`", cells[2])))
+    return found
+
+
+def _edit(path):
+    text = path.read_text()
+    if path.name == "runtime.lock":
+        assert text.count("\ntorch==2.13.0+cpu ") == 1
+        path.write_text(text.replace("\ntorch==2.13.0+cpu ", "\ntorch==2.13.1+cpu "))
+    else:
+        path.write_text(text + "\n# edited by a test\n")
+
+
+def test_the_table_names_every_kind_of_edit():
+    files = [f for f, _ in rows()]
+    assert len(files) == len(set(files)) >= 9
+    for kind in ("src/attnrepro/experiments/", "src/attnrepro/report/products/", "src/attnrepro/dag/config.py",
+                 "src/attnrepro/dag/validator.py", "src/attnrepro/dag/plan.py", "config/published.yaml",
+                 "workflow/schemas/published.schema.yaml", "requirements/runtime.lock"):
+        assert any(f.startswith(kind) for f in files), kind
+    assert [p for f, p in rows() if not p], "a row of an edit that reruns nothing"
+    assert all((REPO / f).is_file() for f in files)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("file, patterns", rows(), ids=[f for f, _ in rows()])
+def test_an_edit_reruns_what_the_docs_say(small_run, tmp_path, file, patterns):
+    root = copy_run(small_run, tmp_path / "run")
+    _edit(root / file)
+    proc = snakemake(root, "-n")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    reasons = planned_reasons(proc)
+    direct = {job.split("/")[0] for job, why in reasons.items()
+              if any(not part.startswith(INDIRECT) for part in why.split("; "))} - {"all"}
+    unmatched = sorted(j for j in direct if not any(fnmatch.fnmatchcase(j, p) for p in patterns))
+    unused = [p for p in patterns if not any(fnmatch.fnmatchcase(j, p) for j in direct)]
+    assert (unmatched, unused) == ([], []), f"{file}: reruns {sorted(direct)}"
+    if not patterns:
+        assert set(planned_jobs(proc)) <= {"all"} and "Nothing to be done" in proc.stdout + proc.stderr
