@@ -2,6 +2,7 @@
 
 import importlib
 import re
+import html
 import os
 import shutil
 import subprocess
@@ -182,6 +183,19 @@ def planned_jobs(proc):
         elif inside and len(parts) == 2 and parts[1].isdigit():
             jobs[parts[0]] = int(parts[1])
     return jobs
+
+
+def declared_inputs(root, *targets, configfile="config/small.yaml"):
+    """{rule: its declared input files} of the DAG of ``targets``, from `snakemake --filegraph`."""
+    proc = snakemake(root, "--filegraph", *targets, configfile=configfile)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rules = {}
+    for node in proc.stdout.split("label=<<table")[1:]:
+        name = re.search(r'point-size="18">([^<]+)<', node).group(1)
+        inputs = node.partition("&#8618; input")[2].partition("output &rarr;")[0]  # none: ""
+        rules[name] = {html.unescape(f) for f in re.findall(r'face="monospace">([^<]+)<', inputs)}
+    assert rules
+    return rules
 
 
 def planned_reasons(proc):

@@ -6,7 +6,6 @@ never runs (the archive's for every other job, the evidence's when it is switche
 config's validation but for the editions) must not be among them.
 """
 
-import html
 import re
 
 import pytest
@@ -15,7 +14,8 @@ from attnrepro.dag import code_inputs, plan
 from attnrepro.numerics import fingerprint
 from attnrepro import paths as layout
 
-from conftest import REPO, copy_repo, copy_run, planned_jobs, planned_reasons, small_config, snakemake
+from conftest import (REPO, copy_repo, copy_run, declared_inputs, planned_jobs, planned_reasons, small_config,
+                      snakemake)
 
 # file -> the rules of the small run (targets all and archive) that declare it: the jobs that run it.
 # The figures are given their titles (--sections: report.products.style), and read neither the plan
@@ -47,19 +47,6 @@ EXPECTED = {
 }
 
 
-def _filegraph(root, *targets, configfile="config/small.yaml"):
-    """{rule: its declared input files} of the DAG of ``targets``, from `snakemake --filegraph`."""
-    proc = snakemake(root, "--filegraph", *targets, configfile=configfile)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rules = {}
-    for node in proc.stdout.split("label=<<table")[1:]:
-        name = re.search(r'point-size="18">([^<]+)<', node).group(1)
-        inputs = node.partition("&#8618; input")[2].partition("output &rarr;")[0]  # none: ""
-        rules[name] = {html.unescape(f) for f in re.findall(r'face="monospace">([^<]+)<', inputs)}
-    assert rules
-    return rules
-
-
 def _declaring(rules, path):
     return {rule for rule, inputs in rules.items() if path in inputs}
 
@@ -74,7 +61,7 @@ def _expected(rules):
 
 def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_run_them(tmp_path):
     root = copy_repo(tmp_path / "repo")
-    rules = _filegraph(root, "all", "archive")
+    rules = declared_inputs(root, "all", "archive")
     assert {"index", "archive", "ledger", "seeds", "scale_table_case", "table_scale_table"} <= set(rules)
     found = {path: _declaring(rules, path) for path in EXPECTED}
     assert found == _expected(rules)
@@ -105,7 +92,7 @@ def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_ru
 def test_the_ledger_declares_the_evidence_it_reads_only_when_switched_on(tmp_path):
     root = copy_repo(tmp_path / "repo")
     (root / "off.yaml").write_text("seed_distribution:\n  build: false\n")
-    rules = _filegraph(root, "all", configfile="config/small.yaml off.yaml")
+    rules = declared_inputs(root, "all", configfile="config/small.yaml off.yaml")
     assert "seeds" not in rules
     # the ledger names the command that builds each product (the records, citations), no more
     evidence = ("src/attnrepro/evidence/", "src/attnrepro/report/evidence/")

@@ -16,6 +16,7 @@ from attnrepro.report import job
 from attnrepro.run import usage
 
 log = logging.getLogger(job.PREFIX)
+READS = ("requirements/runtime.lock",)  # paths.RUNTIME_LOCK: packed, for verify to compare with its own
 
 
 def _parser():
