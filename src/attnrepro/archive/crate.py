@@ -201,7 +201,8 @@ class _Builder:
         no such address, the commit is not known or had uncommitted changes, or the rule no file."""
         if not (self.code and rule_file and rule and self.version) or self.version.endswith("-dirty"):
             return None
-        return f"{self.code.format(commit=self.version, path=rule_file)}#{rule}"
+        address = self.code.replace("{commit}", self.version).replace("{path}", rule_file)  # no str.format
+        return f"{address}#{rule}"
 
     def parameter(self, tool, direction, slot, kind, description=None):
         """The FormalParameter ``slot`` of a tool's input or output, created once."""
