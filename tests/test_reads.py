@@ -7,9 +7,10 @@ import os
 import pandas as pd
 import pytest
 
-from conftest import REPO, copy_repo, snakemake
+from conftest import REPO, copy_repo, small_config, snakemake
 
 from attnrepro import paths
+from attnrepro.dag import plan
 from attnrepro.numerics import canonical, threads
 from attnrepro.run import harness, io, ownership, reads
 
@@ -238,7 +239,8 @@ def test_a_job_that_reads_an_undeclared_file_fails_in_the_workflow(tmp_path):
                       .replace("\ndef run(params):\n", '\ndef run(params):\n'
                                '    pathlib.Path("config/config.yaml").read_text()\n', 1))
     assert 'pathlib.Path("config/config.yaml")' in module.read_text()
-    proc = snakemake(root, "scale_table", "--allowed-rules", "scale_table_case")
+    target = plan.experiment_outputs("scale_table", small_config())[0]
+    proc = snakemake(root, target)
     assert proc.returncode != 0
     logs = list((root / paths.LOGS / "001/scale_table").glob("*.log"))
     assert logs
