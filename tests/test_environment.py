@@ -54,6 +54,17 @@ def test_the_scan_finds_the_imports_and_what_pandas_calls_for_us():
     assert "attnrepro" not in found and "json" not in found and "yaml" not in found
 
 
+def test_the_import_that_mutation_testing_adds_needs_no_distribution(tmp_path):
+    """A mutated module imports mutmut's trampoline: the rules of a workflow rerun inside a mutant
+    (attnrepro verify in tests/test_hostile.py) must not ask the lock for mutmut."""
+    module = tmp_path / "mutated.py"
+    module.write_text("from mutmut.mutation.trampoline import x\nimport numpy\nimport mutmut.other\n")
+    assert software.needed(str(module)) == {"numpy": "imports numpy", "mutmut": "imports mutmut"}
+    module.write_text("from mutmut.mutation.trampoline import x\nimport numpy\n")
+    software.needed.cache_clear()
+    assert software.needed(str(module)) == {"numpy": "imports numpy"}
+
+
 @pytest.mark.parametrize("where", ["conda", "pyproject", "runtime lock"])
 def test_every_environment_holds_every_distribution_the_code_needs(where):
     names = {"conda": conda_pins, "pyproject": pyproject_names, "runtime lock": lambda: locks.pins(RUNTIME)}

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from attnrepro import paths
+from attnrepro.experiments import declared  # the import mutation testing adds: no distribution of ours
 from attnrepro.run import locks
 
 PACKAGE = "attnrepro"
@@ -47,7 +48,7 @@ def needed(path):
             if isinstance(node, ast.Attribute) and node.attr in CALLED_THROUGH:
                 found.setdefault(CALLED_THROUGH[node.attr], f"calls {node.attr}")
             continue
-        for top in {name.split(".")[0] for name in names}:
+        for top in {name.split(".")[0] for name in names if name not in declared.MUTATION}:
             if top != PACKAGE and top not in sys.stdlib_module_names:
                 found.setdefault(DISTRIBUTION_OF.get(top, top), f"imports {top}")
     return found
