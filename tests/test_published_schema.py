@@ -5,7 +5,7 @@ refused naming the file, the claim and the key, before any claim is built."""
 import pytest
 import yaml
 
-from attnrepro.dag import config as cfg
+from attnrepro.dag import validator
 from attnrepro.report.ledger import claims as claims_, schema, verdicts
 
 from conftest import REPO
@@ -144,8 +144,8 @@ def test_a_claim_refuses_an_unknown_key_when_built_alone():
 def test_a_file_is_validated_once_per_process(monkeypatch, data):
     """load_claims and load_speed of one file check the schema once (about 0.2 s for 574 claims)."""
     calls = []
-    real = cfg.validator
-    monkeypatch.setattr(cfg, "validator", lambda path=cfg.SCHEMA: calls.append(path) or real(path))
+    real = validator.validator
+    monkeypatch.setattr(validator, "validator", lambda path: calls.append(path) or real(path))
     monkeypatch.setattr(schema, "_FOLLOWED", set())
     verdicts.load_claims(PUBLISHED)
     claims_.load_speed(PUBLISHED)
