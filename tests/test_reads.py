@@ -3,6 +3,7 @@ Snakemake job on a read its rule does not declare."""
 
 import json
 import os
+import sys
 
 import pandas as pd
 import pytest
@@ -114,6 +115,80 @@ def test_outputs_outside_the_repository_are_no_concern_of_the_record(tmp_path):
     assert recording.files([tmp_path / "repo/a.txt"]) == []
 
 
+def test_a_temporary_at_the_top_and_the_interpreter_in_the_repository_are_no_inputs(monkeypatch):
+    assert not reads.is_input(".x.md.a1b2.tmp", {"x.md"}) and reads.is_input(".y.md.a1b2.tmp", {"x.md"})
+    venv = str(REPO / ".venv-here")
+    for name in ("prefix", "base_prefix", "exec_prefix"):
+        monkeypatch.setattr(f"sys.{name}", venv if name == "prefix" else "/usr")
+    assert not reads.is_input(".venv-here/lib/python3.11/site-packages/numpy/__init__.py")
+    assert reads.is_input(".venv-there/lib/x.py")
+
+
+def test_the_record_names_rule_entry_files_and_modules(monkeypatch, tmp_path):
+    monkeypatch.setenv(reads.RULE_ENV, "ledger")
+    recording = reads.Recording()
+    recording.opened(REPO / CONFIG, writing=False)
+    found = reads.record(recording, entry="attnrepro.jobs.ledger")
+    assert found["rule"] == "ledger" and found["entry"] == "attnrepro.jobs.ledger"
+    assert found["modules"]["attnrepro.run.reads"] == "src/attnrepro/run/reads.py"
+    assert "conftest" not in found["modules"] and "numpy" not in found["modules"]  # ours only
+    assert set(found["files"]) == {CONFIG, *found["modules"].values()}
+    assert list(found) == ["rule", "entry", "files", "modules"]
+
+
+def test_the_refusal_names_rule_files_and_the_fix_word_for_word():
+    modules = {"attnrepro.x": "src/attnrepro/x.py"}
+    assert reads.refusal("index", ["src/attnrepro/x.py", CONFIG], modules) == (
+        f"rule index read src/attnrepro/x.py, {CONFIG}, not among its inputs: import it with a plain "
+        "import (a rule's code inputs are its entry's import closure, attnrepro.dag.code_inputs)")
+    assert reads.refusal("index", [CONFIG, SCHEMA], modules) == (
+        f"rule index read {CONFIG}, {SCHEMA}, not among its inputs: declare it: a module that reads a "
+        "repository file names it in its READS, a results file is one of the rule's inputs, on its "
+        "command line")
+
+
+def test_stopping_nothing_or_another_recording_changes_nothing(tmp_path):
+    reads.stop(None)  # no job in progress
+    assert reads._active == []
+    active = reads.start(tmp_path)
+    try:
+        reads.stop(reads.Recording(tmp_path))
+        assert reads._active == [active]
+    finally:
+        reads.stop(active)
+    assert reads._active == []
+
+
+def test_the_log_of_stderr_in_this_process(tmp_path):
+    log = tmp_path / "results/logs/report/table_x.log"
+    log.parent.mkdir(parents=True)
+    saved = os.dup(2)
+    try:
+        with open(log, "w") as stderr:
+            os.dup2(stderr.fileno(), 2)
+        found, elsewhere = reads.stderr_log(tmp_path), reads.stderr_log(tmp_path / "results")
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    assert found == log.resolve() and elsewhere is None
+
+
+def test_the_record_names_the_entry_the_job_ran_as(quiet, monkeypatch, tmp_path):
+    import types
+
+    log = tmp_path / "results/logs/report/x.log"
+    log.parent.mkdir(parents=True)
+    monkeypatch.setattr(reads, "stderr_log", lambda: log)
+    monkeypatch.setitem(sys.modules, "__main__",
+                        types.SimpleNamespace(__spec__=types.SimpleNamespace(name="attnrepro.jobs.table")))
+    assert harness.run_job(_job(lambda: None)) == 0
+    assert json.loads((tmp_path / "results/logs/report/x.reads.json").read_text())["entry"] == (
+        "attnrepro.jobs.table")
+    monkeypatch.setitem(sys.modules, "__main__", types.SimpleNamespace())
+    assert harness.run_job(_job(lambda: None)) == 0
+    assert json.loads((tmp_path / "results/logs/report/x.reads.json").read_text())["entry"] is None
+
+
 def test_a_file_written_before_it_is_read_is_the_jobs_own(tmp_path):
     recording = reads.Recording(tmp_path)
     recording.opened(tmp_path / "a", writing=True)
@@ -124,14 +199,37 @@ def test_a_file_written_before_it_is_read_is_the_jobs_own(tmp_path):
     assert list(recording.read) == ["b"]
 
 
-@pytest.mark.parametrize("mode, flags, writing", [
-    ("r", None, False), ("rb", None, False), ("w", None, True), ("ab", None, True),
-    ("x", None, True), ("r+", None, True), (None, os.O_RDONLY, False),
-    (None, os.O_WRONLY, True), (None, os.O_RDWR | os.O_CREAT | os.O_EXCL, True),
-    (None, os.O_RDONLY | os.O_APPEND, True), (None, os.O_RDONLY | os.O_TRUNC, True), (None, None, False),
+@pytest.mark.parametrize("flags, writing", [
+    (os.O_RDONLY, False), (os.O_RDONLY | os.O_CLOEXEC, False), (os.O_WRONLY, True), (os.O_RDWR, True),
+    (os.O_RDWR | os.O_CREAT | os.O_EXCL, True), (os.O_RDONLY | os.O_APPEND, True),
+    (os.O_RDONLY | os.O_TRUNC, True), (os.O_RDONLY | os.O_CREAT, True), (None, False),
 ])
-def test_an_open_for_writing_is_told_from_a_read(mode, flags, writing):
-    assert reads._writing(mode, flags) is writing
+def test_an_open_for_writing_is_told_from_a_read_by_its_flags(flags, writing):
+    assert reads._writing(flags) is writing
+
+
+def test_the_hook_tells_writes_from_reads_for_open_and_os_open(tmp_path):
+    recording = reads.start(tmp_path)
+    try:
+        fd = os.open(tmp_path / "written", os.O_WRONLY | os.O_CREAT)
+        os.close(fd)
+        (tmp_path / "written").read_text()
+        (tmp_path / "appended").write_text("")  # written first: the job's own
+        with open(tmp_path / "appended", "r+") as updated:
+            updated.read()
+        (tmp_path / "outside-made").write_text("x")
+    finally:
+        reads.stop(recording)
+    reads.stop(recording)  # twice: nothing more
+    other = reads.start(tmp_path)
+    try:
+        (tmp_path / "outside-made").read_text()
+        fd = os.open(tmp_path / "outside-made", os.O_RDONLY)
+        os.close(fd)
+    finally:
+        reads.stop(other)
+    assert list(recording.read) == [] and recording.written == {"written", "appended", "outside-made"}
+    assert list(other.read) == ["outside-made"]
 
 
 def test_a_parquet_file_read_through_io_is_recorded(tmp_path):
@@ -160,6 +258,13 @@ def test_a_nested_job_records_into_its_outer_job(tmp_path):
     assert list(outer.read) == []  # g was written first: the job's own
 
 
+def test_declared_reads_its_command_line_by_default_and_no_environment_declares_nothing(monkeypatch):
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr("sys.argv", ["entry", CONFIG, "--input", "x=results/a=b.parquet"])
+    assert reads.declared(environ={}) == {CONFIG, "results/a=b.parquet"}
+    assert reads.declared([], {}) == set()
+
+
 def test_declared_takes_the_environment_and_the_command_line(monkeypatch):
     environ = {reads.DECLARED_ENV: os.pathsep.join([SCHEMA, "", str(REPO / CONFIG)])}
     argv = ["--inputs", "results/data/a.parquet", "--input", "x=results/b.parquet", "/tmp/y"]
@@ -170,9 +275,9 @@ def test_declared_takes_the_environment_and_the_command_line(monkeypatch):
 def test_the_record_lands_beside_the_log(tmp_path):
     log = tmp_path / "results/logs/001/train/copy.log"
     log.parent.mkdir(parents=True)
-    target = reads.write({"files": []}, log)
+    target = reads.write({"files": ["b", "a"], "entry": None}, log)
     assert target == tmp_path / "results/logs/001/train/copy.reads.json"
-    assert json.loads(target.read_text()) == {"files": []}
+    assert target.read_text() == '{\n "entry": null,\n "files": [\n  "b",\n  "a"\n ]\n}\n'  # sorted keys
     assert paths.reads_of_log("results/logs/x.log") == "results/logs/x.reads.json"
     assert reads.write({"files": []}, None) is None
 

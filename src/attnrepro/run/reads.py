@@ -42,7 +42,7 @@ class Recording:
 
     def __init__(self, root=paths.REPO):
         self.root = Path(os.path.realpath(root))
-        self.read, self.written = {}, set()  # repository-relative path -> first read order
+        self.read, self.written = {}, set()  # read: repository-relative paths, in the order first read
 
     def relative(self, path):
         """``path`` relative to the repository (POSIX), or None when it lies outside it."""
@@ -58,7 +58,7 @@ class Recording:
         if writing:
             self.written.add(name)
         elif name not in self.written:
-            self.read.setdefault(name, len(self.read))
+            self.read.setdefault(name)
 
     def modules(self):
         """{module name: repository-relative file} of the package's modules loaded now."""
@@ -77,10 +77,9 @@ class Recording:
         return [f for f in self.read if is_input(f, own) and (self.root / f).is_file()]
 
 
-def _writing(mode, flags):
-    """Whether an ``open`` event opens for writing (a mode such as "wb", else os.open's flags)."""
-    if isinstance(mode, str):
-        return any(c in mode for c in "wax+")
+def _writing(flags):
+    """Whether an ``open`` event opens for writing, by its flags (``open`` and ``os.open`` give
+    them: "w" and "r+" alike set one of WRITE_FLAGS)."""
     return isinstance(flags, int) and bool(flags & WRITE_FLAGS)
 
 
@@ -91,10 +90,7 @@ def _hook(event, args):
     path = args[0]
     if isinstance(path, int) or path is None:  # a file descriptor: opened already
         return
-    if event == "open":
-        _active[-1].opened(os.fsdecode(path), _writing(args[1], args[2]))
-    else:
-        _active[-1].opened(os.fsdecode(path), False)
+    _active[-1].opened(os.fsdecode(path), event == "open" and _writing(args[2]))
 
 
 _installed = []
@@ -105,7 +101,7 @@ def start(root=paths.REPO):
     the recording in progress if a job is running in this process already (it records for both)."""
     if not _installed:
         sys.addaudithook(_hook)
-        _installed.append(_hook)
+        _installed.append(_hook)  # pragma: no mutate (equivalent: any item marks it installed)
     if _active:
         return None
     recording = Recording(root)
@@ -139,11 +135,12 @@ def is_input(name, outputs=()):
 
 
 def record(recording, outputs=(), entry=None):
-    """The record of what the job of ``recording`` read: its rule, entry, files and modules."""
+    """The record of what the job of ``recording`` read: its rule, its entry, the files it read
+    (the modules' among them) and its modules ({name: file})."""
     modules = recording.modules()
     return {"rule": os.environ.get(RULE_ENV), "entry": entry,
             "files": sorted(set(recording.files(outputs)) | set(modules.values())),
-            "modules": sorted(modules)}
+            "modules": modules}
 
 
 def declared(argv=None, environ=None):
@@ -163,21 +160,10 @@ def undeclared(found, declared_files):
     return sorted(set(found["files"]) - set(declared_files))
 
 
-def _module_files(modules):
-    """The repository-relative files of the package's ``modules`` (dotted names)."""
-    src = Path(os.path.realpath(paths.SRC))
-    files = set()
-    for name in modules:
-        base = src.joinpath(*name.split("."))
-        for file in (base.with_suffix(".py"), base / "__init__.py"):
-            files.add(file.relative_to(src.parent).as_posix())
-    return files
-
-
-def refusal(rule, files, modules=()):
+def refusal(rule, files, modules=None):
     """The one line that stops a job that read ``files`` its ``rule`` does not declare; ``modules``:
-    the package's modules it imported (an undeclared one was imported by a name)."""
-    imported = [f for f in files if f in _module_files(modules)]
+    the record's ({name: file}): an undeclared module was imported by a name, not a plain import."""
+    imported = set(files) & set((modules or {}).values())
     fix = ("import it with a plain import (a rule's code inputs are its entry's import closure, "
            "attnrepro.dag.code_inputs)" if imported else
            "declare it: a module that reads a repository file names it in its READS, a results "
