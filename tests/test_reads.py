@@ -354,3 +354,22 @@ def test_a_job_that_reads_an_undeclared_file_fails_in_the_workflow(tmp_path):
                     "declare it: a module that reads a repository file names it in its READS, "
                     "a results file is one of the rule's inputs, on its command line")
     assert not list((root / "results/data/001/scale_table").glob("*.parquet"))  # removed by Snakemake
+
+
+def test_every_rule_gives_its_job_its_own_name():
+    """job_env(NAME) in a rule's params is the rule's own name (its `name:` or its checkpoint's):
+    a job names its rule when it refuses a read (the small run checks the rules it runs)."""
+    import re
+
+    pairs = []
+    for smk in sorted((REPO / "workflow/rules").glob("*.smk")):
+        blocks = re.split(r"\n(?=\s*(?:rule|checkpoint)\b)", smk.read_text())
+        for block in blocks:
+            given = re.search(r"job=job_env\((.+)\),", block)
+            if given is None:
+                continue
+            named = re.search(r"name:\s*\n\s*(.+)\n", block) or re.search(r"checkpoint (\w+):", block)
+            name = named[1].strip().rstrip(",")
+            pairs.append((smk.name, given[1], name if named.re.pattern.startswith("name") else f'"{name}"'))
+    assert len(pairs) >= 15
+    assert [p for p in pairs if p[1] != p[2]] == []

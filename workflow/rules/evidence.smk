@@ -129,7 +129,7 @@ checkpoint numerics_settings:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env(f"numerics_environment_{env_name}"),
+        job=job_env("numerics_settings"),
         software=pinned("sweep_probe"),
         kernels=" ".join(NUMERICS.get("kernels", [])),
         masks=" ".join(NUMERICS.get("numpy_masks", ["default"])),
