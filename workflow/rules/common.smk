@@ -125,7 +125,9 @@ def pinned(command, *dispatched):
     (attnrepro.dag.software), so that changing one pin reruns exactly the jobs that import it
     ("params changed"). A value, not a function of the job's input: Snakemake records no
     parameter derived from a job's input."""
-    code = code_inputs.source_files(f"attnrepro.jobs.{command}", *dispatched, data=False)
+    code = code_inputs.source_files(
+        f"attnrepro.jobs.{command}", *dispatched, data=False
+    )
     try:
         return software_pins.pinned(code)
     except software_pins.MissingPin as error:
