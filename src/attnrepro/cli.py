@@ -7,6 +7,7 @@
     python -m attnrepro run train --set tasks=sort --set lengths=5 --set seeds=7 --out /tmp/t.parquet
     python -m attnrepro run train --config config/small.yaml --set steps=200 --out /tmp/small-t.parquet
     python -m attnrepro verify ARCHIVE.tar.gz [--results DIR]   (see attnrepro.archive.verify)
+    python -m attnrepro article check FILE --out DIR   (see attnrepro.report.commands.article_check)
 
 Thread limits (and ``--numerics SETTING``: an OpenBLAS kernel and a NumPy CPU-feature
 mask, see :mod:`attnrepro.evidence.sweep`) are applied before NumPy is imported; parameters come from the
@@ -75,6 +76,11 @@ def _parser():
     verify = sub.add_parser("verify", add_help=False, prefix_chars="\0",
                             help="compare an archive of a run with a run here (verify ARCHIVE -h)")
     verify.add_argument("args", nargs="*")
+    # every word after `article` goes to attnrepro.report.commands.article_check's own parser
+    article = sub.add_parser("article", add_help=False, prefix_chars="\0",
+                             help="check an article from its text alone: article check FILE --out DIR "
+                                  "(runs its code with your rights; article check -h)")
+    article.add_argument("args", nargs="*")
     run = sub.add_parser("run", help="run one case of one experiment and write Parquet",
                          epilog=f"{SET_HELP}\n{OUT_HELP}\n{usage.EXIT_STATUS}",
                          formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -318,6 +324,10 @@ def main(argv=None):
         from attnrepro.archive import verify
 
         return verify.main(args.args)
+    if args.command == "article":  # its listings run in their own interpreter, under the pin
+        from attnrepro.report.commands import article_check
+
+        return article_check.main(args.args)
     harness.setup_logging()
     from attnrepro.dag import yamlfile
     from attnrepro.dag.config import ConfigError

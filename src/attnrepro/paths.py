@@ -56,6 +56,7 @@ SPEED_CSV = f"{RESULTS}/speed.csv"
 INDEX = f"{RESULTS}/README.md"  # every output of the run (attnrepro.report.index)
 CONFIG_RESOLVED = f"{RESULTS}/config.resolved.yaml"  # the run's config, as Snakemake resolved it
 EDITIONS = f"{RESULTS}/articles"  # the annotated editions
+CLAIMS = f"{RESULTS}/claims"  # the claims drafted from the articles' texts
 
 # ---- the environment (requirements/README.md) -------------------------------------------------
 REQUIREMENTS = "requirements"  # every lock, with the .in file it is compiled from (`make lock`)
@@ -113,6 +114,16 @@ def evidence_path(folder, stem, fmt):
 def listing_run(article):
     """The JSON of one article's listings run (attnrepro.evidence.listings_run)."""
     return f"{LISTINGS}/runs/{article}.json"
+
+
+def drafted_claims(article):
+    """The claims drafted from an article's text: ``results/claims/<article>.yaml`` (attnrepro.articles.draft)."""
+    return f"{CLAIMS}/{article}.yaml"
+
+
+def unclaimed_numbers(article):
+    """The prose's numbers that the draft pairs with none: ``results/claims/<article>.unclaimed.yaml``."""
+    return f"{CLAIMS}/{article}.unclaimed.yaml"
 
 
 def edition_path(article):

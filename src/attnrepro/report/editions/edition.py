@@ -151,16 +151,16 @@ def _judged(rows, claim_id):
 
 def notes(claims, table, config, lines):
     """A Note per claim, judged by the ledger ``table`` (a claim it lacks: missing), placed in the
-    article's ``lines``."""
+    article's ``lines``; links to the run's products and data when a run's ``config`` is given."""
     rows = {row["id"]: row for row in table.to_dict("records")}
-    planned = Planned(config)
+    planned = Planned(config) if config is not None else None
     out = []
     for claim in claims:
         shown, faithful = span(claim, lines)
         verdict, reproduced, reason = _judged(rows, claim.id)
         out.append(Note(claim.id, claim.location["line"], claim.location["column"], shown,
                         claim.claim, claim.published, claim.cls, verdict, reproduced, reason,
-                        links(claim, planned), faithful))
+                        links(claim, planned) if planned is not None else [], faithful))
         if not faithful:
             log.warning("claim %s: the article prints %r at its location, not %r",
                         claim.id, shown, printed(claim))
@@ -226,13 +226,15 @@ def _block_html(block, by_line, counter, title):
     return f'<pre class="{block.kind}"{anchor} aria-label="{label}">{inner}</pre>'
 
 
-def render(article, text, article_notes, title, factor=None):
-    """The edition's HTML: the article's blocks with every note highlighted exactly once."""
+def render(article, text, article_notes, title, factor=None, blocks=None):
+    """The edition's HTML: the article's blocks (``blocks``, else the plain text's) with every note
+    highlighted exactly once."""
     by_line = {}
     for note in sorted(article_notes, key=lambda n: (n.line, n.column)):
         by_line.setdefault(note.line, []).append(note)
     counter = []
-    body = "\n".join(_block_html(b, by_line, counter, title) for b in articles.parse(text))
+    blocks = articles.parse(text) if blocks is None else blocks
+    body = "\n".join(_block_html(b, by_line, counter, title) for b in blocks)
     if sorted(counter) != sorted(n.id for n in article_notes):
         lost = sorted({n.id for n in article_notes} - set(counter))
         raise LocationError(f"article {article}: claims not placed in its text: {', '.join(lost[:5])}")

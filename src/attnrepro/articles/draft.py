@@ -1,0 +1,341 @@
+"""Claims drafted from an article's text and two runs of its listings, classed by stated rules.
+
+Every number of every output block becomes a claim in ``config/published.yaml``'s schema, with its
+location, the published string and a class decided by these rules, in this order:
+
+1. **machine-bound** when the listing reads a clock (:data:`CLOCK`) and the two runs printed other
+   digits in the number's field (its place in lines of one shape: a column of a table of times): a
+   time moves with the machine;
+2. **stochastic** when the two runs printed other digits otherwise: an unseeded draw moves it, and
+   the claim's note gives both runs' digits (the ledger never calls it *differs*: one run cannot
+   place a draw);
+3. **round-off** when it is not zero and below :data:`ROUND_OFF` in magnitude: the last bits of a
+   computation, judged by that tolerance;
+4. **echo** when the listing's code states the number (a literal of its code, or a number inside one
+   of its strings; 0 and 1 excepted, which code states everywhere): it shows a setting;
+5. **exact** otherwise: two runs print the same digits.
+
+Each number of the prose (paragraphs, lists, lines broken by hand) is paired with a printed number
+it restates, the same value at the prose's digits, preferring the nearest listing above it: the
+prose claim reads the same source, so the ledger gives it the printed number's verdict
+(:mod:`attnrepro.report.ledger.restated`). A prose number that restates none but lies within
+:data:`NEAR` units of its last digit of a printed one is drafted against that one and flagged as a
+likely misprint; every other prose number is listed as unclaimed with the reason.
+
+The reproduced values live in a table of every number each listing printed (:func:`table_rows`):
+``listing``, ``printed_line`` (its place among the listing's printed lines), ``number`` (its place in
+that line), the published ``line`` and ``column`` it pairs with (None when the article does not show
+it), ``text`` and ``value``; a claim's source selects its row. Pure Python: no NumPy, no pandas.
+"""
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from attnrepro.articles import listings as listing_text
+from attnrepro.articles.pairing import pair_lines
+
+LISTINGS = "listings"  # the experiment name of a drafted claim's source: the listings' printed numbers
+CLOCK = re.compile(r"\b(?:perf_counter(?:_ns)?|process_time|monotonic|timeit|time\.time)\b|%%?timeit")
+NEAR = 3  # units of the last digit within which a prose number is a likely misprint of a printed one
+PROSE_KINDS = ("paragraph", "list", "lines")
+# a non-zero figure below this is at the level of the last bits of float32 or float64 arithmetic on
+# values of order one (float32's epsilon is 1.2e-7; a difference of tens of last bits stays below it)
+ROUND_OFF = 1e-5
+HEADER = ("Claims drafted from the article's text by attnrepro (attnrepro.articles.draft): confirm each by "
+          "copying it into the article's claims file (config articles: claims)")
+TABLE_COLUMNS = ["case", "listing", "printed_line", "number", "line", "column", "text", "again", "value"]
+RATIONALES = {
+    "echo-stated": "the listing's code states this number (a literal of its code) and prints it back: it "
+                   "shows a setting, not a computation",
+    "round-off": "a figure at the level of the last bits (below 1e-5 on values of order one): its digits move "
+                 "with the CPU, the BLAS kernel and the library versions",
+    "clock": "read from a clock: it moves with the machine and with what else runs (two runs of the listing "
+             "here printed other digits)",
+}
+
+
+@dataclass(frozen=True)
+class Printed:
+    """One number a listing printed in the first run, with its twin of the second run."""
+
+    listing: int
+    printed_line: int  # from 1, among the listing's non-blank printed lines
+    number: int  # from 1, in that line
+    text: str  # as the first run printed it
+    again: str | None  # as the second run printed it (None: no such number there)
+    line: int | None = None  # the published line it pairs with
+    column: int | None = None  # where the published number stands in that line
+    published: str | None = None
+    shape: str = ""  # its printed line with the numbers blanked (listings.shape)
+
+    @property
+    def value(self):
+        return _as_float(self.text)
+
+
+@dataclass
+class Draft:
+    """What the text and two runs give: the printed numbers, the claims, the prose left unclaimed,
+    and one line per listing that did not run."""
+
+    article: str
+    printed: list = field(default_factory=list)
+    claims: list = field(default_factory=list)
+    unclaimed: list = field(default_factory=list)
+    failures: list = field(default_factory=list)
+
+    def document(self):
+        """The claims file: rationales and claims (published.yaml's schema)."""
+        return {"rationales": dict(RATIONALES), "claims": self.claims}
+
+
+BOOLEANS = {"True": 1.0, "False": 0.0}  # a printed boolean's value (the ledger writes it back as a word)
+
+
+def _as_float(text):
+    if text in BOOLEANS:
+        return BOOLEANS[text]
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _numbers(text, offset=0):
+    """The tokens of a printed or published line: its numbers and booleans."""
+    return [t for t in listing_text.tokens(text, offset) if _as_float(t.text) is not None]
+
+
+def _printed_lines(run):
+    return [text for text in (run or {}).get("stdout", "").splitlines() if text.strip()]
+
+
+def printed_numbers(listing, first, second):
+    """[Printed] of one listing: every number of the first run's output, paired with the second
+    run's same place and with the published line its printed line pairs with."""
+    lines, again = _printed_lines(first), _printed_lines(second)
+    published = listing.lines()
+    partner = {j: i for i, j in pair_lines(published, lines)}
+    out = []
+    for j, text in enumerate(lines):
+        mine = _numbers(text)
+        twins = _numbers(again[j]) if j < len(again) else []
+        shown = published[partner[j]] if j in partner else None
+        theirs = _numbers(shown.text, shown.offset) if shown is not None else []
+        for k, token in enumerate(mine):
+            twin = twins[k].text if len(twins) == len(mine) else None
+            pub = theirs[k] if len(theirs) == len(mine) else None
+            out.append(Printed(listing.index, j + 1, k + 1, token.text, twin,
+                               shown.number if pub else None, pub.column if pub else None,
+                               pub.text if pub else None, listing_text.shape(text)))
+    return out
+
+
+def stated_numbers(code):
+    """The numbers a listing's code states: its numeric literals and the numbers inside its strings."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            found.add(float(node.value))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found |= {v for t in _numbers(node.value) if (v := _as_float(t.text)) is not None}
+    return found - {0.0, 1.0}
+
+
+def _field(number):
+    """A number's field: its listing, the shape of its line and its place in it (a table's column)."""
+    return number.listing, number.shape, number.number
+
+
+def moving_fields(numbers):
+    """The fields in which some number moved between the two runs."""
+    return {_field(n) for n in numbers if n.again != n.text}
+
+
+def classify(number, code, moving=frozenset()):
+    """(class, why) of a printed number by the module's rules (``code``: its listing's code;
+    ``moving``: :func:`moving_fields`). In a listing that reads a clock, a number whose field moved
+    in some line comes from the clock even where two runs happened to print the same digits."""
+    moved = number.again != number.text
+    if CLOCK.search(code) and (moved or _field(number) in moving):
+        return "machine-bound", "clock"
+    if moved:
+        return "stochastic", None
+    if number.value is not None and 0 < abs(number.value) < ROUND_OFF:
+        return "round-off", "round-off"
+    if number.value in stated_numbers(code):
+        return "echo", "echo-stated"
+    return "exact", None
+
+
+def section(headings, line):
+    """The heading above ``line`` ([(first line, text)] of the headings)."""
+    above = [text for first, text in headings if first <= line]
+    return above[-1] if above else "(before the first heading)"
+
+
+def _source(number):
+    where = ({"listing": number.listing, "line": number.line, "number": number.number}
+             if number.line is not None else
+             {"listing": number.listing, "printed_line": number.printed_line, "number": number.number})
+    return {"experiment": LISTINGS, "where": where, "column": "value"}
+
+
+def _claim(article, claim_id, section, what, published, location, cls, why, number):
+    claim = {"id": claim_id, "article": article, "section": section, "claim": what, "published": published,
+             "class": cls, "source": _source(number), "location": location}
+    if cls == "machine-bound":
+        claim["raw_time"] = True
+    if cls == "round-off":
+        claim["tolerance"] = ROUND_OFF
+    if why:
+        claim["why"] = why
+    if cls == "stochastic":
+        claim["note"] = (f"an unseeded draw moves it: two runs of listing {number.listing} here printed "
+                         f"{number.text} and {number.again if number.again is not None else 'no such number'}")
+    return claim
+
+
+def output_claims(article, listings, numbers, headings):
+    """A claim for each published number that a printed one pairs with; {(listing, line, number): claim}."""
+    code, moving = {item.index: item.code for item in listings}, moving_fields(numbers)
+    drafted = {}
+    for number in numbers:
+        if number.line is None:
+            continue
+        cls, why = classify(number, code[number.listing], moving)
+        claim_id = f"{article}.listing-{number.listing}.line-{number.line}.number-{number.number}"
+        what = f"number {number.number} of the output line {number.line}, printed by listing {number.listing}"
+        drafted[number] = _claim(article, claim_id, section(headings, number.line), what, number.published,
+                                 {"line": number.line, "column": number.column}, cls, why, number)
+    return drafted
+
+
+def unpaired(listing, numbers, status):
+    """[(line, column, text, reason)] of the published numbers of a listing that nothing printed pairs with."""
+    paired = {(n.line, n.column) for n in numbers if n.line is not None}
+    out = []
+    for line in listing.lines():
+        for token in _numbers(line.text, line.offset):
+            if (line.number, token.column) not in paired:
+                why = (f"listing {listing.index} {status}" if status != "ran" else
+                       f"listing {listing.index} printed no line like this one")
+                out.append((line.number, token.column, token.text, why))
+    return out
+
+
+def _digits(text):
+    """Decimals of a number as written in fixed notation (None for scientific notation)."""
+    return None if "e" in text.lower() else len(text.partition(".")[2])
+
+
+def _normal(text):
+    """A number as written, without a plus sign and with its exponent as an integer ("1.5e-05": "1.5e-5")."""
+    mantissa, mark, exponent = text.lower().lstrip("+").partition("e")
+    return f"{mantissa}e{int(exponent)}" if mark else mantissa
+
+
+def written_like(value, prose):
+    """``value`` written with the digits and notation of the number ``prose``."""
+    mantissa, mark, _ = prose.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return _normal(f"{value:.{decimals}e}" if mark else f"{value:.{decimals}f}")
+
+
+def restates(prose, value):
+    """Whether ``value`` written at the digits of the prose number ``prose`` is ``prose``; a prose
+    integer restates a value within 1% of it (0 only 0 itself): "0" or "3" round many values they
+    do not state."""
+    if value is None or written_like(value, prose) != _normal(prose):
+        return False
+    return _digits(prose) != 0 or abs(value - float(prose)) <= 0.01 * abs(float(prose))
+
+
+def near(prose, value):
+    """Whether a prose number with decimals and two or more significant digits lies within NEAR
+    units of its last digit of ``value`` (a likely misprint of it); an integer of the prose is a
+    count or a size more often than a measurement, and is never taken for a misprint."""
+    decimals = _digits(prose)
+    significant = len(prose.lstrip("+-").replace(".", "").lstrip("0"))
+    if not decimals or value is None or significant < 2:
+        return False
+    return abs(float(prose) - value) <= NEAR * 10.0 ** -decimals
+
+
+def _nearest_first(numbers, line, first_lines):
+    """``numbers`` ordered from the listing nearest above ``line`` to the farthest, then those below."""
+    def key(number):
+        first = first_lines[number.listing]
+        return (0, line - first) if first <= line else (1, first - line)
+    return sorted(numbers, key=key)
+
+
+def _sentence_end(token):
+    """A prose number without the full stop that ends its sentence ("16." is 16)."""
+    return listing_text.Token(token.text.rstrip("."), token.column) if token.text.endswith(".") else token
+
+
+def prose_claims(article, blocks, numbers, drafted, headings, first_lines):
+    """(claims, unclaimed) of the prose's numbers: each restating a printed number, a likely
+    misprint of one, or unclaimed with the reason."""
+    claims, unclaimed = [], []
+    for block in blocks:
+        if block.kind not in PROSE_KINDS:
+            continue
+        for number_of_line, text in zip(block.numbers, block.lines):
+            figures = [_sentence_end(t) for t in _numbers(text) if t.text not in BOOLEANS]  # no words
+            for k, token in enumerate(figures, start=1):
+                candidates = _nearest_first(numbers, number_of_line, first_lines)
+                match = next((n for n in candidates if restates(token.text, n.value)), None)
+                misprint = None if match else next((n for n in candidates if near(token.text, n.value)), None)
+                cell = match or misprint
+                if cell is None:
+                    unclaimed.append({"line": number_of_line, "column": token.column, "text": token.text,
+                                      "reason": "no number the listings print has this value at its digits"})
+                    continue
+                cls, why = ((drafted[cell]["class"], drafted[cell].get("why")) if cell in drafted
+                            else ("exact", None))
+                place = f"output line {cell.line}" if cell.line else f"printed line {cell.printed_line}"
+                what = (f"the prose restates number {cell.number} of listing {cell.listing}'s {place}" if match
+                        else f"likely misprint: no printed number has this value at its digits; the nearest is "
+                             f"number {cell.number} of listing {cell.listing}'s {place}, printed {cell.text}")
+                claim = _claim(article, f"{article}.prose.line-{number_of_line}.number-{k}",
+                               section(headings, number_of_line), what, token.text,
+                               {"line": number_of_line, "column": token.column}, cls, why, cell)
+                claims.append(claim)
+    return claims, unclaimed
+
+
+def draft(article, blocks, listings, first_runs, second_runs):
+    """The :class:`Draft` of an article: its ``blocks`` and ``listings`` (articles.listings.extract),
+    and the records of two runs of its listings ({listing name: {status, error, stdout}})."""
+    headings = [(b.first, " ".join(b.lines).strip()) for b in blocks if b.kind == "heading"]
+    result = Draft(article)
+    for item in listings:
+        first, second = first_runs.get(item.name) or {}, second_runs.get(item.name) or {}
+        status = first.get("status", "not run")
+        if status != "ran":
+            result.failures.append({"listing": item.index, "line": item.first,
+                                    "error": first.get("error") or status})
+        numbers = printed_numbers(item, first, second) if status == "ran" else []
+        result.printed += numbers
+        for line, column, text, why in unpaired(item, numbers, status):
+            result.unclaimed.append({"line": line, "column": column, "text": text, "reason": why})
+    drafted = output_claims(article, listings, result.printed, headings)
+    prose, unclaimed = prose_claims(article, blocks, result.printed, drafted, headings,
+                                    {item.index: item.first for item in listings})
+    result.claims = list(drafted.values()) + prose
+    result.unclaimed += unclaimed
+    return result
+
+
+def table_rows(result):
+    """The rows of the printed numbers' table (one per number; a claim's source selects one)."""
+    return [{"case": f"listing-{n.listing}", "listing": n.listing, "printed_line": n.printed_line,
+             "number": n.number, "line": n.line, "column": n.column, "text": n.text, "again": n.again,
+             "value": n.value} for n in result.printed]
