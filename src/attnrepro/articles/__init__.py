@@ -11,7 +11,8 @@ and bounded interpreter. The modules, from the text to the claims:
   the file's suffix;
 - ``listings``: each listing with the published output lines after it, and the numbers of a line;
 - ``session`` and ``bounded``: the interpreter that runs an article's listings in order, and what
-  bounds it (time, memory, its own working folder);
+  bounds it (time, memory, its own working folder); ``depends``: the names a listing takes from
+  the listings before it (which to skip or run again when one fails);
 - ``catalog``: the articles of a run's config;
 - ``draft``: a claim drafted for every printed number, classed by stated rules.
 

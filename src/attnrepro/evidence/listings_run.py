@@ -5,43 +5,41 @@
 
 It extracts the article's listings from its text (:mod:`attnrepro.evidence.listings_text`), checks
 which packages each imports (one outside ``requirements/runtime.lock`` is named in the result, and the
-listing runs all the same), then runs them all, in order and verbatim, in one fresh interpreter
-(:mod:`attnrepro.evidence.listings_session`) whose environment carries the numerics pin
-(:func:`attnrepro.numerics.canonical.apply`) and no thread limit: the listings set their own
-(``torch.set_num_threads(2)``, 001's ``Pool(16)`` with one BLAS thread asked per training), as
-they did for the article; the thread variables that Snakemake sets for a job are removed. The
-session runs in a scratch folder (a listing that writes a file writes it there).
+listing runs all the same), then runs them all, in order and verbatim, in a fresh interpreter
+(:func:`attnrepro.articles.bounded.run_listings`, each listing's output what it prints) whose
+environment carries the numerics pin (:func:`attnrepro.numerics.canonical.apply`) and no thread
+limit: the listings set their own (``torch.set_num_threads(2)``, 001's ``Pool(16)`` with one BLAS
+thread asked per training), as they did for the article; the thread variables that Snakemake sets
+for a job are removed. The article's budget is ``listings.timeout_s``; there is no memory limit
+(none is configured: 001's ``Pool(16)`` gets the machine's memory, as for the article). The session
+runs in a scratch folder (a listing that writes a file writes it there).
 
-The result, one JSON file per article: the interpreter and the versions it ran, the pin, and per
-listing its index, first line, the hash of its code, the packages outside the lock, its status
-(``ran``, ``failed`` with the error, or ``not run`` when the interpreter died or timed out before
-it), its seconds and what it printed. :mod:`attnrepro.report.evidence.listings_evaluate` compares that
-with the published output.
+The result, one JSON file per article: the interpreter and the versions it ran, the pin, one line
+per listing that did not run (``problems``), and per listing its index, first line, the hash of its
+code, the packages outside the lock, its status (``ran``; ``failed`` with the error, a time limit
+passed or the interpreter killed; ``skipped`` when it needs a name of a listing that did not run,
+or the budget was spent before it), its seconds and what it printed.
+:mod:`attnrepro.report.evidence.listings_evaluate` compares that with the published output.
 """
 
 import ast
-import ctypes
 import hashlib
 import json
 import logging
 import os
-import signal
 import subprocess
 import sys
-import tempfile
 from importlib import metadata
-from pathlib import Path
 
+from attnrepro.articles import bounded
 from attnrepro.numerics import canonical, threads
 from attnrepro.run import locks
 from attnrepro import paths
 
 log = logging.getLogger("attnrepro")
-SESSION = "attnrepro.evidence.listings_session"
 LOCK = paths.RUNTIME_LOCK
 READS = ("requirements/runtime.lock",)  # which packages are the pinned environment's (LOCK)
 THREAD_VARIABLES = (*threads.VARIABLES, "GOTO_NUM_THREADS")
-NOT_RUN = "not run"
 _SRC = str(paths.SRC)
 
 
@@ -84,36 +82,13 @@ def session_environment(pin, environ=None):
     return env, state
 
 
-def _die_with_parent():
-    """In the session (before exec): killed when this job dies (the run's watchdog, a kill)."""
-    try:
-        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-
-
-def run_session(listings, env, timeout, python=sys.executable):
-    """Run ``listings`` ([{name, first, code}]) in one interpreter; (results, numerics, problem):
-    problem says why the session stopped early (a timeout, a signal), else ""."""
-    with tempfile.TemporaryDirectory(prefix="attnrepro-listings-") as scratch:
-        source, target = Path(scratch) / "listings.json", Path(scratch) / "results.json"
-        source.write_text(json.dumps(listings))
-        work = Path(scratch) / "work"
-        work.mkdir()
-        proc = subprocess.Popen([python, "-m", SESSION, str(source), str(target)], cwd=work, env=env,
-                                start_new_session=True, preexec_fn=_die_with_parent)
-        problem = ""
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            code, problem = None, f"the session exceeded its {timeout:g} s (listings.timeout_s)"
-        if code:
-            problem = (f"the interpreter was killed by signal {-code}" if code < 0
-                       else f"the interpreter exited with status {code}")
-        record = json.loads(target.read_text()) if target.is_file() else {"results": [], "numerics": {}}
-    return record["results"], record["numerics"], problem
+def run_session(listings, env, timeout, python=sys.executable, memory_limit_mib=None):
+    """Run ``listings`` ([{name, first, code}]) in a fresh interpreter, their output what they
+    print, within the article's budget ``timeout`` (listings.timeout_s) and, unless given, no
+    memory limit; the :class:`attnrepro.articles.bounded.Outcome`."""
+    given = [{**listing, "display": "print"} for listing in listings]
+    return bounded.run_listings(given, time_limit_s=timeout, memory_limit_mib=memory_limit_mib, env=env,
+                                python=python)
 
 
 def versions(python=sys.executable):
@@ -137,18 +112,16 @@ def run(article, text_path, pin, timeout, lock=LOCK):
     log.info("article %s: %d listings, pin %s%s", article, len(listings), pin,
              "" if state["applied"] else f" not applied ({state['reason']})")
     given = [{"name": item.name, "first": item.first, "code": item.code} for item in listings]
-    results, numerics, problem = run_session(given, env, timeout)
-    by_name = {r["name"]: r for r in results}
+    outcome = run_session(given, env, timeout)
     rows = []
-    for item in listings:
-        ran = by_name.get(item.name) or {"status": NOT_RUN, "error": problem or "the session ended before it",
-                                         "seconds": None, "stdout": ""}
+    for item, ran in zip(listings, outcome.results):
         rows.append({"index": item.index, "name": item.name, "first": item.first,
                      "code_sha256": hashlib.sha256(item.code.encode()).hexdigest(),
                      "outside_lock": outside_lock(item.code, locked),
                      **{k: ran[k] for k in ("status", "error", "seconds", "stdout")}})
     return {"article": article, "text": str(text_path), "pin": {"pin": pin, **state},
-            "session_problem": problem, "environment": versions(), "numerics": numerics, "listings": rows}
+            "problems": outcome.problems, "environment": versions(), "numerics": outcome.numerics,
+            "listings": rows}
 
 
 def write(article, text_path, pin, timeout, out):

@@ -1,0 +1,206 @@
+"""An article's listings in the bounded interpreter (attnrepro.articles.session, .bounded, .depends).
+
+Every listing here is a few lines written for the test. Each test starts one or two interpreters
+(a tenth of a second each); the time limits are 2 s and the memory limit 512 MiB, so that the
+whole file runs in about 10 s.
+"""
+
+import time
+from pathlib import Path
+
+import pytest
+
+from attnrepro import paths
+from attnrepro.articles import bounded, depends
+
+FAST = {"time_limit_s": 30, "memory_limit_mib": 512}
+
+
+def article(*codes, display="print"):
+    """Listings named as an article's: [{name, first, code, display}], ``display`` for all unless a
+    code is given as (code, display)."""
+    out = []
+    for i, code in enumerate(codes, 1):
+        code, shown = code if isinstance(code, tuple) else (code, display)
+        out.append({"name": f"t.listing-{i}", "first": 10 * i, "code": code, "display": shown})
+    return out
+
+
+def table(outcome, *keys):
+    return [tuple(r[k] for k in keys) for r in outcome.results]
+
+
+def test_the_listings_run_in_order_in_one_namespace(tmp_path):
+    outcome = bounded.run_listings(article(
+        "import sys\nx = 3\nprint('x is', x)\nprint('a warning', file=sys.stderr)",
+        "def twice(v):\n    return 2 * v\ny = twice(x)\nprint(y)",
+        "x = x + 1\nprint(x, y)",
+    ), workdir=tmp_path, **FAST)
+    assert table(outcome, "status", "stdout", "stderr", "defined") == [
+        ("ran", "x is 3\n", "a warning\n", ["sys", "x"]),
+        ("ran", "6\n", "", ["twice", "y"]),
+        ("ran", "4 6\n", "", ["x"]),
+    ]
+    assert outcome.problems == [] and outcome.interpreters == 1
+    assert all(r["seconds"] >= 0 and r["error"] == "" for r in outcome.results)
+
+
+def test_a_jupyter_cell_shows_its_last_expression_and_a_transcript_each_one(tmp_path):
+    outcome = bounded.run_listings(article(
+        ("a = [1, 'two']\nprint('printed')\na[1]", "last"),
+        ("b = len(a)\nb;  # the semicolon hides it", "last"),
+        ("c = {'k': b}", "last"),
+        ("None", "last"),
+        ("a\nprint('between')\nNone\nc['k'] * 10\n_ + 1\nfor i in range(2):\n    i", "each"),
+        ("import numpy as np\nnp.float64(0.5)", "last"),
+        ("a[0]\n_", "print"),
+    ), workdir=tmp_path, **FAST)
+    assert [r["stdout"] for r in outcome.results] == [
+        "printed\n'two'\n", "", "", "", "[1, 'two']\nbetween\n20\n21\n0\n1\n", "np.float64(0.5)\n", ""]
+    assert outcome.results[4]["defined"] == ["i"]  # `_` is the display's, not the listing's
+    assert outcome.problems == []
+
+
+def test_a_failed_listing_is_one_line_and_only_its_dependents_are_skipped(tmp_path):
+    outcome = bounded.run_listings(article(
+        "data = [1, 2]",
+        "total = sum(data)\nmodel = {'w': 1}\nmodel['w'] / (total - 3)",
+        "print('independent', len(data))",
+        "out = model['w']",
+        "print(out)",
+        "print(total if 'total' in globals() else 'undone')",
+        "import tiktoken",
+    ), workdir=tmp_path, **FAST)
+    assert table(outcome, "status", "error") == [
+        ("ran", ""),
+        ("failed", "ZeroDivisionError: division by zero (line 3)"),
+        ("ran", ""),
+        ("skipped", "needs `model` from listing 2, which failed"),
+        ("skipped", "needs `out` from listing 4, which was skipped"),
+        ("skipped", "needs `total` from listing 2, which failed"),
+        ("failed", "ModuleNotFoundError: No module named 'tiktoken' (line 1)"),
+    ]
+    assert outcome.results[2]["stdout"] == "independent 2\n"
+    assert outcome.results[1]["defined"] == ["total", "model"]
+    assert outcome.problems == [
+        "listing 2: ZeroDivisionError: division by zero (line 3)",
+        "listing 4: needs `model` from listing 2, which failed",
+        "listing 5: needs `out` from listing 4, which was skipped",
+        "listing 6: needs `total` from listing 2, which failed",
+        "listing 7: ModuleNotFoundError: No module named 'tiktoken' (line 1)",
+    ]
+
+
+def test_a_failed_listing_leaves_no_names_behind(tmp_path):
+    outcome = bounded.run_listings(article(
+        "kept = 1",
+        "kept = 2\nhalf = 1\nraise RuntimeError('first line\\nsecond line')",
+        "print(kept, 'half' in globals())",
+        "def broken(:\n    pass",
+    ), workdir=tmp_path, **FAST)
+    assert table(outcome, "status", "error", "stdout") == [
+        ("ran", "", ""),
+        ("failed", "RuntimeError: first line second line (line 3)", ""),
+        ("ran", "", "1 False\n"),
+        ("failed", "SyntaxError: invalid syntax (line 1)", ""),
+    ]
+
+
+def test_a_listing_past_its_time_limit_ends_and_a_new_interpreter_goes_on(tmp_path):
+    started = time.monotonic()
+    outcome = bounded.run_listings(article(
+        "x = 5\nprint('once')",
+        "unrelated = 1",
+        "while True:\n    pass",
+        "print('x is still', x)",
+    ), workdir=tmp_path, listing_limit_s=2, **FAST)
+    assert time.monotonic() - started < 8
+    assert table(outcome, "status", "error", "stdout") == [
+        ("ran", "", "once\n"),  # run again in the new interpreter, its output not kept twice
+        ("ran", "", ""),
+        ("failed", "exceeded its time limit of 2 s", ""),
+        ("ran", "", "x is still 5\n"),
+    ]
+    assert 2 <= outcome.results[2]["seconds"] < 4
+    assert outcome.interpreters == 2
+    assert outcome.problems == ["listing 3: exceeded its time limit of 2 s"]
+
+
+def test_the_articles_budget_ends_the_listings_left(tmp_path):
+    outcome = bounded.run_listings(article("while True:\n    pass", "print('late')"), workdir=tmp_path,
+                                   time_limit_s=2, memory_limit_mib=None)
+    assert table(outcome, "status", "error") == [
+        ("failed", "exceeded the article's time limit of 2 s"),
+        ("skipped", "the article's time limit of 2 s was spent before it"),
+    ]
+    assert outcome.interpreters == 1
+
+
+def test_memory_without_bound_ends_at_the_limit_and_the_rest_runs(tmp_path):
+    started = time.monotonic()
+    outcome = bounded.run_listings(article(
+        "import resource\nkeep = 'small'\nprint(resource.getrlimit(resource.RLIMIT_DATA)[0] // 2**20)",
+        "x = []\nwhile True:\n    x.append(bytearray(10**7))",
+        "print(keep, 'x' in globals())",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+        "print('after the kill', keep)",
+    ), workdir=tmp_path, **FAST)
+    assert time.monotonic() - started < 10
+    assert table(outcome, "status", "error", "stdout") == [
+        ("ran", "", "512\n"),
+        ("failed", "MemoryError (line 3)", ""),
+        ("ran", "", "small False\n"),
+        ("failed", "the interpreter was killed by signal 9 (memory limit 512 MiB?)", ""),
+        ("ran", "", "after the kill small\n"),
+    ]
+    assert outcome.interpreters == 2
+
+
+def test_each_article_has_its_own_working_folder_removed_afterwards(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "scratch").mkdir()
+    code = "import os\nopen('note.txt', 'w').write('x')\nprint(os.getcwd())"
+    first, second = (bounded.run_listings(article(code), workdir=tmp_path / "scratch", **FAST)
+                     for _ in range(2))
+    folders = [Path(o.results[0]["stdout"].strip()) for o in (first, second)]
+    assert folders[0] != folders[1]
+    assert all(f.parent.parent == tmp_path / "scratch" and not f.exists() for f in folders)
+    assert list((tmp_path / "scratch").iterdir()) == [] and not (tmp_path / "note.txt").exists()
+    assert not (Path(paths.REPO) / "note.txt").exists()
+
+
+def test_a_killed_interpreters_folder_is_removed_too(tmp_path):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    outcome = bounded.run_listings(article("open('left.txt', 'w').write('x')\nwhile True:\n    pass"),
+                                   workdir=scratch, time_limit_s=2, memory_limit_mib=None)
+    assert outcome.results[0]["status"] == "failed" and list(scratch.iterdir()) == []
+
+
+def test_an_unknown_display_is_refused_naming_the_listing():
+    with pytest.raises(ValueError, match=r"^listing 2 \(t.listing-2\): display 'html' is not one of "
+                                         r"print, last, each$"):
+        bounded.run_listings(article("a = 1", ("a", "html")), **FAST)
+
+
+def test_the_names_a_listing_reads_and_binds_are_read_from_its_code():
+    found = depends.names(
+        "import numpy as np, os.path\nfrom math import pi as PI\n"
+        "total += step\nfor i in range(n):\n    acc = acc + i\n"
+        "def f(a=default):\n    return hidden\n"
+        "squares = [k * k for k in ks if k > lo]\nwith open(p) as fh:\n    text = fh.read()\n"
+        "class C(Base):\n    inner = 1\n"
+        "try:\n    pass\nexcept ValueError as err:\n    pass\nprint(len(PI.__class__.__name__))")
+    assert found.reads == ("total", "step", "n", "acc", "default", "ks", "lo", "p", "Base")
+    assert found.binds == {"np", "os", "PI", "total", "i", "acc", "f", "squares", "fh", "text", "C", "err"}
+    assert depends.names("def broken(:") == depends.Names((), frozenset())
+
+
+def test_a_new_interpreter_runs_again_what_the_later_listings_need():
+    listings = [depends.names(c) for c in ("a = 1", "b = a + 1", "c = 3", "d = 4", "print(b)", "print(d)")]
+    assert depends.replays(listings, 4, ran={0, 1, 2, 3}) == [0, 1, 3]
+    assert depends.replays(listings, 4, ran={0, 1, 2, 3}, lost={1}) == [3]
+    assert depends.replays(listings, 5, ran={0, 1, 2, 3}) == [3]
+    assert depends.unmet(listings, 4, available={0, 3}) == ("b", 1)
+    assert depends.unmet(listings, 4, available={1}) is None
+
