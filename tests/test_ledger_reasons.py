@@ -222,10 +222,11 @@ def timing(published, value, band=None, **kw):
     return verdicts.judge(claim(published, "machine-bound", band=band, **kw), value)
 
 
-def test_a_timing_without_band_or_interval_differs_as_a_raw_time_of_another_cpu():
-    assert timing("fast", 2.0) == ("differs", "2.0", "machine-bound: raw time of another CPU")
+def test_a_timing_without_band_or_interval_is_inconclusive_as_a_raw_time_of_another_cpu():
+    assert timing("fast", 2.0) == ("inconclusive", "2.0", verdicts.NO_YARDSTICK)
+    assert verdicts.NO_YARDSTICK.startswith("machine-bound: a raw time of another CPU, with nothing here")
     assert timing("2.5", 2.0, note="timed once") == (
-        "differs", "2.0", "machine-bound: raw time of another CPU; timed once")
+        "inconclusive", "2.0", f"{verdicts.NO_YARDSTICK}; timed once")
 
 
 def test_the_claims_band_not_the_articles_interval_judges_and_its_rationale_and_note_are_quoted():

@@ -154,7 +154,12 @@ def _judge_timing(claim, value, repeats=()):
         words = f" (the article's about {band[0]:g} to about {band[1]:g}: {ABOUT})" if claim.about else ""
         reason = f"machine-bound: accepted band {low:g} to {high:g}{words}{rationale(claim)}"
         return Judged(verdict, text, join(reason, counted and counted.sentence(), claim.note), (low, high))
-    return "differs", timing_text(value, claim), join("machine-bound: raw time of another CPU", claim.note)
+    return passes.VERDICT, timing_text(value, claim), join(NO_YARDSTICK, claim.note)
+
+
+# a time of another machine that nothing here measures this machine by: neither a match nor a difference
+NO_YARDSTICK = ("machine-bound: a raw time of another CPU, with nothing here to judge it by (no band, and no "
+                "other raw time of its article to give this machine's speed factor)")
 
 
 ABOUT = "what rounds to each end at the digits it is written with"  # claims.loosened
