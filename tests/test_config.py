@@ -235,3 +235,16 @@ def test_an_article_of_any_form_with_or_without_claims_is_valid(default_config):
              "claims": "config/nb.yaml"}]
     assert cfg.validate(_with(default_config, add))
 
+
+def test_the_readmes_worked_example_of_an_article_is_a_valid_entry(default_config):
+    import re
+
+    import yaml
+
+    section = (REPO / "README.md").read_text().split("## Adding an article", 1)[1]
+    (block,) = re.findall(r"```yaml\n(.*?)```", section.split("\n## ", 1)[0], re.DOTALL)
+    (entry,) = yaml.safe_load(block)
+    assert (entry["id"], entry["text"]) == ("post", "../shared/my-post.md")
+    assert cfg.validate(_with(default_config, lambda c: c["articles"].append(entry)))
+    assert "articles[4].id: 'post' is the id of articles[3] too" in errors_of(
+        _with(default_config, lambda c: c["articles"].extend([entry, entry])))
