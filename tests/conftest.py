@@ -14,6 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from attnrepro.articles import catalog  # noqa: E402
 from attnrepro.dag import config as cfg  # noqa: E402
 from attnrepro.dag import plan  # noqa: E402
 
@@ -30,6 +31,20 @@ def missing(reason):
     if os.environ.get(REQUIRE_ALL, "") not in ("", "0"):
         pytest.fail(f"{reason} ({REQUIRE_ALL} is set: a missing requirement is a failure)", pytrace=False)
     pytest.skip(reason)
+
+
+def seed_articles():
+    """{id: Article} of config/config.yaml's articles, their paths read from the repository."""
+    return catalog.from_config(cfg.load(REPO / "config" / "config.yaml"), root=REPO)
+
+
+def article_text(article):
+    """The text of config/config.yaml's article ``article`` (its id); the calling test is
+    skipped (:func:`missing`) where the text is not beside the checkout."""
+    entry = seed_articles()[article]
+    if not Path(entry.text).is_file():
+        missing(f"the article {article} is not at {entry.text}")
+    return catalog.read(entry)
 
 
 def pytest_configure(config):

@@ -16,6 +16,7 @@ import json
 import math
 import re
 import shutil
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -26,14 +27,14 @@ import yaml
 from attnrepro.dag import config as cfg
 from attnrepro.report.editions import edition as editions
 from attnrepro import paths
-from attnrepro.evidence import articles
+from attnrepro.articles import catalog
 from attnrepro.report.ledger import coverage, overview_figure, verdicts
 
-from conftest import REPO, copy_repo, copy_run, missing, planned_jobs, snakemake
+from conftest import REPO, article_text, copy_repo, copy_run, planned_jobs, seed_articles, snakemake
 from test_html_report import CHROMIUM, PROBE, console_errors, page_state, render
 
 PUBLISHED = REPO / "config" / "published.yaml"
-ARTICLES = REPO.parent / "shared" / "seeds"
+ARTICLES = tuple(seed_articles())  # the ids of config/config.yaml's articles
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                 "nine": 9, "ten": 10}
 SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
@@ -48,11 +49,9 @@ def claims():
 
 @pytest.fixture(scope="module")
 def texts():
-    """{article: its lines} from ../shared/seeds (the articles the claims are transcribed from)."""
-    if not ARTICLES.is_dir():
-        missing(f"the articles are not in {ARTICLES}")
-    return {a: (ARTICLES / name).read_text(encoding="utf-8").split("\n")
-            for a, (name, _) in articles.ARTICLES.items()}
+    """{article: its lines} of the texts config/config.yaml names (the articles the claims are
+    transcribed from)."""
+    return {a: article_text(a).split("\n") for a in ARTICLES}
 
 
 # --- where each claim stands ----------------------------------------------------------------------
@@ -257,7 +256,7 @@ def test_the_overview_draws_every_numeric_claim_with_the_ledgers_window(claims):
 def run(small_run, tmp_path_factory):
     """The small run, with its editions (built by `snakemake` in a copy where it has none: the
     small run is shared read-only)."""
-    if all((small_run / paths.edition_path(a)).is_file() for a in articles.ARTICLES):
+    if all((small_run / paths.edition_path(a)).is_file() for a in ARTICLES):
         return small_run
     root = copy_run(small_run, tmp_path_factory.mktemp("editions") / "run")
     proc = snakemake(root, "articles")
@@ -271,7 +270,7 @@ def _ledger(root):
 
 def test_each_edition_of_the_run_highlights_its_claims_by_verdict(run):
     table = _ledger(run)
-    for article in articles.ARTICLES:
+    for article in ARTICLES:
         page = Highlights((run / paths.edition_path(article)).read_text(encoding="utf-8"))
         mine = table[table["article"] == article]
         assert sorted(h["id"] for h in page.found) == sorted(mine["id"])
@@ -288,16 +287,16 @@ def test_ledger_md_and_the_index_link_to_the_editions(run):
     text = (run / "results/LEDGER.md").read_text()
     links = dict(re.findall(r"\[([^\]]+)\]\((articles/\d{3}\.html#[^)]+)\)", text))
     off = table[table["verdict"] != "reproduced"]  # each claim not reproduced links to its number
-    assert links == {i: articles.edition_link(a, i) for i, a in zip(off["id"], off["article"])}
+    assert links == {i: catalog.edition_link(a, i) for i, a in zip(off["id"], off["article"])}
     assert all(f"\n| {i} | " in text for i in table["id"])  # every claim has its line
-    for article in articles.ARTICLES:
+    for article in ARTICLES:
         page = (run / paths.edition_path(article)).read_text(encoding="utf-8")
         ids = set(re.findall(r'<span class="claim[^"]*" id="([^"]+)"', page))
         assert ids == set(table[table["article"] == article]["id"])
         assert {i for i, href in links.items() if href.startswith(f"articles/{article}.html#")} <= ids
         assert f"[annotated edition](articles/{article}.html)" in text
     index = (run / "results/README.md").read_text()
-    for path in [*map(paths.edition_path, articles.ARTICLES), paths.OVERVIEW]:
+    for path in [*map(paths.edition_path, ARTICLES), paths.OVERVIEW]:
         assert f"`{path.removeprefix('results/')}`" in index, path
 
 
@@ -364,7 +363,7 @@ def browsed(run, tmp_path_factory):
     """{article: (state the DRIVER recorded, console lines)} of each edition in headless Chromium."""
     folder = tmp_path_factory.mktemp("editions")
     out = {}
-    for article in articles.ARTICLES:
+    for article in ARTICLES:
         page = (run / paths.edition_path(article)).read_text(encoding="utf-8")
         head, tag, rest = page.partition("<head>")
         body, end, tail = (head + tag + PROBE + rest).rpartition("</body>")
@@ -406,7 +405,7 @@ def test_focusing_a_number_shows_its_reproduced_value(run, browsed):
 
 
 def test_an_edition_is_self_contained(run):
-    for article in articles.ARTICLES:
+    for article in ARTICLES:
         page = (run / paths.edition_path(article)).read_text(encoding="utf-8")
         assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", page), article
         assert not re.search(r"https?://|@import|url\(", page), article
@@ -418,13 +417,13 @@ def test_every_link_of_an_edition_reaches_a_file_of_the_run(run):
     """The tooltips' links to tables, figures and data files (relative to results/articles/)
     name files that the run wrote: a path built wrong would be a dead link."""
     checked = 0
-    for article in articles.ARTICLES:
+    for article in ARTICLES:
         page = (run / paths.edition_path(article)).read_text(encoding="utf-8")
         for href in set(re.findall(r'<a href="(\.\./[^"#]+)"', page)):
             target = run / "results/articles" / html.unescape(href)
             assert target.exists(), f"{article}: dead link {href}"
             checked += 1
-    pages = [(run / paths.edition_path(a)).read_text() for a in articles.ARTICLES]
+    pages = [(run / paths.edition_path(a)).read_text() for a in ARTICLES]
     kinds = {h.split("/")[1] for page in pages for h in re.findall(r'<a href="(\.\./[^"#]+)"', page)}
     assert {"tables", "figures", "data"} <= kinds and checked > 50, (kinds, checked)
 
@@ -432,23 +431,32 @@ def test_every_link_of_an_edition_reaches_a_file_of_the_run(run):
 # --- the articles, identified -----------------------------------------------------------------------
 
 def test_the_recorded_hashes_are_the_articles_and_a_word_changed_is_refused(texts, tmp_path):
-    hashes = articles.expected_hashes(PUBLISHED)
-    assert set(hashes) == set(articles.ARTICLES)
-    assert articles.problems(str(ARTICLES), hashes) == {}
-    folder = tmp_path / "seeds"
-    shutil.copytree(ARTICLES, folder)
-    path = folder / articles.ARTICLES["001"][0]
+    seeds = seed_articles()
+    assert catalog.problems(seeds) == {}
+    path = tmp_path / "changed.txt"
+    shutil.copy(seeds["001"].text, path)
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace(" derive ", " deduce ", 1), encoding="utf-8")  # one word
-    changed = articles.sha256(path)
-    assert changed != hashes["001"]
-    assert articles.problems(str(folder), hashes) == {"001": (
-        f"{path}: SHA-256 {changed}, but config/published.yaml records {hashes['001']}: another text than "
+    changed, recorded = catalog.sha256(path), seeds["001"].sha256
+    assert changed != recorded
+    assert catalog.problems([replace(seeds["001"], text=str(path))]) == {"001": (
+        f"{path}: SHA-256 {changed}, but config articles[1].sha256 records {recorded}: another text than "
         "the one every location was read against")}
-    with pytest.raises(editions.LocationError, match=rf"{path}: SHA-256 {changed}, but .* {hashes['001']}"):
-        editions.write("001", path, _empty_ledger(tmp_path), PUBLISHED, _config(tmp_path),
-                       tmp_path / "e.html")
+    with pytest.raises(editions.LocationError, match=(
+            rf"^{path}: SHA-256 {changed}, but config articles\[1\]\.sha256 records {recorded}: .*; "
+            "its edition is not built$")):
+        _write("001", path, tmp_path)
+    with pytest.raises(editions.LocationError, match=(
+            rf"^{tmp_path}/gone.txt: not found \(config articles\[1\]\.text\); its edition is not built$")):
+        _write("001", tmp_path / "gone.txt", tmp_path)
+    with pytest.raises(editions.LocationError, match=r"^article 002: no entry of config articles has"):
+        _write("002", path, tmp_path)
     assert not (tmp_path / "e.html").exists()
+
+
+def _write(article, text, tmp_path):
+    """editions.write of ``article`` from the text at ``text`` (an empty ledger, the default config)."""
+    editions.write(article, text, _empty_ledger(tmp_path), PUBLISHED, _config(tmp_path), tmp_path / "e.html")
 
 
 def _empty_ledger(tmp_path):
@@ -464,29 +472,111 @@ def _config(tmp_path):
 
 
 @pytest.mark.full
-def test_a_missing_articles_folder_is_said_in_the_index_and_the_log(tmp_path):
+def test_a_missing_article_text_is_said_in_the_index_and_the_log(tmp_path):
     from attnrepro.report import index
 
-    unbuilt = articles.problems(str(tmp_path / "nowhere"))
-    assert set(unbuilt) == set(articles.ARTICLES)
-    assert unbuilt["000"] == (f"{tmp_path}/nowhere/{articles.ARTICLES['000'][0]}: not found "
-                              f"(no folder {tmp_path}/nowhere; config articles.folder)")
-    text = index.lines(cfg.load(REPO / "config/config.yaml"), unbuilt)
-    assert f"- `articles/000.html`: not built: {unbuilt['000']}" in text
+    config = cfg.load(REPO / "config/config.yaml")
+    moved = [{**entry, "text": f"../no-such-folder/{Path(entry['text']).name}"}
+             for entry in config["articles"]]
+    unbuilt = catalog.problems(catalog.from_config({"articles": moved}, root=tmp_path))
+    assert set(unbuilt) == set(ARTICLES)
+    name = Path(config["articles"][0]["text"]).name
+    assert unbuilt["000"] == f"{tmp_path}/../no-such-folder/{name}: not found (config articles[0].text)"
+    text = index.lines(config, unbuilt)
+    title = config["articles"][0]["title"]
+    assert f"- `articles/000.html` (article 000, \u201c{title}\u201d): not built: {unbuilt['000']}" in text
     root = copy_repo(tmp_path / "repo")
-    (root / "elsewhere.yaml").write_text("articles:\n  folder: ../no-such-folder\n")
+    (root / "elsewhere.yaml").write_text(yaml.safe_dump({"articles": moved}))
     proc = snakemake(root, "-n", configfile="config/small.yaml elsewhere.yaml")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert ("annotated edition not built: ../no-such-folder/000_75179352abf5523f.txt: not found (no folder "
-            "../no-such-folder; config articles.folder)") in proc.stdout + proc.stderr
+    assert (f"annotated edition not built: ../no-such-folder/{name}: not found (config articles[0].text)"
+            in proc.stdout + proc.stderr)
     assert "edition_000" not in planned_jobs(proc) and "index" in planned_jobs(proc)
 
 
-def test_the_articles_digests_are_read_from_their_section_alone(tmp_path):
-    """Every Snakemake start reads them: the `articles:` section only, not the file's claims."""
-    path = tmp_path / "published.yaml"
-    path.write_text("# a comment\nrationales:\n  a: x\narticles:\n# the texts\n  '000': abc\n\n  '001': def\n"
-                    "articles_note: not the section\nclaims:\n  - {id: x, articles: {'003': no}}\n")
-    assert articles.expected_hashes(path) == {"000": "abc", "001": "def"}
-    path.write_text("claims: []\n")
-    assert articles.expected_hashes(path) == {}
+# --- the articles are configuration ----------------------------------------------------------------
+
+CODE = ("src", "workflow", "Snakefile")  # where no article is named but by the experiments
+EXPERIMENTS = "src/attnrepro/experiments/"  # each belongs to an article, named by its ARTICLE
+
+
+def named_articles(root, words):
+    """[(path, word)] of every file under ``root``'s CODE (outside EXPERIMENTS) that holds one of
+    ``words``: what would name an article outside config/config.yaml."""
+    found = []
+    for top in CODE:
+        base = Path(root) / top
+        for path in sorted([base] if base.is_file() else base.rglob("*")):
+            where = path.relative_to(root).as_posix()
+            if not path.is_file() or where.startswith(EXPERIMENTS) or "__pycache__" in where:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            found += [(where, word) for word in words if word in text]
+    return found
+
+
+def seed_words():
+    """What names one of the seeds: its file's name, and its first 8 characters ("000_7517"), its
+    title and its SHA-256."""
+    return [word for a in seed_articles().values()
+            for word in (Path(a.text).name, Path(a.text).name[:8], a.title, a.sha256)]
+
+
+def test_no_article_is_named_in_the_code_but_by_its_experiments():
+    assert len(seed_words()) == 12 and "000_7517" in seed_words()
+    assert named_articles(REPO, seed_words()) == []
+
+
+def test_a_title_or_a_file_name_in_the_code_is_found(tmp_path):
+    """Positive control: a seed's title in a rule file, its file name in a module, are found; in
+    an experiment, they are not."""
+    seeds = seed_articles()
+    (tmp_path / "Snakefile").write_text("")
+    (tmp_path / "workflow" / "rules").mkdir(parents=True)
+    (tmp_path / "workflow" / "rules" / "x.smk").write_text(f"# {seeds['003'].title}\n")
+    (tmp_path / "src" / "attnrepro" / "experiments").mkdir(parents=True)
+    (tmp_path / "src" / "attnrepro" / "y.py").write_text(f"NAME = '{Path(seeds['001'].text).name[:8]}'\n")
+    (tmp_path / "src" / "attnrepro" / "experiments" / "z.py").write_text(f"# {seeds['000'].title}\n")
+    assert named_articles(tmp_path, seed_words()) == [
+        ("src/attnrepro/y.py", Path(seeds["001"].text).name[:8]),
+        ("workflow/rules/x.smk", seeds["003"].title)]
+
+
+def test_the_articles_are_read_from_the_config_in_its_order():
+    config = cfg.load(REPO / "config/config.yaml")
+    seeds = catalog.from_config(config)
+    assert list(seeds) == ["000", "001", "003"]
+    first = seeds["000"]
+    assert (first.text, first.claims, first.place, first.form) == (
+        config["articles"][0]["text"], "config/published.yaml", 0, "plain")
+    assert first.text.startswith("../") and first.key("sha256") == "articles[0].sha256"
+    assert seed_articles()["003"].text == str(REPO / config["articles"][2]["text"])  # root: the checkout
+    assert catalog.from_config({}) == {}
+
+
+def test_an_article_of_another_form_or_without_claims(tmp_path):
+    post = tmp_path / "post.md"
+    post.write_text("# A post\n\nIt prints `2`.\n", encoding="utf-8")
+    entry = {"id": "post", "text": "post.md", "sha256": catalog.sha256(post), "title": "A post"}
+    (found,) = catalog.from_config({"articles": [entry]}, root=tmp_path).values()
+    assert (found.id, found.text, found.form, found.claims) == ("post", str(post), "markdown", None)
+    assert catalog.problem(found) is None and catalog.read(found) == "# A post\n\nIt prints `2`.\n"
+    gone = tmp_path / "gone.md"
+    assert catalog.problems([replace(found, text=str(gone))]) == {
+        "post": f"{gone}: not found (config articles[0].text)"}
+    notebook = replace(found, text="post.ipynb")
+    assert notebook.form == "notebook"
+    with pytest.raises(ValueError, match=r"^config articles\[0\]\.text: post\.rst is none of the forms"):
+        replace(found, text="post.rst").form
+
+
+def test_an_entry_the_schema_would_refuse_is_refused_by_name():
+    entry = {"id": "post", "text": "post.md", "sha256": "0" * 64, "title": "A post"}
+    twice = r"^config articles\[1\]\.id: 'post' is the id of articles\[0\] too$"
+    with pytest.raises(ValueError, match=twice):
+        catalog.from_config({"articles": [entry, {**entry, "title": "Again"}]})
+    with pytest.raises(ValueError, match=r"^config articles\[0\]: no text, sha256$"):
+        catalog.from_config({"articles": [{"id": "post", "title": "A post"}]})
+    assert catalog.errors({"articles": [entry, {"id": 3}, {**entry}, "x", {**entry}]}) == [
+        "articles[2].id: 'post' is the id of articles[0] too",
+        "articles[4].id: 'post' is the id of articles[0] too"]

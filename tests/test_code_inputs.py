@@ -97,7 +97,7 @@ def test_the_ledger_declares_the_evidence_it_reads_only_when_switched_on(tmp_pat
     # the ledger names the command that builds each product (the records, citations), no more
     evidence = ("src/attnrepro/evidence/", "src/attnrepro/report/evidence/")
     assert {f for f in rules["ledger"] if f.startswith(evidence)} == {
-        "src/attnrepro/evidence/__init__.py", "src/attnrepro/evidence/articles.py",
+        "src/attnrepro/evidence/__init__.py",
         "src/attnrepro/report/evidence/__init__.py", "src/attnrepro/report/evidence/citations.py"}
     products = {f"src/attnrepro/report/evidence/{m}_{part}.py" for m in ("numerics", "seeds")
                 for part in ("evaluate", "render")}

@@ -58,8 +58,11 @@ LONG = "a" * 230  # an ablation whose output file name would exceed 255 bytes
 
 @pytest.mark.parametrize("text, expected", [
     # rules across keys, output file names (~1.5 s each)
-    (f"multihead_vs_torch:\n  h: 3\ntrain:\n  ablations:\n    {LONG}: {{d: 64}}\n",
+    (f"multihead_vs_torch:\n  h: 3\ntrain:\n  ablations:\n    {LONG}: {{d: 64}}\n"
+     f"articles:\n  - {{id: a, text: a.txt, sha256: '{'0' * 64}', title: A}}\n"
+     f"  - {{id: a, text: b.md, sha256: '{'1' * 64}', title: B}}\n",
      ["multihead_vs_torch.d: 16 is not divisible by multihead_vs_torch.h = 3",
+      "articles[1].id: 'a' is the id of articles[0] too",
       f"train.ablations.{LONG[:40]}...(230 characters): the output file ablation-"]),
     # the file read again: a key twice; the values: NaN, a float count, a control character
     ("train:\n  lr: 0.1\n  lr: .nan\n  seeds: [0, 1.0]\nskip: [\"train\\n\"]\n",
@@ -177,3 +180,71 @@ def test_a_key_given_twice_in_published_yaml_is_refused(tmp_path):
                 if "class: exact, class: round-off," in text)
     with pytest.raises(ValueError, match=rf"line {line}: key claims\[\d+\]\.class given twice"):
         verdicts.load_claims(path)
+
+
+# ---- the articles: one entry each, every field checked ----------------------------------------
+
+def _article(default_config, place=0, **fields):
+    """The default config with entry ``place`` of ``articles`` changed (a field set to None: removed)."""
+    def change(config):
+        entry = {**config["articles"][place], **fields}
+        config["articles"][place] = {k: v for k, v in entry.items() if v is not None}
+    return _with(default_config, change)
+
+
+@pytest.mark.parametrize("fields, expected", [
+    ({"sha256": "4F3B" + "0" * 60}, f"articles[0].sha256: '4F3B{'0' * 60}' does not match '^[0-9a-f]{{64}}"),
+    ({"sha256": "abc"}, "articles[0].sha256: 'abc' does not match '^[0-9a-f]{64}$'"),
+    ({"text": None}, "articles[0]: 'text' is a required property"),
+    ({"folder": "../shared/seeds"},
+     "articles[0]: Additional properties are not allowed ('folder' was unexpected)"),
+    ({"id": "0 0"}, "articles[0].id: '0 0' does not match '^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$'"),
+    ({"id": "-post"}, "articles[0].id: '-post' does not match"),
+    ({"id": 0}, "articles[0].id: 0 is not of type 'string'"),  # `id: 000` unquoted: YAML reads 0
+    ({"text": "../shared/seeds/000.pdf"}, "articles[0].text: '../shared/seeds/000.pdf' does not match"),
+    ({"text": "../{shared}/000.txt"}, "articles[0].text: '../{shared}/000.txt' does not match"),
+    ({"text": "../shared/"}, "articles[0].text: '../shared/' does not match"),
+    ({"title": " "}, "articles[0].title: ' ' does not match '\\\\S'"),
+    ({"title": ""}, "articles[0].title: '' should be non-empty"),
+    ({"title": "t" * 201}, f"articles[0].title: '{'t' * 201}' is too long"),
+    ({"title": "A\ntitle"}, "articles[0].title: 'A\\ntitle' holds control character(s) U+000A"),
+    ({"claims": "config/published.yml"}, "articles[0].claims: 'config/published.yml' does not match"),
+], ids=["sha256-upper", "sha256-short", "no-text", "unknown-key", "id-space", "id-dash", "id-number",
+        "text-suffix", "text-braces", "text-folder", "title-blank", "title-empty", "title-long",
+        "title-newline", "claims-suffix"])
+def test_a_bad_article_entry_is_refused_naming_its_key(default_config, fields, expected):
+    assert expected in errors_of(_article(default_config, **fields))
+
+
+def test_an_article_id_given_twice_is_refused_naming_both_entries(default_config):
+    config = _article(default_config, place=2, id="000")
+    assert errors_of(config) == "invalid configuration:\n  articles[2].id: '000' is the id of articles[0] too"
+    assert cfg.validate(_article(default_config, place=2, id="post"))
+
+
+def test_the_articles_are_a_list_not_a_folder(default_config):
+    config = _with(default_config, lambda c: c.update(articles={"folder": "../shared/seeds"}))
+    assert "articles: {'folder': '../shared/seeds'} is not of type 'array'" in errors_of(config)
+
+
+def test_an_article_of_any_form_with_or_without_claims_is_valid(default_config):
+    def add(config):
+        config["articles"] += [
+            {"id": "post", "text": "../shared/my-post.md", "sha256": "0" * 64, "title": "My post"},
+            {"id": "nb_1", "text": "/data/nb.ipynb", "sha256": "1" * 64, "title": "A notebook",
+             "claims": "config/nb.yaml"}]
+    assert cfg.validate(_with(default_config, add))
+
+
+def test_the_readmes_worked_example_of_an_article_is_a_valid_entry(default_config):
+    import re
+
+    import yaml
+
+    section = (REPO / "README.md").read_text().split("## Adding an article", 1)[1]
+    (block,) = re.findall(r"```yaml\n(.*?)```", section.split("\n## ", 1)[0], re.DOTALL)
+    (entry,) = yaml.safe_load(block)
+    assert (entry["id"], entry["text"]) == ("post", "../shared/my-post.md")
+    assert cfg.validate(_with(default_config, lambda c: c["articles"].append(entry)))
+    assert "articles[4].id: 'post' is the id of articles[3] too" in errors_of(
+        _with(default_config, lambda c: c["articles"].extend([entry, entry])))

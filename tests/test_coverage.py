@@ -14,24 +14,22 @@
 import pytest
 import yaml
 
-from attnrepro.evidence import articles
+from attnrepro.articles import catalog
 from attnrepro.report.ledger import coverage, verdicts
 
-from conftest import REPO, missing
+from conftest import REPO, article_text, seed_articles
 
 PUBLISHED = REPO / "config" / "published.yaml"
 UNCLAIMED = REPO / "config" / "unclaimed.yaml"
-ARTICLES = REPO.parent / "shared" / "seeds"
 
 
 @pytest.fixture(scope="module")
 def texts():
     """{article: text} of the articles the claims and the list were read against."""
-    if not ARTICLES.is_dir():
-        missing(f"the articles are not in {ARTICLES}")
-    hashes = articles.expected_hashes(PUBLISHED)
-    assert articles.problems(str(ARTICLES), hashes) == {}, "another text than published.yaml's articles:"
-    return {a: articles.read(a, str(ARTICLES)) for a in articles.ARTICLES}
+    seeds = seed_articles()
+    texts = {name: article_text(name) for name in seeds}
+    assert catalog.problems(seeds) == {}, "another text than config/config.yaml's articles record"
+    return texts
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,7 @@ OTHER_CAPTIONS = {
     "results/LEDGER.md": "ledger",
     **{p.paths[key]: p.captions[key] for p in evidence.PRODUCTS.values() for key in ("md", "svg")},
     # the annotated editions and the ledger's overview (workflow/rules/articles.smk)
-    **{f"results/articles/{article}.html": f"edition_{article}" for article in ("000", "001", "003")},
+    **{f"results/articles/{article}.html": "edition" for article in ("000", "001", "003")},
     "results/figures/ledger_overview.svg": "ledger_overview",
     "results/figures/machine_speed.svg": "machine_speed",  # the speed factors (articles.smk)
 }

@@ -1,7 +1,8 @@
 """Tables as the articles print them: their rows, labels and headers, and beside each cell that prints
 a published number, the article's value and the ledger's verdict (attnrepro.report.ledger.printed).
 
-The article's own words are read from its text (../shared/seeds) at test time, never copied here.
+The article's own words are read from its text (config/config.yaml, articles) at test time, never
+copied here.
 """
 
 import re
@@ -10,24 +11,19 @@ import pandas as pd
 import pytest
 
 from attnrepro.dag import plan
-from attnrepro.evidence import articles
 from attnrepro.report import cli as report_cli
 from attnrepro.report.editions import page
 from attnrepro.report.ledger import claims as published, printed
 from attnrepro.report.products import formats, render, tables_checks, tables_decoder
 
-from conftest import REPO, missing
+from conftest import REPO, article_text
 from report_helpers import FrameLoad, assert_csv_at_full_precision, loader, row
 
 PUBLISHED = REPO / "config/published.yaml"
-SEEDS = REPO.parent / "shared" / "seeds"
 
 
 def _article_lines(article):
-    path = SEEDS / articles.ARTICLES[article][0]
-    if not path.is_file():
-        missing(f"the articles are not in {SEEDS}")
-    return path.read_text(encoding="utf-8").split("\n")
+    return article_text(article).split("\n")
 
 
 def _listing_after(lines, opening):

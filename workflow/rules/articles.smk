@@ -1,26 +1,25 @@
-# The three articles, re-rendered with this run's numbers: one rule per article writes
-# its annotated edition, results/articles/<article>.html, from the article's text
-# (../shared/seeds/<file>, src/attnrepro/evidence/articles.py), the locations in
-# config/published.yaml and results/ledger.csv; `ledger_overview` draws every numeric claim,
-# published against reproduced, in results/figures/ledger_overview.svg. Target: `articles`.
+# The articles, re-rendered with this run's numbers: one rule per article with a claims file
+# (config `articles`, src/attnrepro/articles/catalog.py) writes its annotated edition,
+# results/articles/<article>.html, from the article's text, the locations in its claims file
+# and results/ledger.csv; `ledger_overview` draws every numeric claim, published against
+# reproduced, in results/figures/ledger_overview.svg. Target: `articles`.
 #
-# The articles live beside the checkout, not in it (config `articles.folder`): a copy of the
-# workflow elsewhere (a test's temporary folder, `attnrepro verify`'s rerun) has none, and an
-# article whose text is not the one config/published.yaml hashes would have its claims marked on
-# other words; so the default target leaves those editions out, with a warning naming the file
-# (and the hashes), and builds the figures (article_outputs). Asked for by name, such an edition's
-# job refuses, saying the same. The index (report.smk) names the editions not built (UNBUILT).
+# The articles live outside the checkout (each entry's `text`): a copy of the workflow elsewhere
+# (a test's temporary folder, `attnrepro verify`'s rerun) may have none, and an article whose
+# text is not the one its entry's sha256 records would have its claims marked on other words;
+# so the default target leaves those editions out, with a warning naming the file (and the
+# hashes), and builds the figures (article_outputs). Asked for by name, such an edition's job
+# refuses, saying the same. The index (report.smk) names the editions not built (UNBUILT).
 from snakemake.logging import logger  # noqa: E402
-
-from attnrepro.evidence import articles  # noqa: E402
 
 ARTICLES_CATEGORY = "Articles, annotated"
 
 
-ARTICLES_FOLDER = articles.folder_of(config)
+# the articles with an edition: those with claims to mark
+EDITIONS = {name: article for name, article in ARTICLES.items() if article.claims}
 # {article: why its edition is not built}: its text is missing, or is not the text whose SHA-256
-# config/published.yaml records (the locations of the claims would mark other words)
-UNBUILT = articles.problems(ARTICLES_FOLDER)
+# its entry records (the locations of the claims would mark other words)
+UNBUILT = articles_catalog.problems(EDITIONS)
 for why in UNBUILT.values():
     logger.warning(f"annotated edition not built: {why}")
 
@@ -28,43 +27,43 @@ for why in UNBUILT.values():
 def article_outputs():
     """The editions of the articles found with their recorded text, and the ledger's overview and
     speed figures, for `all`."""
-    editions = [paths.edition_path(a) for a in articles.ARTICLES if a not in UNBUILT]
+    editions = [paths.edition_path(a) for a in EDITIONS if a not in UNBUILT]
     return editions + [paths.OVERVIEW, paths.SPEED]
 
 
-for article in articles.ARTICLES:
+for article in EDITIONS.values():
 
     rule:
         name:
-            f"edition_{article}"
+            f"edition_{article.id}"
         input:
-            text=articles.article_path(article, ARTICLES_FOLDER),
+            text=article.text,
             ledger=paths.LEDGER_CSV,
             speed=paths.SPEED_CSV,
-            published="config/published.yaml",
+            published=article.claims,
             config=paths.CONFIG_RESOLVED,
             code=job_code("edition"),
         output:
             report(
-                paths.edition_path(article),
-                caption=f"../report/edition_{article}.rst",
+                paths.edition_path(article.id),
+                caption="../report/edition.rst",
                 category=ARTICLES_CATEGORY,
-                labels={"name": f"edition_{article}", "format": "html"},
+                labels={"name": f"edition_{article.id}", "format": "html"},
             ),
         log:
-            paths.report_log(f"edition_{article}"),
+            paths.report_log(f"edition_{article.id}"),
         localrule: True
         conda:
             CONDA_ENV
         threads: 1
         params:
-            job=job_env(f"edition_{article}"),
+            job=job_env(f"edition_{article.id}"),
             software=pinned("edition"),
-            article=article,
+            article=article.id,
             pin=NUMERICS["pin"],
         shell:
             "{params.job} python -m attnrepro.jobs.edition --pin {params.pin} {params.article}"
-            " --text {input.text:q} --ledger {input.ledger} --published {input.published}"
+            " --text {input.text:q} --ledger {input.ledger} --published {input.published:q}"
             " --config {input.config} --speed {input.speed} --out {output} 2> {log}"
 
 
@@ -129,7 +128,7 @@ rule:
     name:
         "articles"
     input:
-        [paths.edition_path(a) for a in articles.ARTICLES],
+        [paths.edition_path(a) for a in EDITIONS],
         paths.OVERVIEW,
         paths.SPEED,
     localrule: True

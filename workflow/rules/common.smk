@@ -24,6 +24,7 @@ envvars:
 
 
 from attnrepro import paths  # noqa: E402
+from attnrepro.articles import catalog as articles_catalog  # noqa: E402
 from attnrepro.dag import config as attnrepro_config  # noqa: E402
 from attnrepro.dag import code_inputs, plan, preflight  # noqa: E402
 from attnrepro.dag import software as software_pins  # noqa: E402
@@ -40,6 +41,9 @@ try:  # the config files Snakemake loaded are read again: a key given twice is r
     attnrepro_config.validate(config, files=workflow.configfiles)
 except attnrepro_config.ConfigError as error:
     sys.exit(str(error))
+
+# The articles of the run (config `articles`): {id: its entry}, as listed.
+ARTICLES = articles_catalog.from_config(config)
 
 # The claims are data too: read strictly and checked against their schema before any job runs, so
 # that a bad file stops the run here, in one message naming file, claim and key, not in each job

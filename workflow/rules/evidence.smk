@@ -26,7 +26,6 @@
 import math
 
 from attnrepro import evidence  # noqa: E402
-from attnrepro.evidence import articles  # noqa: E402
 from attnrepro.evidence import sweep  # noqa: E402
 from attnrepro.dag import sweep_plan  # noqa: E402
 
@@ -75,7 +74,7 @@ def listings_code_module():
 
 def listing_runs():
     """The run of every article's listings (one interpreter per article)."""
-    return [paths.listing_run(article) for article in articles.ARTICLES]
+    return [paths.listing_run(article) for article in ARTICLES]
 
 
 def environment_built(setting=None):
@@ -274,14 +273,14 @@ rule:
     name:
         "listings_article"
     input:
-        text=lambda wildcards: articles.article_path(wildcards.article),
+        text=lambda wildcards: ARTICLES[wildcards.article].text,
         code=job_code("listings_run"),
     output:
         paths.listing_run("{article}"),
     log:
         paths.log_path("listings", "{article}"),
     wildcard_constraints:
-        article=alternatives(articles.ARTICLES),
+        article=alternatives(ARTICLES),
     conda:
         CONDA_ENV
     threads: timing_threads()
@@ -297,7 +296,7 @@ rule:
         timeout=LISTINGS.get("timeout_s", 3600),
     shell:
         "{params.job} python -m attnrepro.jobs.listings_run --article {wildcards.article}"
-        " --text {input.text} --pin {params.pin} --timeout {params.timeout}"
+        " --text {input.text:q} --pin {params.pin} --timeout {params.timeout}"
         " --out {output} 2> {log}"
 
 
@@ -306,7 +305,7 @@ rule:
         evidence.LISTINGS.target
     input:
         runs=listing_runs(),
-        texts=[articles.article_path(a) for a in articles.ARTICLES],
+        texts=[article.text for article in ARTICLES.values()],
         published="config/published.yaml",
         code=job_code("listings"),
     output:

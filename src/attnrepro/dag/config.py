@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from attnrepro import paths
+from attnrepro.articles import catalog
 from attnrepro.dag.validator import key as _key, shown as _shown, validator
 
 REPO = paths.REPO
@@ -282,7 +283,8 @@ def semantic_errors(config, experiments=None):
     Each rule is checked when what reads it is planned: with ``experiments`` (ids), only the
     rules of those experiments (their own sections, and the keys of others that they read);
     with None, the whole run that Snakemake plans: every experiment (each has a target), the
-    ``skip`` list and the numerics sweep's ``numerics.cases`` (target ``numerics``)."""
+    ``skip`` list, the numerics sweep's ``numerics.cases`` (target ``numerics``) and the
+    articles' ids (one entry each)."""
     from attnrepro.dag import plan
 
     scope = planned(experiments)
@@ -301,6 +303,7 @@ def semantic_errors(config, experiments=None):
             errors.append(f"{section}.d: the sinusoidal encoding needs an even width, got {d}")
     errors += _decoder_errors(config, scope)
     errors += _evidence_errors(config) if experiments is None else []
+    errors += catalog.errors(config) if experiments is None else []  # the articles: unique ids
     errors += _memory_errors(config, scope)
     errors += name_errors(config, scope)
     return errors

@@ -31,7 +31,7 @@ _MEASURED_IN_TIMING = re.compile(
 @dataclass(frozen=True)
 class Experiment:
     id: str
-    article: str  # file prefix of the article in shared/seeds: "000", "001", "003"
+    article: str  # the id of its article (config articles)
     section: str  # the section of the article that holds the listing
     tables: tuple = ("main",)  # named tables each job writes; "main" first
     grid: tuple = ()  # config keys that fan out into one job per value

@@ -1,7 +1,7 @@
 """One article's listings run verbatim in one interpreter (target ``listings``), and their record.
 
-    python -m attnrepro.jobs.listings_run --article 001 --text ../shared/seeds/001_....txt \
-        --pin haswell-noavx512 --out results/listings/runs/001.json [--timeout 3600]
+    python -m attnrepro.jobs.listings_run --article ID --text TEXT --pin haswell-noavx512 \
+        --out results/listings/runs/ID.json [--timeout 3600]
 
 It extracts the article's listings from its text (:mod:`attnrepro.evidence.listings_text`), checks
 which packages each imports (one outside ``requirements/runtime.lock`` is named in the result, and the

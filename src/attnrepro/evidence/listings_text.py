@@ -109,8 +109,3 @@ def extract(text, article):
             if lines:
                 listings[-1].blocks.append(lines)
     return listings
-
-
-def read(article, folder=articles.ARTICLES_DIR):
-    """The listings of ``article`` from its file (``../shared/seeds`` by default)."""
-    return extract(articles.read(article, folder), article)

@@ -1,6 +1,6 @@
 """Entry of an edition job (rules ``edition_<article>``): an article annotated with the run's numbers.
 
-    python -m attnrepro.jobs.edition --pin PIN 001 --text ../shared/seeds/<file> --ledger L.csv \
+    python -m attnrepro.jobs.edition --pin PIN ID --text TEXT --ledger L.csv \
         --published P.yaml --config results/config.resolved.yaml --speed S.csv --out A.html
 
 :mod:`attnrepro.report.commands.edition`.

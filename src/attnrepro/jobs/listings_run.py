@@ -1,7 +1,7 @@
 """Entry of a listings job (rule ``listings_article``): one article's listings, run as written.
 
-    python -m attnrepro.jobs.listings_run --article 001 --text ../shared/seeds/001_....txt \
-        --pin haswell-noavx512 --out results/listings/runs/001.json [--timeout 3600]
+    python -m attnrepro.jobs.listings_run --article ID --text TEXT --pin haswell-noavx512 \
+        --out results/listings/runs/ID.json [--timeout 3600]
 
 The listings run in an interpreter of their own, which gets the pin
 (:mod:`attnrepro.evidence.listings_run`): this process runs no numerics.
@@ -19,7 +19,7 @@ from attnrepro.run import harness
 def _parser():
     parser = argparse.ArgumentParser(prog="attnrepro.jobs.listings_run", description=__doc__.split("\n")[0])
     parser.add_argument("--article", required=True)
-    parser.add_argument("--text", required=True, help="the article's text (../shared/seeds/<file>)")
+    parser.add_argument("--text", required=True, help="the article's text (its entry of config articles)")
     parser.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING)
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds for the whole session")
     parser.add_argument("--out", required=True, help="the run's JSON")

@@ -4,6 +4,7 @@ import re
 import types
 
 from attnrepro import evidence
+from attnrepro.articles import catalog as articles_catalog
 from attnrepro.dag import plan
 from attnrepro.report.products import catalog
 from attnrepro import paths
@@ -105,15 +106,13 @@ def _product_lines(product, config):
 
 
 def _article_lines(config, unbuilt):
-    """The annotated editions (``unbuilt``: {article: why it is not built}) and the ledger's
-    figures (workflow/rules/articles.smk)."""
-    from attnrepro.evidence import articles
-
+    """The annotated editions of the config's articles with claims (``unbuilt``: {article: why it
+    is not built}) and the ledger's figures (workflow/rules/articles.smk)."""
     out = ["## Articles, annotated", ""]
-    for article in articles.ARTICLES:
-        what = (f"not built: {unbuilt[article]}" if article in unbuilt
-                else _caption(f"edition_{article}", config))
-        out.append(f"- `{_rel(paths.edition_path(article))}`: {what}")
+    for article in (a for a in articles_catalog.from_config(config).values() if a.claims):
+        what = f"not built: {unbuilt[article.id]}" if article.id in unbuilt else _caption("edition", config)
+        out.append(f"- `{_rel(paths.edition_path(article.id))}` (article {article.id}, "
+                   f"\u201c{article.title}\u201d): {what}")
     out.append(f"- `{_rel(paths.OVERVIEW)}`: {_caption('ledger_overview', config)}")
     out.append(f"- `{_rel(paths.SPEED)}`: {_caption('machine_speed', config)}")
     return out + [""]

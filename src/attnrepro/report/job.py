@@ -148,10 +148,10 @@ def add_index(index):
 
 
 def add_edition(edition):
-    edition.add_argument("article", help="the article id: 000, 001 or 003")
-    edition.add_argument("--text", required=True, help="the article's text (../shared/seeds/<file>)")
+    edition.add_argument("article", help="the article's id (its entry of config articles)")
+    edition.add_argument("--text", required=True, help="the article's text (its entry of config articles)")
     edition.add_argument("--ledger", required=True, help="results/ledger.csv")
-    edition.add_argument("--published", required=True, help="config/published.yaml (the locations)")
+    edition.add_argument("--published", required=True, help="the article's claims file (the locations)")
     edition.add_argument("--config", required=True, help="the resolved config (YAML): the data files")
     edition.add_argument("--out", required=True)
     edition.add_argument("--speed", help="results/speed.csv: this machine's speed against the article's")

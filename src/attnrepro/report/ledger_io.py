@@ -7,7 +7,7 @@ import pandas as pd
 from attnrepro.run import io
 from attnrepro.report.evidence import citations
 from attnrepro.report.ledger import claims as published, disturbed, headline, verdicts as ledger, speed
-from attnrepro.evidence import articles
+from attnrepro.articles import catalog
 
 log = logging.getLogger("attnrepro.report")
 
@@ -116,7 +116,7 @@ def _not_reproduced(table, extra):
         out += [f"### Article {article}: {len(rows)}", ""]
         for _, r in rows.iterrows():
             more = "".join(f", {c} {r[c]}" for c in extra if str(r[c]))
-            out.append(f"- [{r['id']}]({articles.edition_link(article, r['id'])}) ({r['class']}, "
+            out.append(f"- [{r['id']}]({catalog.edition_link(article, r['id'])}) ({r['class']}, "
                        f"**{r['verdict']}**): {r['claim']}: published {r['published']}, reproduced "
                        f"{r['reproduced'] or 'none'}{more}.")
             out.append(f"  Reason: {' '.join(str(r['reason']).split()).rstrip('.') or 'none given'}.")

@@ -1,7 +1,7 @@
 """The annotated edition of an article: its text as published, every judged number marked.
 
-``results/articles/<article>.html`` is built from the article's text
-(:mod:`attnrepro.evidence.articles`), the claims of ``config/published.yaml`` (where each
+``results/articles/<article>.html`` is built from the article's text and title (its entry of
+config ``articles``, :mod:`attnrepro.articles.catalog`), the claims of its claims file (where each
 number stands: ``location``) and ``results/ledger.csv`` (each claim's verdict, reproduced value,
 class and reason). Every claim of the article is one highlight, whose element id is the claim's
 id (``001.html#<claim id>``): its colour is the verdict, its underline the class; hovering or
@@ -18,7 +18,7 @@ details say that the two differ: the verdict shown is always the ledger's.
 import html
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -29,6 +29,7 @@ from attnrepro.dag import plan
 from attnrepro.report.products import catalog
 from attnrepro.report.editions import page as editions_page
 from attnrepro.evidence import articles
+from attnrepro.articles import catalog as articles_catalog
 from attnrepro.report.ledger import verdicts
 from attnrepro.report.editions.page import CLAIM_CLASSES, VERDICT_CLASSES
 
@@ -242,27 +243,38 @@ def render(article, text, article_notes, title, factor=None, blocks=None):
 
 
 def build(article, text, claims, table, config, factor=None):
-    """The HTML of one article's edition from its text, all claims, the ledger and the config;
-    ``factor`` (a speed.Factor) is this machine's speed against the article's, said on the page."""
-    mine = [c for c in claims if c.article == article]
-    title = articles.ARTICLES[article][1]
-    return render(article, text, notes(mine, table, config, text.split("\n")), title, factor)
+    """The HTML of one article's edition from its text, all claims, the ledger and the config (its
+    title: the article's entry there); ``factor`` (a speed.Factor) is this machine's speed against
+    the article's, said on the page."""
+    placed = notes([c for c in claims if c.article == article], table, config, text.split("\n"))
+    return render(article, text, placed, entry(article, config).title, factor)
+
+
+def entry(article, config):
+    """The entry of config ``articles`` whose id is ``article``; a LocationError when none is."""
+    try:
+        found = articles_catalog.from_config(config).get(article)
+    except ValueError as error:  # an entry without a field, an id given twice
+        raise LocationError(str(error)) from None
+    if found is None:
+        raise LocationError(f"article {article}: no entry of config articles has this id")
+    return found
 
 
 def write(article, text_path, ledger_csv, published_path, config_path, out, speed_csv=None):
-    """Build ``results/articles/<article>.html`` (atomically)."""
+    """Build ``results/articles/<article>.html`` (atomically), refusing a text at ``text_path``
+    other than the one its entry of the config records (its SHA-256), naming the file."""
     from attnrepro.dag import config as cfg
     from attnrepro.report.ledger import speed
 
-    expected = articles.expected_hashes(published_path).get(article)
-    found = articles.sha256(text_path)
-    if found != expected:
-        raise LocationError(f"{text_path}: SHA-256 {found}, but {published_path} records {expected}: another "
-                            "text than the one every location was read against; its edition is not built")
+    config = cfg.load(config_path)
+    why = articles_catalog.problem(replace(entry(article, config), text=str(text_path)))
+    if why is not None:
+        raise LocationError(f"{why}; its edition is not built")
     text = Path(text_path).read_text(encoding="utf-8")
     table = pd.read_csv(ledger_csv, dtype=str, keep_default_na=False)
     factor = speed.read(speed_csv).get(article)
-    page = build(article, text, verdicts.load_claims(published_path), table, cfg.load(config_path), factor)
+    page = build(article, text, verdicts.load_claims(published_path), table, config, factor)
     with io.atomic_path(out) as tmp:
         tmp.write_text(page, encoding="utf-8")
     return out

@@ -22,7 +22,7 @@ class Product:
     kind: str  # "table" or "figure"
     experiments: tuple  # experiment ids whose results it reads (all their tables)
     builder: str  # "<module>:<function>" under attnrepro.report.products
-    article: str  # file prefix of the article in shared/seeds: "000", "001", "003"
+    article: str  # the id of its article (config articles)
     section: str  # the section of the article it belongs to
     # when(config) -> bool: the cases it reads exist (beyond its experiments being on);
     # None: every run of its experiments has them

@@ -1,8 +1,7 @@
 """Tables of the verification listings (no training, no timing) of the three articles.
 
-Article 000, "01 - Transformer Architecture"; 001, "95 - Attention, Derived in Full" (its
-decoder's tables are in :mod:`attnrepro.report.products.tables_decoder`, the timing tables in
-:mod:`attnrepro.report.products.tables_timing`); 003, "Attention & Transformers" (lesson). Each
+Articles 000, 001 (its decoder's tables are in :mod:`attnrepro.report.products.tables_decoder`,
+the timing tables in :mod:`attnrepro.report.products.tables_timing`) and 003 (a lesson). Each
 ``build_<name>(load)`` returns the ``render.Table`` of the product ``name`` (see ``catalog``).
 """
 
@@ -14,7 +13,7 @@ from attnrepro.report.products.formats import (
 from attnrepro.report.products.render import Table
 
 
-# --- article 000, "01 - Transformer Architecture" ---
+# --- article 000 ---
 
 def build_attention_check(load):
     """000, listing 1: the weights' shape and row sums, and the deviation from torch's SDPA."""
@@ -116,7 +115,7 @@ def build_causal_change(load):
     return Table(data, {"no mask": "{:.1e}", "causal mask": "{:.1e}"}, note)
 
 
-# --- article 001, "95 - Attention, Derived in Full": verification listings and exercises ---
+# --- article 001: verification listings and exercises ---
 
 def build_batched_shapes(load):
     """001, listing 1: shapes of scores, weights and output of batched attention, and the row sums."""
@@ -249,7 +248,7 @@ def build_exercises(load):
     return quantities(_exercise_1(r) + _exercise_2(r), ["exercise", "quantity", "value"], note)
 
 
-# --- article 003, "Attention & Transformers" (lesson) ---
+# --- article 003 (a lesson) ---
 
 def _token_weights(long):
     """(query, key, weight) rows with tokens as a token-by-token matrix, printed at two decimals."""
