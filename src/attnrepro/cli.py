@@ -80,6 +80,7 @@ def _parser():
     article = sub.add_parser("article", add_help=False, prefix_chars="\0",
                              help="check an article from its text alone: article check FILE --out DIR "
                                   "(runs its code with your rights; article check -h)")
+    article.add_argument("action", choices=["check"])
     article.add_argument("args", nargs="*")
     run = sub.add_parser("run", help="run one case of one experiment and write Parquet",
                          epilog=f"{SET_HELP}\n{OUT_HELP}\n{usage.EXIT_STATUS}",
@@ -324,10 +325,10 @@ def main(argv=None):
         from attnrepro.archive import verify
 
         return verify.main(args.args)
-    if args.command == "article":  # its listings run in their own interpreter, under the pin
-        from attnrepro.report.commands import article_check
+    if args.command == "article":  # its entry applies the pin before NumPy loads
+        from attnrepro.jobs import article_check
 
-        return article_check.main(args.args)
+        return article_check.main(args.args, prog="attnrepro article check")
     harness.setup_logging()
     from attnrepro.dag import yamlfile
     from attnrepro.dag.config import ConfigError

@@ -126,6 +126,16 @@ def unclaimed_numbers(article):
     return f"{CLAIMS}/{article}.unclaimed.yaml"
 
 
+def checked_numbers(article):
+    """Every number an article's listings printed, its check's table: ``results/data/<article>/listings/numbers.parquet``."""
+    return data_path(article, "listings", "numbers")
+
+
+def checked_ledger(article):
+    """The ledger rows of an article checked from its text, which the run's ledger takes in."""
+    return f"{CLAIMS}/{article}.ledger.csv"
+
+
 def edition_path(article):
     """Where the annotated edition of ``article`` lands: ``results/articles/<article>.html``."""
     return f"{EDITIONS}/{article}.html"

@@ -15,8 +15,9 @@ from snakemake.logging import logger  # noqa: E402
 ARTICLES_CATEGORY = "Articles, annotated"
 
 
-# the articles with an edition: those with claims to mark
-EDITIONS = {name: article for name, article in ARTICLES.items() if article.claims}
+# the articles with an edition of their own rule: those reproduced by experiments, with claims to
+# mark (an article checked from its text gets its edition from its check, below)
+EDITIONS = {name: article for name, article in REPRODUCED.items() if article.claims}
 # {article: why its edition is not built}: its text is missing, or is not the text whose SHA-256
 # its entry records (the locations of the claims would mark other words)
 UNBUILT = articles_catalog.problems(EDITIONS)
@@ -28,7 +29,22 @@ def article_outputs():
     """The editions of the articles found with their recorded text, and the ledger's overview and
     speed figures, for `all`."""
     editions = [paths.edition_path(a) for a in EDITIONS if a not in UNBUILT]
-    return editions + [paths.OVERVIEW, paths.SPEED]
+    return editions + checked_outputs() + [paths.OVERVIEW, paths.SPEED]
+
+
+def checked_outputs():
+    """The files of every article checked from its text (rules check_<article>)."""
+    return [
+        path
+        for a in CHECKED
+        for path in (
+            paths.drafted_claims(a),
+            paths.unclaimed_numbers(a),
+            paths.checked_numbers(a),
+            paths.checked_ledger(a),
+            paths.edition_path(a),
+        )
+    ]
 
 
 for article in EDITIONS.values():
@@ -65,6 +81,61 @@ for article in EDITIONS.values():
             "{params.job} python -m attnrepro.jobs.edition --pin {params.pin} {params.article}"
             " --text {input.text:q} --ledger {input.ledger} --published {input.published:q}"
             " --config {input.config} --speed {input.speed} --out {output} 2> {log}"
+
+
+# An article without experiments of its own is checked from its text: its listings run twice in a
+# fresh, bounded interpreter (config articles[i].time_limit_s, memory_limit_mib), a claim is
+# drafted for every number they print (results/claims/<article>.yaml) and judged by the ledger's
+# rules; its rows join results/ledger.csv (the ledger rule reads results/claims/<article>.ledger.csv),
+# and its edition is written beside the others. Its listings run with the rights of whoever runs
+# the workflow (README.md, "Adding an article").
+for article in CHECKED.values():
+
+    rule:
+        name:
+            f"check_{article.id}"
+        input:
+            text=article.text,
+            speed="config/published.yaml",
+            # its confirmed claims, when its entry names them (else the drafted ones are judged)
+            claims=[article.claims] if article.claims else [],
+            code=job_code("article_check"),
+        output:
+            claims=paths.drafted_claims(article.id),
+            unclaimed=paths.unclaimed_numbers(article.id),
+            numbers=paths.checked_numbers(article.id),
+            ledger=paths.checked_ledger(article.id),
+            edition=report(
+                paths.edition_path(article.id),
+                caption="../report/edition.rst",
+                category=ARTICLES_CATEGORY,
+                labels={"name": f"check_{article.id}", "format": "html"},
+            ),
+        log:
+            paths.report_log(f"check_{article.id}"),
+        conda:
+            CONDA_ENV
+        threads: 1
+        resources:
+            # two runs of the listings, each within its time limit, and a minute to start and write
+            runtime=math.ceil(2 * article.time_limit_s / 60) + 1,
+        params:
+            job=job_env(f"check_{article.id}"),
+            software=pinned("article_check"),
+            pin=NUMERICS["pin"],
+            id=article.id,
+            title=article.title,
+            time=article.time_limit_s,
+            memory=article.memory_limit_mib,
+            sha256=article.sha256,
+            claims=lambda wildcards, input: (
+                f"--claims {input.claims}" if input.claims else ""
+            ),
+        shell:
+            "{params.job} python -m attnrepro.jobs.article_check {input.text:q} --in-run --id {params.id}"
+            " --title {params.title:q} --sha256 {params.sha256} {params.claims} --pin {params.pin}"
+            " --speed-rule {input.speed} --time-limit {params.time} --memory-limit {params.memory}"
+            " 2> {log}"
 
 
 rule:
@@ -129,6 +200,7 @@ rule:
         "articles"
     input:
         [paths.edition_path(a) for a in EDITIONS],
+        checked_outputs(),
         paths.OVERVIEW,
         paths.SPEED,
     localrule: True

@@ -42,8 +42,16 @@ try:  # the config files Snakemake loaded are read again: a key given twice is r
 except attnrepro_config.ConfigError as error:
     sys.exit(str(error))
 
-# The articles of the run (config `articles`): {id: its entry}, as listed.
+# The articles of the run (config `articles`): {id: its entry}, as listed. Those with experiments
+# of their own (the seeds) are reproduced by them; every other is checked from its text alone, its
+# listings run (articles.smk, rules check_<article>).
 ARTICLES = articles_catalog.from_config(config)
+REPRODUCED = {
+    a: article
+    for a, article in ARTICLES.items()
+    if a in {exp.article for exp in plan.EXPERIMENTS.values()}
+}
+CHECKED = {a: article for a, article in ARTICLES.items() if a not in REPRODUCED}
 
 # The claims are data too: read strictly and checked against their schema before any job runs, so
 # that a bad file stops the run here, in one message naming file, claim and key, not in each job

@@ -235,6 +235,8 @@ rule:
         **ledger_evidence(),
         **ledger_evidence_tables(),
         data=all_outputs(),
+        # the rows of the articles checked from their text (articles.smk, check_<article>)
+        checked=[paths.checked_ledger(a) for a in CHECKED],
         published="config/published.yaml",
         code=job_code("ledger", *ledger_evidence_code()),
     output:
@@ -263,7 +265,7 @@ rule:
         "{params.job} python -m attnrepro.jobs.ledger --pin {params.pin} --expected-params {params.expected:q}"
         " --published {input.published} --article {params.article:q}"
         " --csv {output.csv} --md {output.md} --speed {output.speed} {params.evidence}"
-        " --inputs {input.data} 2> {log}"
+        " --checked {input.checked} --inputs {input.data} 2> {log}"
 
 
 rule:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from attnrepro import paths
+from attnrepro.articles import bounded
 from attnrepro.run import digests
 
 # the form of an article's text, by its suffix: what parses it (attnrepro.articles)
@@ -33,6 +34,8 @@ class Article:
     title: str
     claims: str | None = None
     place: int = 0
+    time_limit_s: float = bounded.TIME_LIMIT_S  # checked from its text: its listings' time, each run
+    memory_limit_mib: int = bounded.MEMORY_LIMIT_MIB  # and their interpreter's memory
 
     @property
     def form(self):
@@ -70,8 +73,9 @@ def _article(place, entry, root):
     if missing:
         raise ValueError(f"config articles[{place}]: no {', '.join(missing)}")
     claims = entry.get("claims")
+    limits = {k: entry[k] for k in ("time_limit_s", "memory_limit_mib") if entry.get(k) is not None}
     return Article(str(entry["id"]), _under(root, entry["text"]), str(entry["sha256"]), str(entry["title"]),
-                   None if claims is None else _under(root, claims), place)
+                   None if claims is None else _under(root, claims), place, **limits)
 
 
 def _under(root, path):

@@ -22,6 +22,7 @@ malformed option and an unknown builder.
 import argparse
 import logging
 
+from attnrepro.articles import bounded
 from attnrepro.numerics import canonical
 from attnrepro.run import harness, usage
 
@@ -99,6 +100,9 @@ def add_ledger(ledger):
                         help="the seed distribution's seed_distribution.csv, to judge stochastic claims by")
     ledger.add_argument("--listings-evidence",
                         help="the listings' article_code.csv: what the articles' own code prints here")
+    ledger.add_argument("--checked", nargs="*", default=[], metavar="CSV",
+                        help="the ledger rows of the articles checked from their text (results/claims/<id>."
+                             "ledger.csv): they join ledger.csv, counted apart in LEDGER.md")
     ledger.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
 
 
@@ -155,6 +159,31 @@ def add_edition(edition):
     edition.add_argument("--config", required=True, help="the resolved config (YAML): the data files")
     edition.add_argument("--out", required=True)
     edition.add_argument("--speed", help="results/speed.csv: this machine's speed against the article's")
+
+
+def add_article_check(check):
+    """``article check``'s options (:mod:`attnrepro.report.commands.article_check`)."""
+    check.add_argument("file", help="the article: .txt (plain, as the seeds), .md or .ipynb")
+    check.add_argument("--out", metavar="DIR",
+                       help="where the check writes, laid out as results/ (a folder)")
+    check.add_argument("--in-run", action="store_true",
+                       help="write as a job of the run: under results/, its ledger rows beside the run's "
+                            "(results/claims/<id>.ledger.csv), which the run's ledger takes in")
+    check.add_argument("--id", help="the article's id in the claims and the ledger (default: from the file's "
+                                    "name)")
+    check.add_argument("--title", help="its title (default: its first heading)")
+    check.add_argument("--sha256", metavar="HEX", help="the SHA-256 its text must have (config articles[i].sha256)")
+    check.add_argument("--claims", metavar="YAML",
+                       help="its confirmed claims (published.yaml's schema): judged instead of the drafted "
+                            "ones, which are still written")
+    check.add_argument("--speed-rule", default="config/published.yaml", metavar="YAML",
+                       help="the claims file whose speed: entry judges raw times, as the run's ledger does")
+    check.add_argument("--time-limit", type=float, default=bounded.TIME_LIMIT_S, metavar="S",
+                       help=f"seconds for all its listings, each run (default {bounded.TIME_LIMIT_S:g})")
+    check.add_argument("--listing-time-limit", type=float, default=None, metavar="S",
+                       help="seconds for one listing (default: the article's limit)")
+    check.add_argument("--memory-limit", type=int, default=bounded.MEMORY_LIMIT_MIB, metavar="MIB",
+                       help=f"memory of its interpreter (default {bounded.MEMORY_LIMIT_MIB} MiB)")
 
 
 def add_overview(overview):

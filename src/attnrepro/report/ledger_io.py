@@ -157,14 +157,41 @@ def _files(load):
     return [path for found in getattr(load, "files", {}).values() for _, path in found]
 
 
+def checked_table(csv_paths):
+    """The ledger rows of the articles checked from their text (each check's CSV), in one table."""
+    frames = [pd.read_csv(path, dtype=str, keep_default_na=False) for path in csv_paths]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ledger.COLUMNS)
+
+
+def checked_lines(checked):
+    """LEDGER.md's section on the articles checked from their text: counted apart from the claims
+    the articles' claims files hold, since a person has not confirmed them."""
+    if checked.empty:
+        return []
+    lines = ["## Articles checked from their text", "",
+             "Their claims are drafted from the text (src/attnrepro/articles/draft.py: results/claims/<id>.yaml) "
+             "and judged by the same rules, counted apart from the claims of the claims files: a person "
+             "confirms them by copying them into the article's claims file.", ""]
+    for article, rows in checked.groupby("article", sort=True):
+        counts = ", ".join(f"{n} {v}" for v, n in rows["verdict"].value_counts().items())
+        lines += [f"### Article {article} ([annotated edition](articles/{article}.html)): {len(rows)} "
+                  f"claims, {counts}", ""]
+        others = rows[rows["verdict"] != "reproduced"]
+        lines += [f"- `{r['id']}` ({r['class']}, {r['verdict']}): published {r['published']}, reproduced "
+                  f"{r['reproduced'] or 'none'}. {r['reason']}" for r in others.to_dict("records")]
+        lines.append("")
+    return lines
+
+
 def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None, seeds_csv=None,
-          speed_csv=None, article=None, listings_csv=None):
+          speed_csv=None, article=None, listings_csv=None, checked_csvs=()):
     """Evaluate every claim: the stochastic ones against the seed distribution's CSV when given
     (else the run's own seeds, as their reasons say), the raw times against each article's speed
     factor (written to ``speed_csv`` when given); a round-off, finite-difference or stochastic
     deviation's reason cites the numerics sweep and the listings when given, or says which target
     makes them (report.evidence.citations); column article_code: what the articles' own code prints
-    here (the listings).
+    here (the listings). The rows of the articles checked from their text (``checked_csvs``: their
+    checks' CSVs) join ledger.csv, and LEDGER.md counts them apart (:func:`checked_lines`).
     ``article`` (a comparable.Article): what the article's config plans; a claim computed
     otherwise is judged "other parameters", and LEDGER.md says which sections of the config differ."""
     claims = ledger.load_claims(published_path)
@@ -175,10 +202,12 @@ def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None
     cited = citations.cited(numerics_csv=numerics_csv, listings_csv=listings_csv)
     table = citations.with_article_code(citations.annotate(table, claims, found, cited), listings_csv)
     factors = ledger.raw_time_factors(claims, load)
+    checked = checked_table(checked_csvs)
     with io.atomic_path(csv_path) as tmp:
-        table.to_csv(tmp, index=False)
-    io.write_text(md_path, markdown(table, factors, rule, article, headline.run_environment(_files(load)),
-                                    headline.stated_environment(published_path), disturbed.lines(load)))
+        pd.concat([table, checked], ignore_index=True).to_csv(tmp, index=False)
+    text = markdown(table, factors, rule, article, headline.run_environment(_files(load)),
+                    headline.stated_environment(published_path), disturbed.lines(load))
+    io.write_text(md_path, "\n".join([text, "", *checked_lines(checked)]) if len(checked) else text)
     if speed_csv is not None:
         rows = pd.DataFrame([f.row(rule) for f in factors.values()], columns=speed.COLUMNS)
         with io.atomic_path(speed_csv) as tmp:

@@ -21,10 +21,10 @@ Exit status: 0 when every number reproduces (a number an unseeded draw moves, or
 machine, is not a difference), 1 when some differ or a listing did not run, 2 for a usage error.
 """
 
-import argparse
 import logging
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -32,43 +32,14 @@ import pandas as pd
 from attnrepro import paths
 from attnrepro.articles import bounded, draft, forms, listings
 from attnrepro.evidence import listings_run
-from attnrepro.numerics import canonical
 from attnrepro.report import ledger_io
 from attnrepro.report.editions import edition
 from attnrepro.report.ledger import claims as published, verdicts
-from attnrepro.run import digests, harness, io, provenance, usage
+from attnrepro.run import digests, io, provenance, usage
 
 log = logging.getLogger("attnrepro")
 FAILING = ("differs", "missing")  # the verdicts that make the check fail (status 1)
-SPEED_RULE = "config/published.yaml"  # its `speed:` entry judges raw times, as in the run's ledger
 _ID = re.compile(r"[^A-Za-z0-9_-]+")
-
-
-def parser():
-    """The command line of ``article check`` (``python -m attnrepro article check -h``)."""
-    top = usage.Parser(prog="attnrepro article", description=__doc__.split("\n")[0])
-    actions = top.add_subparsers(dest="action", required=True)
-    command = actions.add_parser("check", help="run an article's listings and judge every number it prints",
-                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_options(command)
-    return top
-
-
-def add_options(parser):
-    """The options of ``article check``."""
-    parser.add_argument("file", help="the article: .txt (plain, as the seeds), .md or .ipynb")
-    parser.add_argument("--out", required=True, metavar="DIR", help="where the check writes (a folder)")
-    parser.add_argument("--id", help="the article's id in the claims and the ledger (default: from the "
-                                     "file's name)")
-    parser.add_argument("--title", help="its title (default: its first heading)")
-    parser.add_argument("--time-limit", type=float, default=bounded.TIME_LIMIT_S, metavar="S",
-                        help=f"seconds for all its listings, each run (default {bounded.TIME_LIMIT_S:g})")
-    parser.add_argument("--listing-time-limit", type=float, default=None, metavar="S",
-                        help="seconds for one listing (default: the article's limit)")
-    parser.add_argument("--memory-limit", type=int, default=bounded.MEMORY_LIMIT_MIB, metavar="MIB",
-                        help=f"memory of its interpreter (default {bounded.MEMORY_LIMIT_MIB} MiB)")
-    parser.add_argument("--pin", choices=canonical.PINS, default=canonical.SETTING,
-                        help="the numerics its listings run under (attnrepro.numerics.canonical)")
 
 
 def article_id(path, given=None):
@@ -117,44 +88,100 @@ def failure_rows(article, result, blocks):
     return rows
 
 
-def judge(result, numbers):
-    """(claims, ledger table) of a draft: its claims judged by the ledger's rules on ``numbers`` (the
-    printed numbers' table), raw times by the speed rule of the run's ledger."""
+def drafted(result):
+    """The draft's claims as the ledger reads a claims file's, each with its rationale."""
     claims = [published.Claim.from_dict(c) for c in result.claims]
     for claim in claims:
         claim.rationale = draft.RATIONALES.get(claim.why) if claim.why else None
+    return claims
+
+
+def confirmed(path, article):
+    """The claims of ``article`` in the claims file ``path`` (a person's, confirmed from a draft)."""
+    try:
+        return [c for c in published.load_claims(path) if c.article == article]
+    except (OSError, ValueError) as error:
+        raise usage.UsageError(f"--claims {path}: {usage.one_line(error)}") from None
+
+
+def judge(claims, numbers, speed_rule):
+    """The ledger table of ``claims`` judged by the ledger's rules on ``numbers`` (the printed
+    numbers' table), raw times by the speed rule of the run's ledger."""
 
     def load(experiment, table):
         if (experiment, table) != (draft.LISTINGS, "main"):
             raise FileNotFoundError(f"{experiment}/{table}: not a table of an article's check")
         return numbers
 
-    table = verdicts.evaluate(claims, load, rule=published.load_speed(paths.REPO / SPEED_RULE))
-    return claims, table
+    return verdicts.evaluate(claims, load, rule=published.load_speed(speed_rule))
 
 
-def write(out, article, document, title, result, claims, table, record):
-    """Every file of the check under ``out`` (the module's docstring lists them)."""
+def refuse_other_text(path, expected):
+    """A usage error when the text at ``path`` is not the one whose SHA-256 is ``expected``."""
+    found = digests.file_sha256(path)
+    if expected and found != expected:
+        raise usage.UsageError(f"{path}: SHA-256 {found}, but its entry (config articles, sha256) records "
+                               f"{expected}: another text than the one it names; not checked")
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Where a check writes: under ``--out DIR`` as a run lays out ``results/`` (:meth:`under`), or,
+    in a run, beside the run's own ledger (:meth:`of_run`: its rows go into results/ledger.csv)."""
+
+    claims: Path
+    unclaimed: Path
+    numbers: Path
+    ledger_csv: Path
+    ledger_md: Path | None
+    edition: Path
+
+    @classmethod
+    def under(cls, out, article):
+        return cls(under(out, paths.drafted_claims(article)), under(out, paths.unclaimed_numbers(article)),
+                   under(out, paths.checked_numbers(article)), under(out, paths.LEDGER_CSV),
+                   under(out, paths.LEDGER_MD), under(out, paths.edition_path(article)))
+
+    @classmethod
+    def of_run(cls, article):
+        return cls(*map(Path, (paths.drafted_claims(article), paths.unclaimed_numbers(article),
+                               paths.checked_numbers(article), paths.checked_ledger(article))),
+                   None, Path(paths.edition_path(article)))
+
+    def all(self):
+        return [p for p in (self.claims, self.unclaimed, self.numbers, self.ledger_csv, self.ledger_md,
+                            self.edition) if p is not None]
+
+
+def write(outputs, article, document, title, result, claims, table, record):
+    """Every file of the check (``outputs``: an :class:`Outputs`)."""
     import yaml
 
     drafted = {"rationales": dict(draft.RATIONALES), "claims": result.claims}
-    io.write_text(under(out, paths.drafted_claims(article)),
+    for path in outputs.all():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    io.write_text(outputs.claims,
                   f"# {draft.HEADER}\n" + yaml.safe_dump(drafted, sort_keys=False, allow_unicode=True))
-    io.write_text(under(out, paths.unclaimed_numbers(article)),
+    io.write_text(outputs.unclaimed,
                   yaml.safe_dump({"unclaimed": result.unclaimed}, sort_keys=False, allow_unicode=True))
-    io.write_parquet(pd.DataFrame(draft.table_rows(result), columns=draft.TABLE_COLUMNS),
-                     under(out, paths.data_path(article, draft.LISTINGS, "numbers")), record)
-    table.to_csv(under(out, paths.LEDGER_CSV), index=False)
-    io.write_text(under(out, paths.LEDGER_MD), ledger_io.markdown(table) + "\n")
+    io.write_parquet(pd.DataFrame(draft.table_rows(result), columns=draft.TABLE_COLUMNS), outputs.numbers,
+                     record)
+    with io.atomic_path(outputs.ledger_csv) as tmp:
+        table.to_csv(tmp, index=False)
+    if outputs.ledger_md is not None:
+        io.write_text(outputs.ledger_md, ledger_io.markdown(table) + "\n")
     notes = edition.notes(claims, table, None, document.text.split("\n"))
     page = edition.render(article, document.text, notes, title, blocks=document.blocks)
-    io.write_text(under(out, paths.edition_path(article)), page)
+    io.write_text(outputs.edition, page)
 
 
-def check(path, out, options):
-    """Check the article at ``path``, writing under ``out``; the ledger table."""
+def check(path, options, outputs=None):
+    """Check the article at ``path``, writing its :class:`Outputs` (by default under ``options.out``);
+    the ledger table."""
     article = article_id(path, options.id)
+    outputs = outputs or Outputs.under(options.out, article)
     try:
+        refuse_other_text(path, options.sha256)
         document = forms.read(path)
     except (OSError, ValueError) as error:
         raise usage.UsageError(f"{path}: {usage.one_line(error)}") from None
@@ -167,7 +194,8 @@ def check(path, out, options):
     first, second = run_twice(given, options)
     result = draft.draft(article, document.blocks, found, first, second)
     numbers = pd.DataFrame(draft.table_rows(result), columns=draft.TABLE_COLUMNS)
-    claims, table = judge(result, numbers)
+    claims = confirmed(options.claims, article) if options.claims else drafted(result)
+    table = judge(claims, numbers, options.speed_rule)
     table = pd.concat([table, pd.DataFrame(failure_rows(article, result, document.blocks))],
                       ignore_index=True) if result.failures else table
     record = {"article": article, "text": str(path), "sha256": digests.file_sha256(path),
@@ -176,26 +204,19 @@ def check(path, out, options):
               "limits": {"time_s": options.time_limit, "listing_time_s": options.listing_time_limit,
                          "memory_mib": options.memory_limit},
               "listings": [{k: r.get(k) for k in ("name", "status", "error", "seconds")} for r in first.values()]}
-    Path(out).mkdir(parents=True, exist_ok=True)
-    write(out, article, document, title, result, claims, table, record)
+    write(outputs, article, document, title, result, claims, table, record)
     return table
-
-
-def main(argv=None):
-    """``python -m attnrepro article check ...``: its status (the module's docstring)."""
-    args = parser().parse_args(argv)
-    harness.setup_logging()
-    try:
-        return run(args)
-    except usage.UsageError as error:
-        return usage.refuse(error, "attnrepro article check")
 
 
 def run(args):
     """The command: status 0 when every number reproduces, 1 when some differ or a listing did not run."""
-    table = check(args.file, args.out, args)
+    if not args.in_run and not args.out:
+        raise usage.UsageError("--out DIR: where the check writes (or --in-run, as a job of the run)")
+    outputs = Outputs.of_run(article_id(args.file, args.id)) if args.in_run else None
+    table = check(args.file, args, outputs)
     failing = table[table["verdict"].isin(FAILING)]
     counts = table["verdict"].value_counts().to_dict()
+    where = args.out or paths.RESULTS
     print(f"{args.file}: {len(table)} claims, " + ", ".join(f"{n} {v}" for v, n in counts.items())
-          + f"; written under {args.out}", file=sys.stderr)
+          + f"; written under {where}", file=sys.stderr)
     return 1 if len(failing) else 0

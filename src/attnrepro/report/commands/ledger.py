@@ -12,4 +12,4 @@ def run(args):
     return ledger_io.write(
         args.published, results.Loader(args.inputs), args.csv, args.md, gate=args.gate,
         numerics_csv=args.numerics_evidence, seeds_csv=args.seed_evidence, speed_csv=args.speed_out,
-        article=article, listings_csv=args.listings_evidence)
+        article=article, listings_csv=args.listings_evidence, checked_csvs=args.checked)
