@@ -1,7 +1,7 @@
 """The annotated edition of an article: its text as published, every judged number marked.
 
 ``results/articles/<article>.html`` is built from the article's text
-(:mod:`attnrepro.evidence.articles`), the claims of ``config/published.yaml`` (where each
+(:mod:`attnrepro.articles.plain`), the claims of ``config/published.yaml`` (where each
 number stands: ``location``) and ``results/ledger.csv`` (each claim's verdict, reproduced value,
 class and reason). Every claim of the article is one highlight, whose element id is the claim's
 id (``001.html#<claim id>``): its colour is the verdict, its underline the class; hovering or
@@ -29,6 +29,7 @@ from attnrepro.dag import plan
 from attnrepro.report.products import catalog
 from attnrepro.report.editions import page as editions_page
 from attnrepro.evidence import articles
+from attnrepro.articles import plain
 from attnrepro.report.ledger import verdicts
 from attnrepro.report.editions.page import CLAIM_CLASSES, VERDICT_CLASSES
 
@@ -232,7 +233,7 @@ def render(article, text, article_notes, title, factor=None):
     for note in sorted(article_notes, key=lambda n: (n.line, n.column)):
         by_line.setdefault(note.line, []).append(note)
     counter = []
-    body = "\n".join(_block_html(b, by_line, counter, title) for b in articles.parse(text))
+    body = "\n".join(_block_html(b, by_line, counter, title) for b in plain.parse(text))
     if sorted(counter) != sorted(n.id for n in article_notes):
         lost = sorted({n.id for n in article_notes} - set(counter))
         raise LocationError(f"article {article}: claims not placed in its text: {', '.join(lost[:5])}")
