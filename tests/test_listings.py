@@ -15,7 +15,9 @@ import yaml
 
 from attnrepro.dag import yamlfile
 from attnrepro.report.evidence import citations, listings_evaluate, listings_render
-from attnrepro.evidence import listings_run, listings_text
+from attnrepro.articles import plain
+from attnrepro.articles.listings import extract
+from attnrepro.evidence import listings_run
 from attnrepro.report.ledger import verdicts
 from attnrepro.report import ledger_io
 from conftest import REPO
@@ -86,7 +88,7 @@ def run_record(tmp_path_factory):
 
 
 def test_listings_and_their_output_blocks_are_read_from_the_text():
-    listings = listings_text.extract(ARTICLE, "900")
+    listings = extract(plain.document(ARTICLE), "900")
     assert [(item.index, item.first) for item in listings] == [(1, 5), (2, 15)]
     assert listings[0].code == ('import math\n\nx = 3\n'
                                 'print("three:", x, "- root:", round(math.sqrt(x), 3))\n'
@@ -95,7 +97,7 @@ def test_listings_and_their_output_blocks_are_read_from_the_text():
                                                                                 "flag: True"]]
     assert [t.text for t in listings[0].blocks[0][0].tokens()] == ["3", "1.732"]
     # 000's style: the output as comments after "# Output:", columns counted in the article's line
-    commented = listings_text.extract("import math\nprint(-1.5, math.pi)\n\n# Output:\n# -1.5 3.14\n", "x")
+    commented = extract(plain.document("import math\nprint(-1.5, math.pi)\n\n# Output:\n# -1.5 3.14\n"), "x")
     line = commented[0].blocks[0][0]
     assert (line.number, line.text, line.offset) == (5, "-1.5 3.14", 2)
     assert [(t.text, t.column) for t in line.tokens()] == [("-1.5", 3), ("3.14", 8)]

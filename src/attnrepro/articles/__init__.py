@@ -8,7 +8,8 @@ and bounded interpreter. The modules, from the text to the claims:
   output) with their places (line from 1, column from 1 of the text as read);
 - ``plain``, ``markdown``, ``notebook``: one parser per form (plain text as the seeds are,
   Markdown with fenced code, a Jupyter notebook's cells and saved outputs); ``forms`` picks one by
-  the file's suffix;
+  the file's suffix; ``outputs``: how output is told from code inside a listing, in every form
+  (``# Output:`` comments, ``>>>`` transcripts, a printed value);
 - ``listings``: each listing with the published output lines after it, and the numbers of a line;
 - ``session`` and ``bounded``: the interpreter that runs an article's listings in order, and what
   bounds it (time, memory, its own working folder); ``depends``: the names a listing takes from

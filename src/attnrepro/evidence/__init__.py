@@ -26,7 +26,7 @@ The modules, each product split into what computes its table and what writes it:
   sweep judged claim by claim with the ledger's rules (pandas), and its CSV, Markdown and SVG;
 - :mod:`~attnrepro.report.evidence.seeds_evaluate`, :mod:`~attnrepro.report.evidence.seeds_render`: each
   published figure placed among the seeds (pandas), and its CSV, Markdown and SVG;
-- :mod:`~attnrepro.evidence.listings_text`, :mod:`~attnrepro.evidence.listings_run`: the listings
+- :mod:`~attnrepro.articles.listings`, :mod:`~attnrepro.evidence.listings_run`: the listings
   read from the articles, the job that runs one article's (in the interpreter of
   :mod:`attnrepro.articles.bounded`);
 - :mod:`~attnrepro.report.evidence.listings_evaluate`, :mod:`~attnrepro.report.evidence.listings_render`: the

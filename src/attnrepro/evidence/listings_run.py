@@ -3,7 +3,7 @@
     python -m attnrepro.jobs.listings_run --article ID --text TEXT --pin haswell-noavx512 \
         --out results/listings/runs/ID.json [--timeout 3600]
 
-It extracts the article's listings from its text (:mod:`attnrepro.evidence.listings_text`), checks
+It extracts the article's listings from its text (:mod:`attnrepro.articles.listings`), checks
 which packages each imports (one outside ``requirements/runtime.lock`` is named in the result, and the
 listing runs all the same), then runs them all, in order and verbatim, in a fresh interpreter
 (:func:`attnrepro.articles.bounded.run_listings`, each listing's output what it prints) whose
@@ -103,10 +103,10 @@ def versions(python=sys.executable):
 
 def run(article, text_path, pin, timeout, lock=LOCK):
     """The record of one article's listings run (see the module's docstring)."""
-    from attnrepro.evidence import listings_text
+    from attnrepro.articles import forms
+    from attnrepro.articles.listings import extract
 
-    with open(text_path, encoding="utf-8") as fh:
-        listings = listings_text.extract(fh.read(), article)
+    listings = extract(forms.read(text_path), article)
     locked = lock_names(lock)
     env, state = session_environment(pin)
     log.info("article %s: %d listings, pin %s%s", article, len(listings), pin,

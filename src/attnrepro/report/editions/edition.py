@@ -1,7 +1,7 @@
 """The annotated edition of an article: its text as published, every judged number marked.
 
 ``results/articles/<article>.html`` is built from the article's text and title (its entry of
-config ``articles``, :mod:`attnrepro.articles.catalog`), the claims of its claims file (where each
+config ``articles``, :mod:`attnrepro.articles.catalog`; its blocks: :mod:`attnrepro.articles.forms`), the claims of its claims file (where each
 number stands: ``location``) and ``results/ledger.csv`` (each claim's verdict, reproduced value,
 class and reason). Every claim of the article is one highlight, whose element id is the claim's
 id (``001.html#<claim id>``): its colour is the verdict, its underline the class; hovering or
@@ -28,8 +28,8 @@ from attnrepro.run import io
 from attnrepro.dag import plan
 from attnrepro.report.products import catalog
 from attnrepro.report.editions import page as editions_page
-from attnrepro.evidence import articles
 from attnrepro.articles import catalog as articles_catalog
+from attnrepro.articles import plain
 from attnrepro.report.ledger import verdicts
 from attnrepro.report.editions.page import CLAIM_CLASSES, VERDICT_CLASSES
 
@@ -234,7 +234,7 @@ def render(article, text, article_notes, title, factor=None, blocks=None):
     for note in sorted(article_notes, key=lambda n: (n.line, n.column)):
         by_line.setdefault(note.line, []).append(note)
     counter = []
-    blocks = articles.parse(text) if blocks is None else blocks
+    blocks = plain.parse(text) if blocks is None else blocks
     body = "\n".join(_block_html(b, by_line, counter, title) for b in blocks)
     if sorted(counter) != sorted(n.id for n in article_notes):
         lost = sorted({n.id for n in article_notes} - set(counter))

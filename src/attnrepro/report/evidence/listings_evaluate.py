@@ -2,12 +2,12 @@
 
 Each article's run (:mod:`attnrepro.evidence.listings_run`: per listing, its status, seconds and
 what it printed) is set against the output blocks the article prints after the listing
-(:mod:`attnrepro.evidence.listings_text`):
+(:mod:`attnrepro.articles.listings`):
 
-- the printed lines are paired with the published ones by their :func:`~listings_text.shape` (the
-  line with its numbers blanked; difflib's longest matching blocks, then, in a stretch that
-  differs, line by line where both hold as many numbers), and paired lines are compared number by
-  number (the digits as printed);
+- the printed lines are paired with the published ones by their
+  :func:`~attnrepro.articles.listings.shape` (the line with its numbers blanked; difflib's longest
+  matching blocks, then, in a stretch that differs, line by line where both hold as many numbers),
+  and paired lines are compared number by number (the digits as printed);
 - a published block after the first that no printed line pairs with is not the listing's output
   (a formula between two listings) and is left out, named in ``left_out``;
 - every claim of ``config/published.yaml`` whose ``location`` stands in a paired published line
@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnrepro.evidence import listings_text
+from attnrepro.articles import plain
+from attnrepro.articles.listings import extract, shape, tokens
 from attnrepro.paths import LISTINGS_TABLE
 from attnrepro.report.ledger import verdicts
 
@@ -39,15 +40,15 @@ EQUAL, DIFFERS, NO_OUTPUT = "equal", "differs", "no published output"
 
 def pair_lines(published, printed):
     """[(index of a published line, index of a printed line)] of the lines paired by shape."""
-    a = [listings_text.shape(line.text) for line in published]
-    b = [listings_text.shape(text) for text in printed]
+    a = [shape(line.text) for line in published]
+    b = [shape(text) for text in printed]
     pairs = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
             pairs += list(zip(range(i1, i2), range(j1, j2)))
         elif tag == "replace":
             pairs += [(i, j) for i, j in zip(range(i1, i2), range(j1, j2))
-                      if len(published[i].tokens()) == len(listings_text.tokens(printed[j]))]
+                      if len(published[i].tokens()) == len(tokens(printed[j]))]
     return pairs
 
 
@@ -62,11 +63,11 @@ def compare(listing, run):
     left_out = [listing.blocks[k][0].number for k in range(1, len(listing.blocks)) if k not in matched_blocks]
     partner = {i: j for i, j in pairs}
     published_numbers = sum(len(lines[i].tokens()) for i in kept)
-    printed_numbers = sum(len(listings_text.tokens(text)) for text in printed)
+    printed_numbers = sum(len(tokens(text)) for text in printed)
     equal = sum(
         a.text == b.text
         for i in kept if i in partner
-        for a, b in zip(lines[i].tokens(), listings_text.tokens(printed[partner[i]]))
+        for a, b in zip(lines[i].tokens(), tokens(printed[partner[i]]))
     )
     if run["status"] != "ran":
         output = run["status"]
@@ -96,7 +97,7 @@ def value_at(claim, line, printed):
     numbers under the claim's span, with the printed form's text around them; a word by its field."""
     text, start = printed_form(claim), claim.location["column"]
     end = start + len(text)
-    published, mine = line.tokens(), listings_text.tokens(printed)
+    published, mine = line.tokens(), tokens(printed)
     covered = [k for k, t in enumerate(published) if t.column < end and t.end > start]
     if covered and len(published) == len(mine):
         first, last = published[covered[0]], published[covered[-1]]
@@ -178,7 +179,7 @@ def evaluate(claims, runs, texts):
     texts ({article: text}); the claims of articles not run are left out."""
     listing_rows, rows = [], []
     for article in sorted(runs):
-        listings = listings_text.extract(texts[article], article)
+        listings = extract(plain.document(texts[article]), article)
         by_name = {r["name"]: r for r in runs[article]["listings"]}
         paired, status = {}, {}
         for item in listings:

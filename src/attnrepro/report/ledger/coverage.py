@@ -2,9 +2,10 @@
 
 The scan (:func:`numbers`) reads every line of an article that is not the Python source of a
 listing: prose, headings, lists, formulas laid out by hand and the published outputs. A line is
-source when :func:`attnrepro.evidence.articles.parse` puts it in a ``code`` block: the longest
-leading run of a listing's lines that compiles as Python, up to a ``# Output:`` comment (000
-prints its outputs as such comments); the lines after it, up to the next prose, are its output.
+source when :func:`attnrepro.articles.plain.parse` puts it in a ``code`` block: the longest
+leading run of a listing's lines that compiles as Python (less a printed value ending it), up to a
+``# Output:`` comment (000 prints its outputs as such comments); the lines after it, up to the
+next prose, are its output.
 
 What counts as a number (:data:`NUMBER`, :data:`WORD`):
 
@@ -31,7 +32,7 @@ import re
 from dataclasses import dataclass
 
 from attnrepro.dag import yamlfile
-from attnrepro.evidence import articles
+from attnrepro.articles import plain
 
 UNCLAIMED = "config/unclaimed.yaml"
 _SUPER = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"
@@ -73,7 +74,7 @@ class Number:
 
 def source_lines(text):
     """The numbers (from 1) of the lines of ``text`` that are the Python source of a listing."""
-    return {n for block in articles.parse(text) if block.kind == "code" for n in block.numbers}
+    return {n for block in plain.parse(text) if block.kind == "code" for n in block.numbers}
 
 
 def numbers(article, text):

@@ -1,0 +1,133 @@
+"""An article's listings and their published output, read from its blocks, whatever its form.
+
+Each listing is a *code* block of the article's :class:`~attnrepro.articles.blocks.Document`, and
+what it printed follows it as *output* blocks: every output block after its code and before the
+next listing's code. The first comes right after it; later ones are what the article reports
+further on (001's training listing prints three tables, which the article shows in three
+sections). An output block whose lines match nothing the listing prints (a formula laid out by
+hand between two listings) is left out when the run is compared
+(:mod:`attnrepro.report.evidence.listings_evaluate`). A ``>>>`` transcript is one listing per run
+of prompted lines, each with the output that follows it.
+
+An output line is the text as the listing printed it: without a ``# Output:`` mark and the
+comment signs of the lines after it, and without a fence's indentation; its ``offset`` counts the
+characters of the document's line before that text, so that columns count in the document's text.
+
+A line is compared *number by number*: :func:`tokens` finds its numbers (and the words ``True``
+and ``False``), each with its column (from 1, as the claims' ``location`` counts them), and
+:func:`shape` is the line with every number replaced by ``#``, which pairs a printed line with its
+published one. A number is found inside a repr (``np.float64(0.5)``, ``tensor([[0.1, -0.2]])``,
+``array([1., 2.])``), with an exponent (``1e-05``, ``-3.2E+04``) or a unit (``95%``); digits glued
+to a name (``float64``, ``d_k8``, ``W_1``) are part of it, but for a factor ``x4`` or ``×4``.
+
+Pure Python (no NumPy): the listings' interpreter loads what the listings import, nothing before.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from attnrepro.articles import outputs
+
+_NUMBER = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\.?(?!\w)"
+# a number as printed: a sign where it cannot be an operator, digits not glued to a name, decimals,
+# an exponent, NumPy's trailing point ("1."); a factor after " x" or "×" ("x4", not "x2 = 1");
+# or a boolean as a word
+TOKEN = re.compile(
+    rf"(?:(?<![^\s(\[,=:])[-+])?(?<!\w){_NUMBER}"
+    rf"|(?:(?<=\sx)|(?<=×)){_NUMBER}(?!\s*[=(\[])"
+    r"|(?<![\w.])(?:True|False)(?!\w)"
+)
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+    column: int  # in the document's line (or the printed line), from 1
+
+    @property
+    def end(self):
+        return self.column + len(self.text)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of published output: its number in the document, its text as the listing printed
+    it, and how many characters of the document's line precede it."""
+
+    number: int
+    text: str
+    offset: int = 0
+
+    def tokens(self):
+        return tokens(self.text, self.offset)
+
+
+@dataclass
+class Listing:
+    """One listing of an article: its place (index from 1, first line), its code as printed, the
+    published output blocks that follow it (lists of :class:`Line`, the first block first), and how
+    it shows values (:data:`attnrepro.articles.blocks.DISPLAYS`)."""
+
+    article: str
+    index: int
+    first: int
+    code: str
+    blocks: list = field(default_factory=list)
+    display: str = "print"
+
+    @property
+    def name(self):
+        return f"{self.article}.listing-{self.index}"
+
+    def lines(self):
+        return [line for block in self.blocks for line in block]
+
+
+def tokens(text, offset=0):
+    """The numbers (and booleans) of a line, in order, each with its column from 1 (``offset``:
+    the characters before ``text`` in the document's line)."""
+    return [Token(m.group(), m.start() + 1 + offset) for m in TOKEN.finditer(text)]
+
+
+def shape(text):
+    """The line with each number replaced by ``#`` and its runs of blanks by one space."""
+    return " ".join(TOKEN.sub("#", text).split())
+
+
+def _uncommented(text):
+    """How many characters open a comment line of output: its indentation, ``#`` and one space."""
+    cut = len(text) - len(text.lstrip()) + 1
+    return cut + 1 if text[cut:cut + 1] == " " else cut
+
+
+def output_lines(block):
+    """The published lines of an output block: without output marks (the text after a mark's
+    colon is a line), without comment signs after a mark, without blank lines."""
+    commented = bool(outputs.MARK.match(block.lines[0]))
+    out = []
+    for number, text in zip(block.numbers, block.lines):
+        mark = outputs.MARK.match(text)
+        if mark:
+            if mark["rest"].strip():
+                out.append(Line(number, mark["rest"], block.offset + mark.start("rest")))
+        elif commented and text.lstrip().startswith("#"):
+            cut = _uncommented(text)
+            out.append(Line(number, text[cut:], block.offset + cut))
+        elif text.strip():
+            out.append(Line(number, text, block.offset))
+    return out
+
+
+def extract(document, article):
+    """The listings of a :class:`~attnrepro.articles.blocks.Document`, in order, each with the
+    output blocks after it."""
+    listings = []
+    for block in document.blocks:
+        if block.kind == "code":
+            listings.append(Listing(article, len(listings) + 1, block.first, "\n".join(block.lines) + "\n",
+                                    display=block.display))
+        elif block.kind == "output" and listings:
+            lines = output_lines(block)
+            if lines:
+                listings[-1].blocks.append(lines)
+    return listings
