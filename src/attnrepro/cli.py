@@ -319,16 +319,23 @@ def list_experiments(args):
     return 0
 
 
+def _check_article(args):
+    from attnrepro.report.commands import article_check  # loads NumPy: after the pin (the harness)
+
+    return article_check.run(args)
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     if args.command == "verify":  # imported here: the other commands pin the numerics before NumPy
         from attnrepro.archive import verify
 
         return verify.main(args.args)
-    if args.command == "article":  # its entry applies the pin before NumPy loads
-        from attnrepro.jobs import article_check
+    if args.command == "article":  # through the job harness, which pins before NumPy loads
+        from attnrepro.report import job as report_job
 
-        return article_check.main(args.args, prog="attnrepro article check")
+        check = report_job.article_check_parser("attnrepro article check").parse_args(args.args)
+        return report_job.run(check, _check_article, guard_outputs=False)
     harness.setup_logging()
     from attnrepro.dag import yamlfile
     from attnrepro.dag.config import ConfigError

@@ -117,7 +117,7 @@ def listing_run(article):
 
 
 def drafted_claims(article):
-    """The claims drafted from an article's text: ``results/claims/<article>.yaml`` (attnrepro.articles.draft)."""
+    """The claims drafted from an article's text: ``results/claims/<article>.yaml`` (articles.draft)."""
     return f"{CLAIMS}/{article}.yaml"
 
 
@@ -127,7 +127,8 @@ def unclaimed_numbers(article):
 
 
 def checked_numbers(article):
-    """Every number an article's listings printed, its check's table: ``results/data/<article>/listings/numbers.parquet``."""
+    """Every number an article's listings printed, its check's table:
+    ``results/data/<article>/listings/numbers.parquet``."""
     return data_path(article, "listings", "numbers")
 
 

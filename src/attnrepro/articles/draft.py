@@ -19,7 +19,7 @@ Each number of the prose (paragraphs, lists, lines broken by hand) is paired wit
 it restates, the same value at the prose's digits, preferring the nearest listing above it: the
 prose claim reads the same source, so the ledger gives it the printed number's verdict
 (:mod:`attnrepro.report.ledger.restated`). A prose number that restates none but lies within
-:data:`NEAR` units of its last digit of a printed one is drafted against that one and flagged as a
+:data:`NEAR` units of its last digit (or :data:`NEAR_SHARE`) of a printed one is drafted against that one and flagged as a
 likely misprint; every other prose number is listed as unclaimed with the reason.
 
 The reproduced values live in a table of every number each listing printed (:func:`table_rows`):
@@ -37,7 +37,10 @@ from attnrepro.articles.pairing import pair_lines
 
 LISTINGS = "listings"  # the experiment name of a drafted claim's source: the listings' printed numbers
 CLOCK = re.compile(r"\b(?:perf_counter(?:_ns)?|process_time|monotonic|timeit|time\.time)\b|%%?timeit")
-NEAR = 3  # units of the last digit within which a prose number is a likely misprint of a printed one
+# a prose number is a likely misprint of a printed one within NEAR units of its last digit or within
+# NEAR_SHARE of the printed value: a digit typed wrong, or two digits swapped (0.4631 for 0.4613)
+NEAR = 3
+NEAR_SHARE = 0.01
 PROSE_KINDS = ("paragraph", "list", "lines")
 # a non-zero figure below this is at the level of the last bits of float32 or float64 arithmetic on
 # values of order one (float32's epsilon is 1.2e-7; a difference of tens of last bits stays below it)
@@ -48,8 +51,8 @@ TABLE_COLUMNS = ["case", "listing", "printed_line", "number", "line", "column", 
 RATIONALES = {
     "echo-stated": "the listing's code states this number (a literal of its code) and prints it back: it "
                    "shows a setting, not a computation",
-    "round-off": "a figure at the level of the last bits (below 1e-5 on values of order one): its digits move "
-                 "with the CPU, the BLAS kernel and the library versions",
+    "round-off": "a figure at the level of the last bits (below 1e-5 on values of order one): its digits "
+                 "move with the CPU, the BLAS kernel and the library versions",
     "clock": "read from a clock: it moves with the machine and with what else runs (two runs of the listing "
              "here printed other digits)",
 }
@@ -173,6 +176,11 @@ def classify(number, code, moving=frozenset()):
     return "exact", None
 
 
+def heading_lines(blocks):
+    """[(first line, text)] of the headings among ``blocks``, without Markdown's ``#`` marks."""
+    return [(b.first, " ".join(b.lines).strip().lstrip("#").strip()) for b in blocks if b.kind == "heading"]
+
+
 def section(headings, line):
     """The heading above ``line`` ([(first line, text)] of the headings)."""
     above = [text for first, text in headings if first <= line]
@@ -197,7 +205,7 @@ def _claim(article, claim_id, section, what, published, location, cls, why, numb
         claim["why"] = why
     if cls == "stochastic":
         claim["note"] = (f"an unseeded draw moves it: two runs of listing {number.listing} here printed "
-                         f"{number.text} and {number.again if number.again is not None else 'no such number'}")
+                         f"{number.text} and {'no such number' if number.again is None else number.again}")
     return claim
 
 
@@ -217,7 +225,7 @@ def output_claims(article, listings, numbers, headings):
 
 
 def unpaired(listing, numbers, status):
-    """[(line, column, text, reason)] of the published numbers of a listing that nothing printed pairs with."""
+    """[(line, column, text, reason)] of a listing's published numbers that nothing printed pairs with."""
     paired = {(n.line, n.column) for n in numbers if n.line is not None}
     out = []
     for line in listing.lines():
@@ -258,13 +266,13 @@ def restates(prose, value):
 
 def near(prose, value):
     """Whether a prose number with decimals and two or more significant digits lies within NEAR
-    units of its last digit of ``value`` (a likely misprint of it); an integer of the prose is a
+    units of its last digit, or NEAR_SHARE, of ``value`` (a likely misprint of it); an integer of the prose is a
     count or a size more often than a measurement, and is never taken for a misprint."""
     decimals = _digits(prose)
     significant = len(prose.lstrip("+-").replace(".", "").lstrip("0"))
     if not decimals or value is None or significant < 2:
         return False
-    return abs(float(prose) - value) <= NEAR * 10.0 ** -decimals
+    return abs(float(prose) - value) <= max(NEAR * 10.0 ** -decimals, NEAR_SHARE * abs(value))
 
 
 def _nearest_first(numbers, line, first_lines):
@@ -301,8 +309,10 @@ def prose_claims(article, blocks, numbers, drafted, headings, first_lines):
                 cls, why = ((drafted[cell]["class"], drafted[cell].get("why")) if cell in drafted
                             else ("exact", None))
                 place = f"output line {cell.line}" if cell.line else f"printed line {cell.printed_line}"
-                what = (f"the prose restates number {cell.number} of listing {cell.listing}'s {place}" if match
-                        else f"likely misprint: no printed number has this value at its digits; the nearest is "
+                what = (f"the prose restates number {cell.number} of listing {cell.listing}'s {place}"
+                        if match
+                        else f"likely misprint: no printed number has this value at its digits; the nearest "
+                             "is "
                              f"number {cell.number} of listing {cell.listing}'s {place}, printed {cell.text}")
                 claim = _claim(article, f"{article}.prose.line-{number_of_line}.number-{k}",
                                section(headings, number_of_line), what, token.text,
@@ -314,7 +324,7 @@ def prose_claims(article, blocks, numbers, drafted, headings, first_lines):
 def draft(article, blocks, listings, first_runs, second_runs):
     """The :class:`Draft` of an article: its ``blocks`` and ``listings`` (articles.listings.extract),
     and the records of two runs of its listings ({listing name: {status, error, stdout}})."""
-    headings = [(b.first, " ".join(b.lines).strip()) for b in blocks if b.kind == "heading"]
+    headings = heading_lines(blocks)
     result = Draft(article)
     for item in listings:
         first, second = first_runs.get(item.name) or {}, second_runs.get(item.name) or {}

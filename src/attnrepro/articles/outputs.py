@@ -102,7 +102,10 @@ def _block(kind, first, lines, offset, display=""):
 
 
 def _value(statement):
-    """A statement that is a printed value standing alone (a string is not: it may be a docstring)."""
+    """A statement that is a printed value standing alone (a string is not: it may be a docstring),
+    or a printed ``label: value`` line, which Python reads as an annotation (``first: 1.4142``)."""
+    if isinstance(statement, ast.AnnAssign):
+        return statement.value is None and printed_value(statement.annotation)
     return (isinstance(statement, ast.Expr) and printed_value(statement.value)
             and not (isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)))
 

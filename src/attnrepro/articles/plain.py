@@ -82,6 +82,11 @@ def _statement(line):
             and re.match(r"[\w.]+\(", line) is not None)
 
 
+def _compound(chunk):
+    """Lines that compile together, the later ones indented: a statement with its body."""
+    return all(line[:1].isspace() for line in chunk[1:]) and outputs.compiles(chunk)
+
+
 def _kind(chunk):
     """heading, paragraph, list, lines (a paragraph broken by hand) or pre (a listing, its output,
     or a formula laid out by hand)."""
@@ -91,8 +96,8 @@ def _kind(chunk):
         return "list"
     if _latex(chunk):
         return "lines" if len(chunk) > 1 else "paragraph"
-    if len(chunk) > 1:
-        return "lines" if _plain(chunk) else "pre"
+    if len(chunk) > 1:  # a compound statement (``while True:`` and its body) is code, as a whole
+        return "lines" if _plain(chunk) and not _compound(chunk) else "pre"
     line = chunk[0]
     code_like = re.match(r"(import|from|def|class|for|with|if|print)\b", line) and outputs.compiles(chunk)
     formula = "=" in line and len(line) < 100 and not line.rstrip().endswith(".")
@@ -116,9 +121,12 @@ def _bullet(fragment):
 
 
 def _printed(line, fragments):
-    """The line opens as a string the code prints: a bullet, or at least eight characters."""
+    """The line opens as a string the code prints: a bullet, at least eight characters, or a label
+    of three or more followed by a number (``first: 1.4142``)."""
     text = line.strip()
-    return any(text.startswith(f) and (len(f.strip()) >= 8 or _bullet(f.strip())) for f in fragments)
+    return any(text.startswith(f) and (len(f.strip()) >= 8 or _bullet(f.strip())
+                                       or (len(f.strip()) >= 3 and re.search(r"\d", text[len(f):])))
+               for f in fragments)
 
 
 def _pieces(first, chunk, fragments):

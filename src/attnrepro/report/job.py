@@ -161,6 +161,29 @@ def add_edition(edition):
     edition.add_argument("--speed", help="results/speed.csv: this machine's speed against the article's")
 
 
+ARTICLE_CHECK = """\
+Check an article from its text alone: run its listings, judge every number it prints.
+
+FILE is plain text (as the seeds), Markdown (.md) or a Jupyter notebook (.ipynb). Its listings run
+twice, in order, each time in a fresh interpreter bounded in time, memory and working folder, under
+the numerics pin. RUNNING AN ARTICLE RUNS ITS CODE WITH YOUR RIGHTS: check only what you would run
+yourself. Under --out DIR: claims/<id>.yaml (the drafted claims), claims/<id>.unclaimed.yaml,
+data/<id>/listings/numbers.parquet, ledger.csv, LEDGER.md and articles/<id>.html
+(attnrepro.report.commands.article_check)."""
+ARTICLE_CHECK_STATUS = """\
+exit status: 0 every number reproduces (a number an unseeded draw moves, or a time of another machine,
+  is no difference); 1 some differ, or a listing did not run; 2 a usage error (one line names it)."""
+
+
+def article_check_parser(prog):
+    """The command line of ``article check`` (``python -m attnrepro article check``, and its rules'
+    entry ``attnrepro.jobs.article_check``)."""
+    check = parser(prog)
+    check.description, check.epilog = ARTICLE_CHECK, ARTICLE_CHECK_STATUS
+    add_article_check(check)
+    return check
+
+
 def add_article_check(check):
     """``article check``'s options (:mod:`attnrepro.report.commands.article_check`)."""
     check.add_argument("file", help="the article: .txt (plain, as the seeds), .md or .ipynb")
@@ -172,7 +195,8 @@ def add_article_check(check):
     check.add_argument("--id", help="the article's id in the claims and the ledger (default: from the file's "
                                     "name)")
     check.add_argument("--title", help="its title (default: its first heading)")
-    check.add_argument("--sha256", metavar="HEX", help="the SHA-256 its text must have (config articles[i].sha256)")
+    check.add_argument("--sha256", metavar="HEX",
+                       help="the SHA-256 its text must have (config articles[i].sha256)")
     check.add_argument("--claims", metavar="YAML",
                        help="its confirmed claims (published.yaml's schema): judged instead of the drafted "
                             "ones, which are still written")

@@ -169,7 +169,8 @@ def checked_lines(checked):
     if checked.empty:
         return []
     lines = ["## Articles checked from their text", "",
-             "Their claims are drafted from the text (src/attnrepro/articles/draft.py: results/claims/<id>.yaml) "
+             "Their claims are drafted from the text (src/attnrepro/articles/draft.py: "
+             "results/claims/<id>.yaml) "
              "and judged by the same rules, counted apart from the claims of the claims files: a person "
              "confirms them by copying them into the article's claims file.", ""]
     for article, rows in checked.groupby("article", sort=True):

@@ -53,8 +53,8 @@ def article_id(path, given=None):
 
 def title_of(document, path):
     """The text of the document's first heading, else the file's name."""
-    heading = next((b for b in document.blocks if b.kind == "heading"), None)
-    return " ".join(heading.lines).strip().lstrip("#").strip() if heading is not None else Path(path).name
+    headings = draft.heading_lines(document.blocks)
+    return headings[0][1] if headings else Path(path).name
 
 
 def under(out, path):
@@ -76,7 +76,7 @@ def run_twice(given, options):
 
 def failure_rows(article, result, blocks):
     """One ledger row per listing that did not run, with its one line."""
-    headings = [(b.first, " ".join(b.lines).strip()) for b in blocks if b.kind == "heading"]
+    headings = draft.heading_lines(blocks)
     rows = []
     for failed in result.failures:
         rows.append({"id": f"{article}.listing-{failed['listing']}", "article": article,
@@ -203,7 +203,8 @@ def check(path, options, outputs=None):
               "git": provenance.git_state(), "interpreter": listings_run.versions(), "pin": options.pin,
               "limits": {"time_s": options.time_limit, "listing_time_s": options.listing_time_limit,
                          "memory_mib": options.memory_limit},
-              "listings": [{k: r.get(k) for k in ("name", "status", "error", "seconds")} for r in first.values()]}
+              "listings": [{k: r.get(k) for k in ("name", "status", "error", "seconds")}
+                           for r in first.values()]}
     write(outputs, article, document, title, result, claims, table, record)
     return table
 
