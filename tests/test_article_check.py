@@ -66,7 +66,7 @@ def test_the_article_as_written_reproduces_every_number(suffix, tmp_path):
     table = article_check.check(DATA / f"weights.{suffix}", options(tmp_path))
     assert len(table) == 16
     assert set(table["verdict"]) == {"reproduced"}
-    assert Counter(table["class"]) == {"exact": 16}  # no number the code states is printed (0 and 1 never count)
+    assert Counter(table["class"]) == {"exact": 16}  # none the code states (0 and 1 never count)
 
 
 def test_two_misprints_are_flagged_and_nothing_else_in_every_form(tmp_path):
@@ -211,6 +211,8 @@ def test_the_draft_finds_every_hand_claim_on_an_output_block(article):
         assert twin is not None and twin["published"] == claim.published, claim.id
     prose = [c for c in hand if c.location["line"] not in shown]
     found = [c for c in prose if (c.location["line"], c.location["column"]) in drafted]
-    classes = Counter((c.cls, drafted[(c.location["line"], c.location["column"])]["class"]) for c in on_output)
+    classes = Counter((c.cls, drafted[(c.location["line"], c.location["column"])]["class"])
+                      for c in on_output)
     print(json.dumps({"article": article, "on_output": len(on_output), "prose": len(prose),
-                      "prose_found": len(found), "classes": {f"{a}->{b}": n for (a, b), n in classes.items()}}))
+                      "prose_found": len(found),
+                      "classes": {f"{a}->{b}": n for (a, b), n in classes.items()}}))

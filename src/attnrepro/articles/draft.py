@@ -19,8 +19,9 @@ Each number of the prose (paragraphs, lists, lines broken by hand) is paired wit
 it restates, the same value at the prose's digits, preferring the nearest listing above it: the
 prose claim reads the same source, so the ledger gives it the printed number's verdict
 (:mod:`attnrepro.report.ledger.restated`). A prose number that restates none but lies within
-:data:`NEAR` units of its last digit (or :data:`NEAR_SHARE`) of a printed one is drafted against that one and flagged as a
-likely misprint; every other prose number is listed as unclaimed with the reason.
+:data:`NEAR` units of its last digit (or :data:`NEAR_SHARE`) of a printed one is drafted against
+that one and flagged as a likely misprint; every other prose number is listed as unclaimed with the
+reason.
 
 The reproduced values live in a table of every number each listing printed (:func:`table_rows`):
 ``listing``, ``printed_line`` (its place among the listing's printed lines), ``number`` (its place in
@@ -266,8 +267,8 @@ def restates(prose, value):
 
 def near(prose, value):
     """Whether a prose number with decimals and two or more significant digits lies within NEAR
-    units of its last digit, or NEAR_SHARE, of ``value`` (a likely misprint of it); an integer of the prose is a
-    count or a size more often than a measurement, and is never taken for a misprint."""
+    units of its last digit, or NEAR_SHARE, of ``value`` (a likely misprint of it); an integer of
+    the prose is a count or a size more often than a measurement, and is never taken for a misprint."""
     decimals = _digits(prose)
     significant = len(prose.lstrip("+-").replace(".", "").lstrip("0"))
     if not decimals or value is None or significant < 2:

@@ -4,9 +4,9 @@
 config ``articles``, :mod:`attnrepro.articles.catalog`; its blocks: :mod:`attnrepro.articles.forms`),
 the claims of its claims file (where each number stands: ``location``) and ``results/ledger.csv``
 (each claim's verdict, reproduced value, class and reason). Every claim of the article is one
-highlight, whose element id is the claim's id (``001.html#<claim id>``): its colour is the verdict, its underline the class; hovering or
-focusing it shows the reproduced value, the reason, and links to the tables and figures that
-show the number and to the Parquet files it was read from. The page is self-contained (inline
+highlight, whose element id is the claim's id (``001.html#<claim id>``): its colour is the
+verdict, its underline the class; hovering or focusing it shows the reproduced value, the reason,
+and links to the tables and figures that show the number and to the Parquet files it was read from. The page is self-contained (inline
 CSS and script, system fonts: :mod:`attnrepro.report.editions.page`).
 
 A location outside the text or on no number stops the build (``LocationError``). A location that
