@@ -6,8 +6,9 @@ the claims of its claims file (where each number stands: ``location``) and ``res
 (each claim's verdict, reproduced value, class and reason). Every claim of the article is one
 highlight, whose element id is the claim's id (``001.html#<claim id>``): its colour is the
 verdict, its underline the class; hovering or focusing it shows the reproduced value, the reason,
-and links to the tables and figures that show the number and to the Parquet files it was read from. The page is self-contained (inline
-CSS and script, system fonts: :mod:`attnrepro.report.editions.page`).
+and links to the tables and figures that show the number and to the Parquet files it was read
+from. The page is self-contained (inline CSS and script, system fonts:
+:mod:`attnrepro.report.editions.page`).
 
 A location outside the text or on no number stops the build (``LocationError``). A location that
 holds another number than the claim's printed string (a published value edited away from the
