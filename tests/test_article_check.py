@@ -16,16 +16,19 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
+from attnrepro import paths
 from attnrepro.articles import bounded, draft, forms, listings
 from attnrepro.report.commands import article_check
-from attnrepro.report.ledger import verdicts
+from attnrepro.report.ledger import coverage, verdicts
+from attnrepro.run import digests
 
-from conftest import REPO, article_text, seed_articles
+from conftest import REPO, article_text, copy_repo, copy_run, planned_jobs, seed_articles, snakemake
 
 DATA = REPO / "tests" / "data" / "articles"
 FORMS = ("txt", "md", "ipynb")
@@ -64,6 +67,13 @@ def judged(table):
 @pytest.mark.parametrize("suffix", FORMS)
 def test_the_article_as_written_reproduces_every_number(suffix, tmp_path):
     table = article_check.check(DATA / f"weights.{suffix}", options(tmp_path))
+    document = forms.read(DATA / f"weights.{suffix}")
+    unclaimed = yaml.safe_load((tmp_path / "claims" / "weights.unclaimed.yaml").read_text())["unclaimed"]
+    drafted = yaml.safe_load((tmp_path / "claims" / "weights.yaml").read_text())["claims"]
+    spans = coverage.claim_spans([verdicts.Claim.from_dict(c) for c in drafted])
+    listed = {(u["line"], u["column"]) for u in unclaimed}
+    scanned = coverage.numbers("weights", document.text, document.blocks)
+    assert scanned and all(coverage.claimed(n, spans) or (n.line, n.column) in listed for n in scanned)
     assert len(table) == 16
     assert set(table["verdict"]) == {"reproduced"}
     assert Counter(table["class"]) == {"exact": 16}  # none the code states (0 and 1 never count)
@@ -100,6 +110,9 @@ def test_the_command_writes_the_run_s_files_and_says_by_its_status(tmp_path):
     marked = Counter(re.findall(r'id="weights\.[^"]+" data-verdict="([a-z ]+)"', page))
     assert marked == {"reproduced": 14, "differs": 2}
     assert "2 differs" in (out / "LEDGER.md").read_text()
+    unclaimed = yaml.safe_load((out / "claims" / "weights.unclaimed.yaml").read_text())["unclaimed"]
+    places = [(u["line"], u["column"]) for u in unclaimed]
+    assert places == sorted(places) and {"four", "2", "3"} <= {u["text"] for u in unclaimed}
     numbers = pd.read_parquet(out / "data" / "weights" / "listings" / "numbers.parquet")
     assert list(numbers["text"][:4]) == ["1.5", "0.", "0.75", "0.75"]
     done = subprocess.run([sys.executable, "-m", "attnrepro", "article", "check",
@@ -216,3 +229,44 @@ def test_the_draft_finds_every_hand_claim_on_an_output_block(article):
     print(json.dumps({"article": article, "on_output": len(on_output), "prose": len(prose),
                       "prose_found": len(found),
                       "classes": {f"{a}->{b}": n for (a, b), n in classes.items()}}))
+
+
+# --- an article added to the config: checked by the default run ------------------------------------
+
+def with_weights(folder):
+    """A config file listing the run's articles and this checkout's tests/data/articles/weights.md."""
+    entries = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["articles"]
+    text = DATA / "weights.md"
+    entries.append({"id": "weights", "text": str(text), "sha256": digests.file_sha256(text),
+                    "title": "Attention weights for one query", "time_limit_s": 120,
+                    "memory_limit_mib": 1024})
+    path = Path(folder) / "with-weights.yaml"
+    path.write_text(yaml.safe_dump({"articles": entries}, sort_keys=False))
+    return path
+
+
+def test_an_article_without_experiments_is_a_check_job_of_the_run_feeding_the_ledger(tmp_path):
+    root = copy_repo(tmp_path / "repo")
+    extra = with_weights(tmp_path)
+    proc = snakemake(root, "-n", "ledger", configfile=f"config/small.yaml {extra}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    jobs = planned_jobs(proc)
+    assert jobs["check_weights"] == 1 and jobs["ledger"] == 1
+    assert "listings_article" not in jobs  # the evidence's listings stay the seeds'
+
+
+@pytest.mark.full
+def test_the_default_run_checks_an_added_article_and_judges_it_in_its_ledger(small_run, tmp_path):
+    root = copy_run(small_run, tmp_path / "run")
+    extra = with_weights(tmp_path)
+    proc = snakemake(root, "ledger", "articles", configfile=f"config/small.yaml {extra}", timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ledger = pd.read_csv(root / paths.LEDGER_CSV, dtype=str, keep_default_na=False)
+    checked = ledger[ledger["article"] == "weights"]
+    assert len(checked) == 16 and set(checked["verdict"]) == {"reproduced"}
+    assert set(ledger["article"]) == {"000", "001", "003", "weights"}
+    assert "## Articles checked from their text" in (root / paths.LEDGER_MD).read_text()
+    page = (root / paths.edition_path("weights")).read_text()
+    assert len(re.findall(r'id="weights\.[^"]+" data-verdict="reproduced"', page)) == 16
+    drafted = yaml.safe_load((root / paths.drafted_claims("weights")).read_text())
+    assert sorted(c["id"] for c in drafted["claims"]) == sorted(checked["id"])

@@ -67,7 +67,7 @@ SKIPPED = [
      "runs an article's listings (001's: 23 trainings, minutes); tests/test_listings.py runs the job on a "
      "synthetic article"),
     (r"attnrepro\.articles\.session\b", "a synopsis: attnrepro.articles.bounded writes its LISTINGS.json"),
-    (r"attnrepro article check \.\./shared/my-post\.md$",
+    (r"attnrepro article check \.\./shared/my-post\.md --out /tmp/post$",
      "README's worked example of an added article: ../shared/my-post.md is imaginary"),
     (r"^python -m attnrepro\.jobs\.(?!sweep_probe\b)\w+",
      ("a rules' job entry: a synopsis whose words (EXPERIMENT, PIN, JSON) the rule fills in; "

@@ -109,7 +109,16 @@ def _article_lines(config, unbuilt):
     """The annotated editions of the config's articles with claims (``unbuilt``: {article: why it
     is not built}) and the ledger's figures (workflow/rules/articles.smk)."""
     out = ["## Articles, annotated", ""]
-    for article in (a for a in articles_catalog.from_config(config).values() if a.claims):
+    reproduced = {exp.article for exp in plan.EXPERIMENTS.values()}
+    for article in articles_catalog.from_config(config).values():
+        if article.id not in reproduced:  # checked from its text (articles.smk, check_<id>)
+            out.append(f"- `{_rel(paths.edition_path(article.id))}` (article {article.id}, "
+                       f"\u201c{article.title}\u201d): checked from its text, its listings run here; the "
+                       f"claims drafted from it, `{_rel(paths.drafted_claims(article.id))}`, and the prose's "
+                       f"numbers that restate none, `{_rel(paths.unclaimed_numbers(article.id))}`")
+            continue
+        if not article.claims:
+            continue
         what = f"not built: {unbuilt[article.id]}" if article.id in unbuilt else _caption("edition", config)
         out.append(f"- `{_rel(paths.edition_path(article.id))}` (article {article.id}, "
                    f"\u201c{article.title}\u201d): {what}")

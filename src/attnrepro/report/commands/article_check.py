@@ -34,11 +34,13 @@ from attnrepro.articles import bounded, draft, forms, listings
 from attnrepro.evidence import listings_run
 from attnrepro.report import ledger_io
 from attnrepro.report.editions import edition
-from attnrepro.report.ledger import claims as published, verdicts
+from attnrepro.report.ledger import claims as published, coverage, verdicts
 from attnrepro.run import digests, io, provenance, usage
 
 log = logging.getLogger("attnrepro")
-FAILING = ("differs", "missing")  # the verdicts that make the check fail (status 1)
+FAILING = ("differs", "missing")
+NOT_READ = ("a number the draft does not read as one (a word, a version, a date, a thousands "
+            "separator)")  # the verdicts that make the check fail (status 1)
 _ID = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -114,6 +116,16 @@ def judge(claims, numbers, speed_rule):
         return numbers
 
     return verdicts.evaluate(claims, load, rule=published.load_speed(speed_rule))
+
+
+def coverage_gaps(article, document, claims, unclaimed):
+    """The unclaimed entries of the numbers the coverage scan finds in the text (words, versions,
+    dates, separated thousands: :mod:`attnrepro.report.ledger.coverage`) that no claim covers and
+    the draft did not list: every number of the article is a claim or listed, as for the seeds."""
+    spans, listed = coverage.claim_spans(claims), {(u["line"], u["column"]) for u in unclaimed}
+    return [{"line": n.line, "column": n.column, "text": n.text, "reason": NOT_READ}
+            for n in coverage.numbers(article, document.text, document.blocks)
+            if not coverage.claimed(n, spans) and (n.line, n.column) not in listed]
 
 
 def refuse_other_text(path, expected):
@@ -196,6 +208,8 @@ def check(path, options, outputs=None):
     numbers = pd.DataFrame(draft.table_rows(result), columns=draft.TABLE_COLUMNS)
     claims = confirmed(options.claims, article) if options.claims else drafted(result)
     table = judge(claims, numbers, options.speed_rule)
+    result.unclaimed = sorted(result.unclaimed + coverage_gaps(article, document, claims, result.unclaimed),
+                              key=lambda u: (u["line"], u["column"]))
     table = pd.concat([table, pd.DataFrame(failure_rows(article, result, document.blocks))],
                       ignore_index=True) if result.failures else table
     record = {"article": article, "text": str(path), "sha256": digests.file_sha256(path),

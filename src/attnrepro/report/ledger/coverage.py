@@ -72,14 +72,16 @@ class Number:
         return f"article {self.article}, line {self.line}, column {self.column}: {self.text!r}"
 
 
-def source_lines(text):
-    """The numbers (from 1) of the lines of ``text`` that are the Python source of a listing."""
-    return {n for block in plain.parse(text) if block.kind == "code" for n in block.numbers}
+def source_lines(text, blocks=None):
+    """The numbers (from 1) of the lines of ``text`` that are the Python source of a listing
+    (``blocks``: the text's, when it is not plain text: attnrepro.articles.forms)."""
+    blocks = plain.parse(text) if blocks is None else blocks
+    return {n for block in blocks if block.kind == "code" for n in block.numbers}
 
 
-def numbers(article, text):
+def numbers(article, text, blocks=None):
     """Every :class:`Number` of an article's ``text`` outside its listings' source, in order."""
-    skip = source_lines(text)
+    skip = source_lines(text, blocks)
     found = []
     for n, line in enumerate(text.split("\n"), start=1):
         if n in skip:
