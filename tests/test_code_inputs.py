@@ -307,7 +307,7 @@ def test_no_entry_imports_numpy_before_the_harness_applies_the_pin():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert len(ENTRIES) == 15 and proc.stdout.strip() == "[]"
+    assert len(ENTRIES) == 16 and proc.stdout.strip() == "[]"
 
 
 def test_an_entry_imports_no_other_commands_work():

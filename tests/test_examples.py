@@ -67,8 +67,9 @@ SKIPPED = [
      "runs an article's listings (001's: 23 trainings, minutes); tests/test_listings.py runs the job on a "
      "synthetic article"),
     (r"attnrepro\.articles\.session\b", "a synopsis: attnrepro.articles.bounded writes its LISTINGS.json"),
-    (r"attnrepro article check \.\./shared/my-post\.md --out /tmp/post$",
-     "README's worked example of an added article: ../shared/my-post.md is imaginary"),
+    (r"attnrepro article check (FILE|post\.md|notebook\.ipynb|\.\./shared/my-post\.md)\b",
+     "a synopsis, or README's worked example: the article is the reader's (../shared/my-post.md is "
+     "imaginary); tests/test_article_check.py runs the command on articles written for it"),
     (r"^python -m attnrepro\.jobs\.(?!sweep_probe\b)\w+",
      ("a rules' job entry: a synopsis whose words (EXPERIMENT, PIN, JSON) the rule fills in; "
       "every Snakemake run of the tests runs it")),
