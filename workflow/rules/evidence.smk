@@ -73,8 +73,9 @@ def listings_code_module():
 
 
 def listing_runs():
-    """The run of every article's listings (one interpreter per article)."""
-    return [paths.listing_run(article) for article in ARTICLES]
+    """The run of every reproduced article's listings (one interpreter per article; an article
+    checked from its text runs its own in its check, articles.smk)."""
+    return [paths.listing_run(article) for article in REPRODUCED]
 
 
 def environment_built(setting=None):
@@ -273,14 +274,14 @@ rule:
     name:
         "listings_article"
     input:
-        text=lambda wildcards: ARTICLES[wildcards.article].text,
+        text=lambda wildcards: REPRODUCED[wildcards.article].text,
         code=job_code("listings_run"),
     output:
         paths.listing_run("{article}"),
     log:
         paths.log_path("listings", "{article}"),
     wildcard_constraints:
-        article=alternatives(ARTICLES),
+        article=alternatives(REPRODUCED),
     conda:
         CONDA_ENV
     threads: timing_threads()
@@ -305,7 +306,7 @@ rule:
         evidence.LISTINGS.target
     input:
         runs=listing_runs(),
-        texts=[article.text for article in ARTICLES.values()],
+        texts=[article.text for article in REPRODUCED.values()],
         published="config/published.yaml",
         code=job_code("listings"),
     output:
