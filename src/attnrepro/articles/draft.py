@@ -34,7 +34,6 @@ import re
 from dataclasses import dataclass, field
 
 from attnrepro.articles import listings as listing_text
-from attnrepro.articles.pairing import pair_lines
 
 LISTINGS = "listings"  # the experiment name of a drafted claim's source: the listings' printed numbers
 CLOCK = re.compile(r"\b(?:perf_counter(?:_ns)?|process_time|monotonic|timeit|time\.time)\b|%%?timeit")
@@ -120,7 +119,7 @@ def printed_numbers(listing, first, second):
     run's same place and with the published line its printed line pairs with."""
     lines, again = _printed_lines(first), _printed_lines(second)
     published = listing.lines()
-    partner = {j: i for i, j in pair_lines(published, lines)}
+    partner = {j: i for i, j in listing_text.pair_lines(published, lines)}
     out = []
     for j, text in enumerate(lines):
         mine = _numbers(text)

@@ -23,6 +23,7 @@ to a name (``float64``, ``d_k8``, ``W_1``) are part of it, but for a factor ``x4
 Pure Python (no NumPy): the listings' interpreter loads what the listings import, nothing before.
 """
 
+import difflib
 import re
 from dataclasses import dataclass, field
 
@@ -131,3 +132,20 @@ def extract(document, article):
             if lines:
                 listings[-1].blocks.append(lines)
     return listings
+
+
+def pair_lines(published, printed):
+    """[(index of a published line, index of a printed line)] of the lines paired by :func:`shape`:
+    difflib's longest matching blocks, then, in a stretch that differs, line by line where both
+    hold as many numbers (``published``: :class:`Line` s; ``printed``: texts). A paired line is
+    compared number by number; an unpaired one differs in form, not in digits."""
+    a = [shape(line.text) for line in published]
+    b = [shape(text) for text in printed]
+    pairs = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            pairs += list(zip(range(i1, i2), range(j1, j2)))
+        elif tag == "replace":
+            pairs += [(i, j) for i, j in zip(range(i1, i2), range(j1, j2))
+                      if len(published[i].tokens()) == len(tokens(printed[j]))]
+    return pairs

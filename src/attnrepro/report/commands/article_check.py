@@ -38,9 +38,9 @@ from attnrepro.report.ledger import claims as published, coverage, verdicts
 from attnrepro.run import digests, io, provenance, usage
 
 log = logging.getLogger("attnrepro")
-FAILING = ("differs", "missing")
+FAILING = ("differs", "missing")  # the verdicts that make the check fail (status 1)
 NOT_READ = ("a number the draft does not read as one (a word, a version, a date, a thousands "
-            "separator)")  # the verdicts that make the check fail (status 1)
+            "separator)")
 _ID = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -169,11 +169,10 @@ def write(outputs, article, document, title, result, claims, table, record):
     """Every file of the check (``outputs``: an :class:`Outputs`)."""
     import yaml
 
-    drafted = {"rationales": dict(draft.RATIONALES), "claims": result.claims}
     for path in outputs.all():
         path.parent.mkdir(parents=True, exist_ok=True)
-    io.write_text(outputs.claims,
-                  f"# {draft.HEADER}\n" + yaml.safe_dump(drafted, sort_keys=False, allow_unicode=True))
+    io.write_text(outputs.claims, f"# {draft.HEADER}\n"
+                  + yaml.safe_dump(result.document(), sort_keys=False, allow_unicode=True))
     io.write_text(outputs.unclaimed,
                   yaml.safe_dump({"unclaimed": result.unclaimed}, sort_keys=False, allow_unicode=True))
     io.write_parquet(pd.DataFrame(draft.table_rows(result), columns=draft.TABLE_COLUMNS), outputs.numbers,

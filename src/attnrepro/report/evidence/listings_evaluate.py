@@ -21,13 +21,12 @@ claim (:data:`CLAIM_COLUMNS`, the claims no listing prints with an empty ``artic
 reason); :func:`read` and :func:`article_code` are what the ledger takes from the claims' CSV.
 """
 
-import difflib
 from pathlib import Path
 
 import pandas as pd
 
 from attnrepro.articles import plain
-from attnrepro.articles.listings import extract, shape, tokens
+from attnrepro.articles.listings import extract, pair_lines, tokens
 from attnrepro.paths import LISTINGS_TABLE
 from attnrepro.report.ledger import verdicts
 
@@ -36,20 +35,6 @@ LISTING_COLUMNS = ["article", "listing", "first_line", "status", "error", "outsi
                    "numbers_published", "numbers_printed", "numbers_equal", "output", "left_out"]
 CLAIM_COLUMNS = ["id", "article", "class", "listing", "line", "published", "article_code", "equal", "why"]
 EQUAL, DIFFERS, NO_OUTPUT = "equal", "differs", "no published output"
-
-
-def pair_lines(published, printed):
-    """[(index of a published line, index of a printed line)] of the lines paired by shape."""
-    a = [shape(line.text) for line in published]
-    b = [shape(text) for text in printed]
-    pairs = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            pairs += list(zip(range(i1, i2), range(j1, j2)))
-        elif tag == "replace":
-            pairs += [(i, j) for i, j in zip(range(i1, i2), range(j1, j2))
-                      if len(published[i].tokens()) == len(tokens(printed[j]))]
-    return pairs
 
 
 def compare(listing, run):
