@@ -229,7 +229,8 @@ def test_markdown_fences_by_their_language_and_what_precedes_them():
             "```python\nnever closed\n")
     found = markdown.parse(text)
     assert [(b.kind, b.first, b.lines, b.display, b.offset) for b in found] == [
-        ("code", 2, ["print(1)"], "print", 0), ("output", 3, ["# Output: 1"], "", 0),
+        ("code", 2, ["print(1)"], "last", 0),  # before an output comment: its last value shows
+        ("output", 3, ["# Output: 1"], "", 0),
         ("paragraph", 6, ["Then:"], "", 0),
         ("code", 9, ["print(2)"], "print", 0),  # no language, not after code: code, as it compiles
         ("lines", 13, ["pip install numpy"], "", 0), ("lines", 17, ["hello world"], "", 0),
@@ -297,7 +298,7 @@ def test_a_number_is_found_inside_a_repr_and_not_inside_a_name():
     assert found("eps 1e-05, rate -3.2E+04, share 95%") == [("1e-05", 5), ("-3.2E+04", 17), ("95", 33)]
     assert found("float64 d_k8 x2 = 3, W_1") == [("3", 19)]
     assert found("length x4, time x14.2, flag True") == [("4", 9), ("14.2", 18), ("True", 29)]
-    assert listings.shape("np.float64(0.5)  tensor([[0.1, -0.2]])") == "np.float64(#) tensor([[#, #]])"
+    assert listings.shape("np.float64(0.5)  tensor([[0.1, -0.2]])") == "np.float64(#)tensor([[#,#]])"
 
 
 def test_a_printed_value_is_told_from_code():

@@ -42,6 +42,12 @@ CLOCK = re.compile(r"\b(?:perf_counter(?:_ns)?|process_time|monotonic|timeit|tim
 NEAR = 3
 NEAR_SHARE = 0.01
 PROSE_KINDS = ("paragraph", "list", "lines")
+# what states no result in prose or output: markup, mathematics, an address or a path, a version or a
+# section number (dotted runs), a date
+NOT_STATED = re.compile(r"<[^>]*>|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|https?://\S+|\S*/\S*"
+                        r"|\d+(?:\.\d+){2,}|\d{4}-\d{2}-\d{2}")
+DOTTED = re.compile(r"\d+(?:\.\d+){2,}|\d{4}-\d{2}-\d{2}")
+NO_RESULT = "it states no result: markup, mathematics, an address, a path, a version or a date"
 # a non-zero figure below this is at the level of the last bits of float32 or float64 arithmetic on
 # values of order one (float32's epsilon is 1.2e-7; a difference of tens of last bits stays below it)
 ROUND_OFF = 1e-5
@@ -80,7 +86,7 @@ class Printed:
 @dataclass
 class Draft:
     """What the text and two runs give: the printed numbers, the claims, the prose left unclaimed,
-    and one line per listing that did not run."""
+    and one entry per listing that did not run or printed other lines than the published ones."""
 
     article: str
     printed: list = field(default_factory=list)
@@ -106,8 +112,11 @@ def _as_float(text):
 
 
 def _numbers(text, offset=0):
-    """The tokens of a printed or published line: its numbers and booleans."""
-    return [t for t in listing_text.tokens(text, offset) if _as_float(t.text) is not None]
+    """The tokens of a printed or published line: its numbers and booleans, but none inside a
+    version, a section number or a date (``2.4.0`` is not 2.4 and 0)."""
+    runs = [m.span() for m in DOTTED.finditer(text)]
+    return [t for t in listing_text.tokens(text, offset) if _as_float(t.text) is not None
+            and not any(a <= t.column - 1 - offset < b for a, b in runs)]
 
 
 def _printed_lines(run):
@@ -225,16 +234,30 @@ def output_claims(article, listings, numbers, headings):
 
 
 def unpaired(listing, numbers, status):
-    """[(line, column, text, reason)] of a listing's published numbers that nothing printed pairs with."""
+    """(unclaimed, lines): a listing's published numbers that nothing printed pairs with, each
+    with the reason, and the published lines among them whose difference is the listing's (its
+    first output block, or a later one some printed line pairs with; a later block nothing pairs
+    with is not its output: a formula or a table laid out between two listings)."""
     paired = {(n.line, n.column) for n in numbers if n.line is not None}
-    out = []
-    for line in listing.lines():
-        for token in _numbers(line.text, line.offset):
-            if (line.number, token.column) not in paired:
-                why = (f"listing {listing.index} {status}" if status != "ran" else
-                       f"listing {listing.index} printed no line like this one")
-                out.append((line.number, token.column, token.text, why))
-    return out
+    shown = {n.line for n in numbers if n.line is not None}
+    unclaimed, lines = [], []
+    for k, block in enumerate(listing.blocks):
+        outside = status == "ran" and k > 0 and not shown & {line.number for line in block}
+        for line in block:
+            missed = [t for t in _numbers(line.text, line.offset) if (line.number, t.column) not in paired]
+            if missed and status == "ran" and not outside:
+                lines.append(line.number)
+            why = (f"listing {listing.index} {status}" if status != "ran" else
+                   "not the listing's output: nothing it prints pairs with this block" if outside else
+                   f"listing {listing.index} printed no line like this one")
+            unclaimed += [{"line": line.number, "column": t.column, "text": t.text, "reason": why}
+                          for t in missed]
+    return unclaimed, lines
+
+
+def published_count(listing):
+    """How many numbers the article prints after ``listing``."""
+    return sum(len(_numbers(line.text, line.offset)) for line in listing.lines())
 
 
 def _digits(text):
@@ -288,36 +311,58 @@ def _sentence_end(token):
     return listing_text.Token(token.text.rstrip("."), token.column) if token.text.endswith(".") else token
 
 
+def prose_figures(text):
+    """(figures, left) of a prose line: the numbers that may restate a result, and those that state
+    none (inside markup, mathematics, an address or a path), which are listed unclaimed."""
+    spans = [m.span() for m in NOT_STATED.finditer(text)]
+    figures, left = [], []
+    for token in (_sentence_end(t) for t in _numbers(text) if t.text not in BOOLEANS):  # no words
+        inside = any(a <= token.column - 1 < b for a, b in spans)
+        (left if inside else figures).append(token)
+    return figures, left
+
+
+def _candidates(token, numbers, line, first_lines):
+    """The printed numbers a prose number may restate, the nearest listing above it first; an
+    integer only those of that listing (small integers stand everywhere: a count, an index)."""
+    ordered = _nearest_first(numbers, line, first_lines)
+    if _digits(token.text) != 0:
+        return ordered
+    above = [n.listing for n in ordered if first_lines[n.listing] <= line]
+    return [n for n in ordered if above and n.listing == above[0]]
+
+
+def _prose_claim(article, headings, line, k, token, cell, drafted, misprint):
+    """The claim of prose number ``token`` (the ``k``-th of ``line``) restating ``cell``, or flagged
+    as a likely ``misprint`` of it."""
+    cls, why = (drafted[cell]["class"], drafted[cell].get("why")) if cell in drafted else ("exact", None)
+    place = f"output line {cell.line}" if cell.line else f"printed line {cell.printed_line}"
+    what = (f"likely misprint: no printed number has this value at its digits; the nearest is number "
+            f"{cell.number} of listing {cell.listing}'s {place}, printed {cell.text}" if misprint else
+            f"the prose restates number {cell.number} of listing {cell.listing}'s {place}")
+    return _claim(article, f"{article}.prose.line-{line}.number-{k}", section(headings, line), what,
+                  token.text, {"line": line, "column": token.column}, cls, why, cell)
+
+
 def prose_claims(article, blocks, numbers, drafted, headings, first_lines):
     """(claims, unclaimed) of the prose's numbers: each restating a printed number, a likely
     misprint of one, or unclaimed with the reason."""
     claims, unclaimed = [], []
-    for block in blocks:
-        if block.kind not in PROSE_KINDS:
-            continue
-        for number_of_line, text in zip(block.numbers, block.lines):
-            figures = [_sentence_end(t) for t in _numbers(text) if t.text not in BOOLEANS]  # no words
+    for block in (b for b in blocks if b.kind in PROSE_KINDS):
+        for line, text in zip(block.numbers, block.lines):
+            figures, left = prose_figures(text)
+            unclaimed += [{"line": line, "column": t.column, "text": t.text, "reason": NO_RESULT}
+                          for t in left]
             for k, token in enumerate(figures, start=1):
-                candidates = _nearest_first(numbers, number_of_line, first_lines)
+                candidates = _candidates(token, numbers, line, first_lines)
                 match = next((n for n in candidates if restates(token.text, n.value)), None)
                 misprint = None if match else next((n for n in candidates if near(token.text, n.value)), None)
-                cell = match or misprint
-                if cell is None:
-                    unclaimed.append({"line": number_of_line, "column": token.column, "text": token.text,
+                if match or misprint:
+                    claims.append(_prose_claim(article, headings, line, k, token, match or misprint, drafted,
+                                               misprint is not None))
+                else:
+                    unclaimed.append({"line": line, "column": token.column, "text": token.text,
                                       "reason": "no number the listings print has this value at its digits"})
-                    continue
-                cls, why = ((drafted[cell]["class"], drafted[cell].get("why")) if cell in drafted
-                            else ("exact", None))
-                place = f"output line {cell.line}" if cell.line else f"printed line {cell.printed_line}"
-                what = (f"the prose restates number {cell.number} of listing {cell.listing}'s {place}"
-                        if match
-                        else f"likely misprint: no printed number has this value at its digits; the nearest "
-                             "is "
-                             f"number {cell.number} of listing {cell.listing}'s {place}, printed {cell.text}")
-                claim = _claim(article, f"{article}.prose.line-{number_of_line}.number-{k}",
-                               section(headings, number_of_line), what, token.text,
-                               {"line": number_of_line, "column": token.column}, cls, why, cell)
-                claims.append(claim)
     return claims, unclaimed
 
 
@@ -329,13 +374,14 @@ def draft(article, blocks, listings, first_runs, second_runs):
     for item in listings:
         first, second = first_runs.get(item.name) or {}, second_runs.get(item.name) or {}
         status = first.get("status", "not run")
-        if status != "ran":
-            result.failures.append({"listing": item.index, "line": item.first,
-                                    "error": first.get("error") or status})
         numbers = printed_numbers(item, first, second) if status == "ran" else []
         result.printed += numbers
-        for line, column, text, why in unpaired(item, numbers, status):
-            result.unclaimed.append({"line": line, "column": column, "text": text, "reason": why})
+        unclaimed, lines = unpaired(item, numbers, status)
+        result.unclaimed += unclaimed
+        if status != "ran" or lines:
+            result.failures.append({"listing": item.index, "line": item.first, "status": status,
+                                    "error": first.get("error") or status, "published": published_count(item),
+                                    "unpaired_lines": lines})
     drafted = output_claims(article, listings, result.printed, headings)
     prose, unclaimed = prose_claims(article, blocks, result.printed, drafted, headings,
                                     {item.index: item.first for item in listings})

@@ -91,8 +91,9 @@ def tokens(text, offset=0):
 
 
 def shape(text):
-    """The line with each number replaced by ``#`` and its runs of blanks by one space."""
-    return " ".join(TOKEN.sub("#", text).split())
+    """The line with each number replaced by ``#`` and its blanks removed: a printer pads a column
+    for a sign or a wider number (``[ 0.1, -0.2]`` against ``[-0.1,  0.2]``): no change of form."""
+    return "".join(TOKEN.sub("#", text).split())
 
 
 def _uncommented(text):

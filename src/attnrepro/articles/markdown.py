@@ -57,7 +57,11 @@ def _bare(lines):
 
 
 def _code(first, lines, indent, display="print"):
-    """The blocks of a Python fence: code, a transcript or ``# Output:`` comments split off."""
+    """The blocks of a Python fence: code, a transcript or ``# Output:`` comments split off. Code
+    followed by an output comment shows its last value, as the prompt the author copied it from
+    (``f(x)`` then ``# outputs: [0.28, 0.63]``: display "last")."""
+    if any(outputs.MARK.match(line) for line in lines):
+        display = "last"
     return outputs.split(first, lines, offset=indent, display=display, guess=False)
 
 

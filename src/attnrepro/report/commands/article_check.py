@@ -77,16 +77,25 @@ def run_twice(given, options):
 
 
 def failure_rows(article, result, blocks):
-    """One ledger row per listing that did not run, with its one line."""
+    """One ledger row per listing that did not run (*missing*, with its one line; *inconclusive* when
+    the article shows no output for it: no number is lost) or printed other lines than the
+    published ones (*differs*: their numbers are compared nowhere else)."""
     headings = draft.heading_lines(blocks)
     rows = []
     for failed in result.failures:
-        rows.append({"id": f"{article}.listing-{failed['listing']}", "article": article,
+        k, n = failed["listing"], failed["published"]
+        if failed["status"] != "ran":
+            verdict = "missing" if n else "inconclusive"
+            reason = f"listing {k}: {failed['error']}" + ("" if n else "; the article shows no output for it")
+        else:
+            shown = ", ".join(map(str, failed["unpaired_lines"]))
+            verdict, reason = "differs", (f"listing {k} printed no line like the article's line(s) {shown}: "
+                                          "their numbers are compared with nothing it prints")
+        rows.append({"id": f"{article}.listing-{k}", "article": article,
                      "section": draft.section(headings, failed["line"]),
-                     "claim": f"listing {failed['listing']} (line {failed['line']}) and what it prints",
-                     "published": "its output", "reproduced": "", "class": "exact", "verdict": "missing",
-                     "reason": f"listing {failed['listing']}: {failed['error']}",
-                     "accepted_low": float("nan"), "accepted_high": float("nan")})
+                     "claim": f"listing {k} (line {failed['line']}) and what it prints",
+                     "published": f"{n} numbers", "reproduced": "", "class": "exact", "verdict": verdict,
+                     "reason": reason, "accepted_low": float("nan"), "accepted_high": float("nan")})
     return rows
 
 

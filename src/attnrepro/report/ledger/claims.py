@@ -195,8 +195,19 @@ def _number_text(value, number, decimals=None):
     if (m := _THOUSANDS.fullmatch(number)) is not None:
         return _normalise(f"{float(value):,.{len(m.group(1) or '')}f}")
     if (m := _FIXED.fullmatch(number)) is not None:
-        return _normalise(f"{float(value):.{len(m.group(1) or '')}f}")
+        return _normalise(_zero_padded(f"{float(value):.{len(m.group(1) or '')}f}", number))
     return None
+
+
+def _zero_padded(text, number):
+    """``text`` with its integer part padded with zeros as the printed ``number`` pads its own
+    (``Epoch 001/003``: 1 written as 001)."""
+    whole = number.lstrip("+-").partition(".")[0]
+    if len(whole) < 2 or not whole.startswith("0"):
+        return text
+    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+    integer, dot, fraction = digits.partition(".")
+    return sign + integer.zfill(len(whole)) + dot + fraction
 
 
 def _parse(published):
