@@ -26,7 +26,7 @@ from attnrepro import paths
 from attnrepro.articles import bounded, draft, forms, listings
 from attnrepro.report.commands import article_check
 from attnrepro.report.ledger import coverage, verdicts
-from attnrepro.run import digests
+from attnrepro.run import digests, io
 
 from conftest import REPO, article_text, copy_repo, copy_run, planned_jobs, seed_articles, snakemake
 
@@ -39,7 +39,8 @@ PROSE_MISPRINT = ("weight, 0.4613,", "weight, 0.4631,")  # the prose restating t
 def options(out, **given):
     values = dict(out=str(out), in_run=False, id=None, title=None, sha256=None, claims=None,
                   speed_rule=str(REPO / "config" / "published.yaml"), time_limit=60.0,
-                  listing_time_limit=None, memory_limit=bounded.MEMORY_LIMIT_MIB, pin="haswell-noavx512")
+                  listing_time_limit=None, memory_limit=bounded.MEMORY_LIMIT_MIB, pin="haswell-noavx512",
+                  threads=1)
     values.update(given)
     return argparse.Namespace(**values)
 
@@ -115,6 +116,10 @@ def test_the_command_writes_the_run_s_files_and_says_by_its_status(tmp_path):
     assert places == sorted(places) and {"four", "2", "3"} <= {u["text"] for u in unclaimed}
     numbers = pd.read_parquet(out / "data" / "weights" / "listings" / "numbers.parquet")
     assert list(numbers["text"][:4]) == ["1.5", "0.", "0.75", "0.75"]
+    record = io.read_provenance(out / "data" / "weights" / "listings" / "numbers.parquet")
+    assert record["threads"] == "the libraries' own (no limit set)" and record["form"] == "markdown"
+    assert record["numerics"]["openblas_kernel"] == "Haswell"  # the pin, read back from the library
+    assert [r["status"] for r in record["listings"]] == ["ran", "ran"]
     done = subprocess.run([sys.executable, "-m", "attnrepro", "article", "check",
                            str(DATA / "weights.txt"), "--out", str(tmp_path / "ok")],
                           capture_output=True, text=True, cwd=REPO, timeout=120)
@@ -207,7 +212,7 @@ def drafted_claims(article):
     document, _ = output_lines(article)
     found = listings.extract(document, article)
     given = [{"name": i.name, "first": i.first, "code": i.code, "display": i.display} for i in found]
-    runs = article_check.run_twice(given, options("unused", time_limit=600.0))
+    runs, _, _ = article_check.run_twice(given, options("unused", time_limit=600.0, threads=None))
     return draft.draft(article, document.blocks, found, *runs).claims
 
 

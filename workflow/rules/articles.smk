@@ -135,7 +135,7 @@ for article in CHECKED.values():
             "{params.job} python -m attnrepro.jobs.article_check {input.text:q} --in-run --id {params.id}"
             " --title {params.title:q} --sha256 {params.sha256} {params.claims} --pin {params.pin}"
             " --speed-rule {input.speed} --time-limit {params.time} --memory-limit {params.memory}"
-            " 2> {log}"
+            " --threads {threads} 2> {log}"
 
 
 rule:

@@ -206,6 +206,9 @@ def add_article_check(check):
                        help=f"seconds for all its listings, each run (default {bounded.TIME_LIMIT_S:g})")
     check.add_argument("--listing-time-limit", type=float, default=None, metavar="S",
                        help="seconds for one listing (default: the article's limit)")
+    check.add_argument("--threads", type=int, default=None, metavar="N",
+                       help="BLAS and OpenMP threads of its listings (default: the libraries' own, as the "
+                            "author ran them; a job of the run: its rule's threads)")
     check.add_argument("--memory-limit", type=int, default=bounded.MEMORY_LIMIT_MIB, metavar="MIB",
                        help=f"memory of its interpreter (default {bounded.MEMORY_LIMIT_MIB} MiB)")
 

@@ -32,6 +32,7 @@ import pandas as pd
 from attnrepro import paths
 from attnrepro.articles import bounded, draft, forms, listings
 from attnrepro.evidence import listings_run
+from attnrepro.numerics import threads
 from attnrepro.report import ledger_io
 from attnrepro.report.editions import edition
 from attnrepro.report.ledger import claims as published, coverage, verdicts
@@ -64,16 +65,29 @@ def under(out, path):
     return Path(out) / Path(path).relative_to(paths.RESULTS)
 
 
-def run_twice(given, options):
-    """The records of two runs of the listings ({name: record}), each in a fresh interpreter."""
+def session_environment(options):
+    """(environment, threads) of the listings' interpreter: the pin's, and ``options.threads`` BLAS
+    and OpenMP threads (at most the CPUs this job may use) or, without it, the libraries' own."""
     env, _ = listings_run.session_environment(options.pin)
-    runs = []
+    if options.threads is None:
+        return env, "the libraries' own (no limit set)"
+    used = min(options.threads, threads.available())
+    env.update({name: str(used) for name in threads.VARIABLES})
+    return env, used
+
+
+def run_twice(given, options):
+    """(records, numerics, threads): the records of two runs of the listings ({name: record}), each
+    in a fresh interpreter, what the first one's libraries ran, and its thread limit."""
+    env, limit = session_environment(options)
+    runs, numerics = [], {}
     for _ in range(2):
         outcome = bounded.run_listings(given, time_limit_s=options.time_limit,
                                        listing_limit_s=options.listing_time_limit,
                                        memory_limit_mib=options.memory_limit, env=env)
         runs.append({r["name"]: r for r in outcome.results})
-    return runs
+        numerics = numerics or outcome.numerics
+    return runs, numerics, limit
 
 
 def failure_rows(article, result, blocks):
@@ -211,7 +225,7 @@ def check(path, options, outputs=None):
     given = [{"name": item.name, "first": item.first, "code": item.code, "display": item.display}
              for item in found]
     started = provenance.now()
-    first, second = run_twice(given, options)
+    (first, second), ran_with, limit = run_twice(given, options)
     result = draft.draft(article, document.blocks, found, first, second)
     numbers = pd.DataFrame(draft.table_rows(result), columns=draft.TABLE_COLUMNS)
     claims = confirmed(options.claims, article) if options.claims else drafted(result)
@@ -223,6 +237,7 @@ def check(path, options, outputs=None):
     record = {"article": article, "text": str(path), "sha256": digests.file_sha256(path),
               "form": document.form, "started": started, "finished": provenance.now(),
               "git": provenance.git_state(), "interpreter": listings_run.versions(), "pin": options.pin,
+              "numerics": ran_with, "threads": limit,
               "limits": {"time_s": options.time_limit, "listing_time_s": options.listing_time_limit,
                          "memory_mib": options.memory_limit},
               "listings": [{k: r.get(k) for k in ("name", "status", "error", "seconds")}
