@@ -1,18 +1,19 @@
 """An article's listings in the bounded interpreter (attnrepro.articles.session, .bounded), run as
-a notebook's kernel runs its cells.
+a notebook's kernel runs its cells, and their IPython lines made Python (attnrepro.articles.listings).
 
 Every listing here is a few lines written for the test. Each test starts one to three interpreters
 (a tenth of a second each); the time limits are 2 s and the memory limit 512 MiB, so that the
 whole file runs in about 10 s.
 """
 
+import json
 import time
 from pathlib import Path
 
 import pytest
 
 from attnrepro import paths
-from attnrepro.articles import bounded
+from attnrepro.articles import bounded, forms, listings
 
 FAST = {"time_limit_s": 30, "memory_limit_mib": 512}
 
@@ -219,3 +220,66 @@ def test_an_unknown_display_is_refused_naming_the_listing():
                                          r"print, last, each$"):
         bounded.run_listings(article("a = 1", ("a", "html")), **FAST)
 
+
+@pytest.mark.parametrize("code, python, notes", [
+    ("%matplotlib inline\nimport json",
+     "pass  # %matplotlib inline: an IPython magic, not run here\nimport json",
+     ["line 1: IPython magic not run: %matplotlib inline"]),
+    ("for k in range(2):\n    %time f(k)\n!wget https://example.org/data.txt",
+     "for k in range(2):\n    f(k)\n"
+     "pass  # !wget https://example.org/data.txt: a shell command, not run here",
+     ["line 2: %time ran its statement once, its timing is not reproduced",
+      "line 3: shell command not run: !wget https://example.org/data.txt"]),
+    ("  !pip install x", "  pass  # !pip install x: a shell command, not run here",
+     ["line 1: shell command not run: !pip install x"]),
+    ("%timeit -n 10 -r 3 f(x)  # slow", "f(x);  # slow",
+     ["line 1: %timeit ran its statement once, its timing is not reproduced"]),
+    ("%timeit y = f(x)", "y = f(x)",
+     ["line 1: %timeit ran its statement once, its timing is not reproduced"]),
+    ("%time", "pass  # %time: an IPython magic, not run here", ["line 1: IPython magic not run: %time"]),
+    ("\n%%time\ny = 1\ny", "\npass  # %%time: the cell runs once, its timing is not reproduced\ny = 1\ny",
+     ["line 2: %%time ran the cell once, its timing is not reproduced"]),
+    ("%%timeit -n 2 a = 3\na + 1", "a = 3\na + 1",
+     ["line 1: %%timeit ran the cell once, its timing is not reproduced"]),
+    ("x = (10\n     % 3)\ns = '''\n!not a command\n'''\ny = 1 + \\\n    %2", None, []),
+])
+def test_ipython_lines_become_python_of_as_many_lines(code, python, notes):
+    assert listings.runnable(code) == (code if python is None else python, notes)
+
+
+@pytest.mark.parametrize("code, message", [
+    ("%%bash\nls -l", "cell magic %%bash: not Python, not run"),
+    ("%%writefile model.py\nx = 1", "cell magic %%writefile: not Python, not run"),
+    ("x = 1\n%%time\ny = 2", "cell magic %%time on line 2: not on the cell's first line, not run"),
+])
+def test_a_cell_in_another_language_is_refused_in_one_line(code, message):
+    with pytest.raises(listings.NotPython) as refused:
+        listings.runnable(code)
+    assert str(refused.value) == message
+
+
+def test_a_notebooks_magics_and_shell_lines_run_as_jupyter_runs_them(tmp_path):
+    cells = ["%matplotlib inline\nimport json",
+             "!wget https://example.org/data.txt\nprint(json.dumps({'a': 1}))",
+             "%%time\nsquares = [k * k for k in range(4)]\nsquares",
+             "%timeit sum(squares)\n%time total = sum(squares)",
+             "total", "%%bash\nls", "print('still', total)"]
+    notebook = {"cells": [{"cell_type": "code", "source": cell, "outputs": []} for cell in cells],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "demo.ipynb").write_text(json.dumps(notebook))
+    found = listings.extract(forms.read(tmp_path / "demo.ipynb"), "demo")
+    given = [{"name": item.name, "first": item.first, "code": item.code, "display": item.display}
+             for item in found]
+    assert found[0].code == "%matplotlib inline\nimport json\n"  # the code as printed
+    outcome = bounded.run_listings(given, workdir=tmp_path, **FAST)
+    assert table(outcome, "status", "error", "stdout", "notes") == [
+        ("ran", "", "", ["line 1: IPython magic not run: %matplotlib inline"]),
+        ("ran", "", '{"a": 1}\n', ["line 1: shell command not run: !wget https://example.org/data.txt"]),
+        ("ran", "", "[0, 1, 4, 9]\n", ["line 1: %%time ran the cell once, its timing is not reproduced"]),
+        ("ran", "", "", ["line 1: %timeit ran its statement once, its timing is not reproduced",
+                         "line 2: %time ran its statement once, its timing is not reproduced"]),
+        ("ran", "", "14\n", []),
+        ("failed", "cell magic %%bash: not Python, not run", "", []),
+        ("ran", "", "still 14\n", []),
+    ]
+    assert outcome.problems == ["listing 6: cell magic %%bash: not Python, not run"]

@@ -27,6 +27,8 @@ As in a notebook, a failed listing never stops the next: each listing runs in th
 earlier ones left, and one that reads a name a failed listing did not bind fails with its own
 ``NameError``. An interpreter that ends by itself between two listings leaves the rest
 ``skipped``, "not run: the interpreter exited with status N": a new one would end the same way.
+A listing's IPython lines (``%matplotlib inline``, ``!pip install x``) are made Python in the
+session (:func:`attnrepro.articles.listings.runnable`); a shell command is never run.
 
 RLIMIT_DATA, not RLIMIT_AS, measured 2026-12-07 on the 2-core test machine (Linux 6.18, 24 GiB,
 Python 3.11, NumPy 2.4.6, torch 2.13.0+cpu): under RLIMIT_AS at 512 MiB ``import numpy`` itself
@@ -37,7 +39,7 @@ numpy`` starts (1.1 s). At 4096 MiB both start, and under RLIMIT_DATA ``bytearra
 0.5 s at 512 MiB). No core file is written (RLIMIT_CORE 0).
 
 The outcome (:class:`Outcome`): one record per listing in order (the session's: name, status
-``ran``, ``failed`` or ``skipped``, error, seconds, stdout, stderr, defined), what the libraries
+``ran``, ``failed`` or ``skipped``, error, seconds, stdout, stderr, defined, notes), what the libraries
 ran (``numerics``, from the last interpreter that ended by itself) and one line per listing that
 did not run ("listing 3: ModuleNotFoundError: No module named 'tiktoken' (line 1)").
 

@@ -8,12 +8,16 @@
 position ``start``, after running again, output discarded, the earlier listings in ``replay``).
 All run in the module ``__main__`` of this interpreter, a fresh one, so that a later listing uses
 the names an earlier one bound, and a function handed to a ``multiprocessing.Pool`` is found by its
-workers, as when the listings are one script. Nothing runs before them but this module: NumPy and
-torch are loaded by the listings themselves, with the environment the caller set.
+workers, as when the listings are one script. Nothing runs before them but this module and
+:func:`attnrepro.articles.listings.runnable` (pure Python): NumPy and torch are loaded by the
+listings themselves, with the environment the caller set.
 
-Each listing runs as a Jupyter kernel runs a cell, verbatim. A listing that fails keeps what it
-bound before its error, and every listing after it runs: one that reads a name the failed one never
-bound fails with its own ``NameError``, as in the notebook.
+Each listing runs as a Jupyter kernel runs a cell: its code as printed, but its IPython lines
+(``%matplotlib inline``, ``%timeit f(x)``, ``!pip install x``, a ``%%time`` cell) made Python by
+:func:`~attnrepro.articles.listings.runnable`, here in :func:`run_one`, the one place a listing's
+code is compiled; a shell command is never run. A listing that fails keeps what it bound before its
+error, and every listing after it runs: one that reads a name the failed one never bound fails with
+its own ``NameError``, as in the notebook.
 
 A listing's ``display`` says what it shows, as the article's form does:
 
@@ -28,11 +32,12 @@ A listing's ``display`` says what it shows, as the article's form does:
 A shown value is also bound to ``_``. What a listing writes to ``sys.stderr`` (warnings, progress
 bars) is kept apart from its output.
 
-Each listing's record: {"name", "status", "error", "seconds", "stdout", "stderr", "defined"}. The
-status is ``ran``, or ``failed``, its error one line ("ModuleNotFoundError: No module named
-'tiktoken' (line 3)", the line of the listing). ``defined`` names what it bound (to a new object),
-up to its error when it failed. (``skipped`` is the bounded interpreter's, for a listing no
-interpreter reached.) After each listing the records
+Each listing's record: {"name", "status", "error", "seconds", "stdout", "stderr", "defined",
+"notes"}. The status is ``ran``, or ``failed``, its error one line ("ModuleNotFoundError: No module
+named 'tiktoken' (line 3)", the line of the listing; "cell magic %%bash: not Python, not run").
+``defined`` names what it bound (to a new object), up to its error when it failed; ``notes`` one
+line per IPython line made Python ("line 1: shell command not run: !wget URL"). (``skipped`` is
+the bounded interpreter's, for a listing no interpreter reached.) After each listing the records
 so far are written to ``RESULTS.json`` ({"results", "replayed", "numerics"}), so that an
 interpreter that dies leaves what ran before; with ``--events``, "run K", "replay K" and "done K"
 lines on that descriptor tell the caller which listing runs, for its time limit. At the end,
@@ -50,6 +55,8 @@ import sys
 import time
 import traceback
 import types
+
+from attnrepro.articles import listings
 
 DISPLAYS = ("print", "last", "each")
 
@@ -119,15 +126,19 @@ def _execute(listing, namespace):
 
 
 def run_one(listing, namespace):
-    """Run one listing in ``namespace``; its record (see the module's docstring). A failed
-    listing's bindings stay, as a notebook's cell's do."""
+    """Run one listing in ``namespace``, its IPython lines made Python first; its record (see the
+    module's docstring). A failed listing's bindings stay, as a notebook's cell's do."""
+    try:
+        code, notes = listings.runnable(listing["code"])
+    except listings.NotPython as refused:
+        return blank(listing, "failed", str(refused), 0.0)
     out, err = io.StringIO(), io.StringIO()
     before = dict(namespace)
     started = time.perf_counter()
     status, error = "ran", ""
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            _execute(listing, namespace)
+            _execute({**listing, "code": code}, namespace)
     except KeyboardInterrupt:
         raise
     except BaseException as caught:  # noqa: BLE001 - every failure is the listing's result
@@ -137,14 +148,14 @@ def run_one(listing, namespace):
                if not k.startswith("__") and k != "_" and (k not in before or before[k] is not v)]
     sys.stdout.flush()
     return {"name": listing["name"], "status": status, "error": error, "seconds": seconds,
-            "stdout": out.getvalue(), "stderr": err.getvalue(), "defined": defined}
+            "stdout": out.getvalue(), "stderr": err.getvalue(), "defined": defined, "notes": notes}
 
 
 def blank(listing, status, error, seconds=None):
     """The record of a listing that printed nothing: skipped (``error`` says why), failed before it
     ran, or failed outside this interpreter (its caller's account of a kill)."""
     return {"name": listing["name"], "status": status, "error": error, "seconds": seconds,
-            "stdout": "", "stderr": "", "defined": []}
+            "stdout": "", "stderr": "", "defined": [], "notes": []}
 
 
 def fresh_main():

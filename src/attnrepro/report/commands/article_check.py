@@ -216,7 +216,7 @@ def check(path, options, outputs=None):
               "git": provenance.git_state(), "interpreter": listings_run.versions(), "pin": options.pin,
               "limits": {"time_s": options.time_limit, "listing_time_s": options.listing_time_limit,
                          "memory_mib": options.memory_limit},
-              "listings": [{k: r.get(k) for k in ("name", "status", "error", "seconds")}
+              "listings": [{k: r.get(k) for k in ("name", "status", "error", "seconds", "notes")}
                            for r in first.values()]}
     write(outputs, article, document, title, result, claims, table, record)
     return table
