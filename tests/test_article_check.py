@@ -181,6 +181,38 @@ def test_a_listing_that_loops_or_hoards_ends_at_its_limit_and_the_rest_is_checke
     assert len(table) == 4
 
 
+MAGICS = """# Magics
+
+```ipython
+%matplotlib inline
+!pip install numpy
+import math
+```
+
+```ipython
+%time root = math.sqrt(2.0)
+print(f"root: {root:.4f}")
+```
+
+Output:
+
+```
+root: 1.4142
+```
+"""
+
+
+def test_an_ipython_fence_runs_its_python_and_records_what_it_did_not_run(tmp_path):
+    table = article_check.check(written(tmp_path, "magics.md", MAGICS), options(tmp_path / "out"))
+    assert judged(table) == [("1.4142", "exact", "reproduced")]
+    record = io.read_provenance(tmp_path / "out" / "data" / "magics" / "listings" / "numbers.parquet")
+    assert [(r["status"], r["notes"]) for r in record["listings"]] == [
+        ("ran", ["line 1: IPython magic not run: %matplotlib inline",
+                 "line 2: shell command not run: !pip install numpy"]),
+        ("ran", ["line 1: %time ran its statement once, its timing is not reproduced"]),
+    ]
+
+
 UNSEEDED = """Noise
 
 import numpy as np

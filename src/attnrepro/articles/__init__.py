@@ -10,10 +10,11 @@ and bounded interpreter. The modules, from the text to the claims:
   Markdown with fenced code, a Jupyter notebook's cells and saved outputs); ``forms`` picks one by
   the file's suffix; ``outputs``: how output is told from code inside a listing, in every form
   (``# Output:`` comments, ``>>>`` transcripts, a printed value);
-- ``listings``: each listing with the published output lines after it, and the numbers of a line;
-- ``session`` and ``bounded``: the interpreter that runs an article's listings in order, and what
-  bounds it (time, memory, its own working folder); ``depends``: the names a listing takes from
-  the listings before it (which to skip or run again when one fails);
+- ``listings``: each listing with the published output lines after it, the numbers of a line,
+  and the Python that runs for a listing's IPython lines (magics, shell commands);
+- ``session`` and ``bounded``: the interpreter that runs an article's listings in order, as a
+  notebook's kernel runs its cells (a failed listing keeps what it bound, the next runs), and
+  what bounds it (time, memory, its own working folder);
 - ``catalog``: the articles of a run's config;
 - ``draft``: a claim drafted for every printed number, classed by stated rules.
 

@@ -10,16 +10,25 @@ the user's rights and the environment given. What bounds it:
   nothing;
 - **time**: ``time_limit_s``, the article's budget, and ``listing_limit_s`` per listing (default:
   the budget). A listing past its limit ends its interpreter (its process group, SIGKILL) and is
-  ``failed`` "exceeded its time limit of N s"; a new interpreter goes on with the next listing,
-  after running again (output discarded) the earlier listings that bound the names the later ones
-  read (:func:`attnrepro.articles.depends.replays`). A listing that reads a name only listings which
-  failed, were skipped or could not run again bind is ``skipped``: "needs `model` from listing 3,
-  which failed". Once the budget is spent, the listings left are ``skipped``;
+  ``failed`` "exceeded its time limit of N s". Its interpreter's state is lost with it, so a new
+  interpreter first runs again, in order and with their output discarded, every earlier listing
+  that ran in an interpreter (failed ones too: they fail again, keeping what they bound before
+  their error), then goes on with the next listing. A listing whose interpreter was killed under
+  it, the first time or when run again, is never run again. Once the budget is spent, the listings
+  left are ``skipped``: "the article's time limit of N s was spent before it";
 - **memory**: ``memory_limit_mib`` (None: no limit), a resource limit of the interpreter set
   before it runs Python, and inherited by each process it starts (a ``multiprocessing.Pool``'s
-  workers get one each). An allocation past it raises MemoryError, the listing's failure, and
-  its bindings are undone; an interpreter killed by a signal fails its running listing ("the
-  interpreter was killed by signal 9 (memory limit 512 MiB?)") and a new one goes on as above.
+  workers get one each). An allocation past it raises MemoryError, the listing's failure (what it
+  bound before stays bound, and holds its memory, as in a notebook); an interpreter killed by a
+  signal fails its running listing ("the interpreter was killed by signal 9 (memory limit 512
+  MiB?)") and a new one goes on as above.
+
+As in a notebook, a failed listing never stops the next: each listing runs in the namespace the
+earlier ones left, and one that reads a name a failed listing did not bind fails with its own
+``NameError``. An interpreter that ends by itself between two listings leaves the rest
+``skipped``, "not run: the interpreter exited with status N": a new one would end the same way.
+A listing's IPython lines (``%matplotlib inline``, ``!pip install x``) are made Python in the
+session (:func:`attnrepro.articles.listings.runnable`); a shell command is never run.
 
 RLIMIT_DATA, not RLIMIT_AS, measured 2026-12-07 on the 2-core test machine (Linux 6.18, 24 GiB,
 Python 3.11, NumPy 2.4.6, torch 2.13.0+cpu): under RLIMIT_AS at 512 MiB ``import numpy`` itself
@@ -30,7 +39,7 @@ numpy`` starts (1.1 s). At 4096 MiB both start, and under RLIMIT_DATA ``bytearra
 0.5 s at 512 MiB). No core file is written (RLIMIT_CORE 0).
 
 The outcome (:class:`Outcome`): one record per listing in order (the session's: name, status
-``ran``, ``failed`` or ``skipped``, error, seconds, stdout, stderr, defined), what the libraries
+``ran``, ``failed`` or ``skipped``, error, seconds, stdout, stderr, defined, notes), what the libraries
 ran (``numerics``, from the last interpreter that ended by itself) and one line per listing that
 did not run ("listing 3: ModuleNotFoundError: No module named 'tiktoken' (line 1)").
 
@@ -53,7 +62,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attnrepro import paths
-from attnrepro.articles import depends, session
+from attnrepro.articles import session
 
 SESSION = session.__name__  # run by its name: python -m attnrepro.articles.session
 TIME_LIMIT_S = 600  # an article's budget: ten minutes of listings, as issue 44 states
@@ -205,16 +214,13 @@ def run_listings(listings, *, time_limit_s=TIME_LIMIT_S, memory_limit_mib=MEMORY
     _check(listings)
     per_listing = time_limit_s if listing_limit_s is None else listing_limit_s
     limits = _Limits(time_limit_s, per_listing, memory_limit_mib, time.monotonic() + time_limit_s)
-    names = [depends.names(listing["code"]) for listing in listings]
-    results, lost, outcome = [None] * len(listings), set(), Outcome([])
+    results, ran_here, lost, outcome = [None] * len(listings), set(), set(), Outcome([])
     env = environment(env)
     with tempfile.TemporaryDirectory(prefix="attnrepro-article-", dir=workdir) as scratch:
         (Path(scratch) / "work").mkdir()
         start = 0
         while start < len(listings) and time.monotonic() < limits.deadline:
-            ran = {i for i in range(start) if results[i]["status"] == "ran"}
-            plan = {"listings": listings, "start": start, "replay": depends.replays(names, start, ran, lost),
-                    "earlier": [r["status"] for r in results[:start]]}
+            plan = {"listings": listings, "start": start, "replay": sorted(ran_here - lost)}
             outcome.interpreters += 1
             interpreter = _Interpreter(plan, Path(scratch), outcome.interpreters, python, env, limits)
             try:
@@ -223,7 +229,7 @@ def run_listings(listings, *, time_limit_s=TIME_LIMIT_S, memory_limit_mib=MEMORY
                 interpreter.close()
             for done in record["results"]:
                 results[done["index"]] = {k: v for k, v in done.items() if k != "index"}
-            lost |= {r["index"] for r in record["replayed"] if r["status"] != "ran"}
+                ran_here.add(done["index"])
             moved = _after_end(interpreter, listings, results, lost)
             outcome.numerics = record["numerics"] or outcome.numerics
             if moved is None:
@@ -237,8 +243,9 @@ def run_listings(listings, *, time_limit_s=TIME_LIMIT_S, memory_limit_mib=MEMORY
 
 
 def _after_end(interpreter, listings, results, lost):
-    """Account for how the interpreter ended: the listing it ran fails (a replay's is lost);
-    the position a new interpreter starts from, or None when none is needed or none would help."""
+    """Account for how the interpreter ended: the listing it ran fails (a replay's is lost: not run
+    again); the position a new interpreter starts from, or None when none is needed or none would
+    help."""
     running = interpreter.running
     if running is not None:
         kind, index = running

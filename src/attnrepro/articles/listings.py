@@ -20,11 +20,19 @@ published one. A number is found inside a repr (``np.float64(0.5)``, ``tensor([[
 ``array([1., 2.])``), with an exponent (``1e-05``, ``-3.2E+04``) or a unit (``95%``); digits glued
 to a name (``float64``, ``d_k8``, ``W_1``) are part of it, but for a factor ``x4`` or ``×4``.
 
+A listing's code is kept as the article prints it (the edition shows it, the seeds' record hashes
+it); :func:`runnable` is what the interpreter compiles instead, the one place where IPython's lines
+(magics, shell commands) become Python: :func:`attnrepro.articles.session.run_one` calls it on every
+listing it runs or runs again.
+
 Pure Python (no NumPy): the listings' interpreter loads what the listings import, nothing before.
 """
 
+import ast
 import difflib
+import io
 import re
+import tokenize
 from dataclasses import dataclass, field
 
 from attnrepro.articles import outputs
@@ -38,6 +46,15 @@ TOKEN = re.compile(
     rf"|(?:(?<=\sx)|(?<=×)){_NUMBER}(?!\s*[=(\[])"
     r"|(?<![\w.])(?:True|False)(?!\w)"
 )
+
+# an IPython line: its indentation, then a line magic (%name), a cell magic (%%name) or a shell line (!)
+_IPYTHON = re.compile(r"(?P<indent>[ \t]*)(?P<text>(?P<sign>%%|%|!)(?P<name>\w*)[ \t]*(?P<rest>.*?))\s*")
+_TIMEIT_OPTIONS = re.compile(r"(?:-(?:[tcqo]|[nrp][ \t]*\d+)+[ \t]+)*")  # %timeit -n 10 -r 3 -q -o
+_TIMED = ("time", "timeit")
+
+
+class NotPython(ValueError):
+    """A listing in another language than Python (a cell magic such as ``%%bash``): it fails, unrun."""
 
 
 @dataclass(frozen=True)
@@ -150,3 +167,85 @@ def pair_lines(published, printed):
             pairs += [(i, j) for i, j in zip(range(i1, i2), range(j1, j2))
                       if len(published[i].tokens()) == len(tokens(printed[j]))]
     return pairs
+
+
+def runnable(code):
+    """(the Python that runs for ``code``, [notes]): each IPython line of a listing made Python, as
+    Jupyter would run it through IPython, keeping the lines' count and indentation (an error's line
+    is the printed one). A line is IPython's when its first non-blank character is ``%`` or ``!`` and
+    it opens a statement (not a line inside brackets, a string or after a backslash):
+
+    - ``!cmd``: a shell command, never run from an article: ``pass  # !cmd: a shell command, not
+      run here``;
+    - ``%time STMT``, ``%timeit [options] STMT``: ``STMT``, run once; the timing IPython prints is not
+      reproduced, and a ``%timeit`` expression gets a ``;`` (Jupyter shows no value for it). Its
+      assignments bind names here, which ``%timeit`` keeps in a scope of its own;
+    - any other line magic (``%matplotlib inline``): ``pass  # %matplotlib inline: an IPython magic,
+      not run here``;
+    - a cell magic, on the listing's first non-blank line: ``%%time`` and ``%%timeit`` run the body
+      once (the magic's line becomes ``pass``, or ``%%timeit``'s setup statement after its options;
+      the cell's final expression then shows, which ``%%timeit`` does not);
+      any other (``%%bash``, ``%%writefile``) raises :class:`NotPython`, "cell magic %%bash: not
+      Python, not run", as does a ``%%`` line further down ("... on line 3: not on the cell's first
+      line, not run"): the listing fails, nothing of it runs.
+
+    A note per line made Python: "line 1: shell command not run: !wget URL"."""
+    lines, notes = code.split("\n"), []
+    first = next((k for k, line in enumerate(lines) if line.strip()), 0)
+    for k, line in enumerate(lines):
+        found = _IPYTHON.fullmatch(line)
+        if found and _opens_statement(lines[:k]):
+            python, note = _python(found, k + 1, k == first)
+            lines[k] = found["indent"] + python
+            notes.append(note)
+    return "\n".join(lines), notes
+
+
+def _opens_statement(before):
+    """Whether the line after ``before`` opens a statement: no bracket, string or ``\\`` left open."""
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO("\n".join(before) + "\n").readline):
+            pass
+    except tokenize.TokenError:
+        return False
+    except SyntaxError:  # an indentation tokenize refuses: the compiler will say so
+        pass
+    return True
+
+
+def _python(found, number, first):
+    """(the Python of one IPython line, without its indentation; its note)."""
+    sign, name, rest, text = found["sign"], found["name"], found["rest"], found["text"]
+    if sign == "!":
+        return (f"pass  # {text}: a shell command, not run here",
+                f"line {number}: shell command not run: {text}")
+    if sign == "%%":
+        return _cell_magic(name, rest, text, number, first)
+    statement = _TIMEIT_OPTIONS.sub("", rest, count=1) if name == "timeit" else rest
+    if name in _TIMED and statement:
+        return (_silenced(statement) if name == "timeit" else statement,
+                f"line {number}: %{name} ran its statement once, its timing is not reproduced")
+    return f"pass  # {text}: an IPython magic, not run here", f"line {number}: IPython magic not run: {text}"
+
+
+def _cell_magic(name, rest, text, number, first):
+    """(the Python of a cell magic's line, its note); :class:`NotPython` for a cell of another language."""
+    if not first:
+        raise NotPython(f"cell magic %%{name} on line {number}: not on the cell's first line, not run")
+    if name not in _TIMED:
+        raise NotPython(f"cell magic %%{name}: not Python, not run")
+    setup = _TIMEIT_OPTIONS.sub("", rest, count=1) if name == "timeit" else ""
+    return (setup or f"pass  # {text}: the cell runs once, its timing is not reproduced",
+            f"line {number}: %%{name} ran the cell once, its timing is not reproduced")
+
+
+def _silenced(statement):
+    """``statement`` with a ``;`` after it when it ends with an expression (Jupyter then shows no value)."""
+    try:
+        body = ast.parse(statement).body
+    except SyntaxError:
+        return statement  # the compiler says why
+    if not body or not isinstance(body[-1], ast.Expr):
+        return statement
+    end = len(statement.encode()[:body[-1].end_col_offset].decode())
+    return statement[:end] + ";" + statement[end:]

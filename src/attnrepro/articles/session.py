@@ -1,16 +1,23 @@
-"""The interpreter that runs an article's listings: in order, verbatim, in one namespace.
+"""The interpreter that runs an article's listings: in order, in one namespace, as a notebook does.
 
     python -m attnrepro.articles.session LISTINGS.json RESULTS.json [--events FD]
 
 ``LISTINGS.json`` holds the listings of one article, in the order the article prints them
 ([{"name", "first", "code", "display"}]), or the plan of one interpreter of
-:mod:`attnrepro.articles.bounded` ({"listings", "start", "replay", "earlier"}: go on from the
-listing at position ``start``, after running again, output discarded, the earlier listings in
-``replay``; ``earlier`` holds the statuses of the listings before ``start``). All run in the
-module ``__main__`` of this interpreter, a fresh one, so that a later listing uses the names an
-earlier one bound, and a function handed to a ``multiprocessing.Pool`` is found by its workers, as
-when the listings are one script. Nothing runs before them but this module: NumPy and torch are
-loaded by the listings themselves, with the environment the caller set.
+:mod:`attnrepro.articles.bounded` ({"listings", "start", "replay"}: go on from the listing at
+position ``start``, after running again, output discarded, the earlier listings in ``replay``).
+All run in the module ``__main__`` of this interpreter, a fresh one, so that a later listing uses
+the names an earlier one bound, and a function handed to a ``multiprocessing.Pool`` is found by its
+workers, as when the listings are one script. Nothing runs before them but this module and
+:func:`attnrepro.articles.listings.runnable` (pure Python): NumPy and torch are loaded by the
+listings themselves, with the environment the caller set.
+
+Each listing runs as a Jupyter kernel runs a cell: its code as printed, but its IPython lines
+(``%matplotlib inline``, ``%timeit f(x)``, ``!pip install x``, a ``%%time`` cell) made Python by
+:func:`~attnrepro.articles.listings.runnable`, here in :func:`run_one`, the one place a listing's
+code is compiled; a shell command is never run. A listing that fails keeps what it bound before its
+error, and every listing after it runs: one that reads a name the failed one never bound fails with
+its own ``NameError``, as in the notebook.
 
 A listing's ``display`` says what it shows, as the article's form does:
 
@@ -25,23 +32,22 @@ A listing's ``display`` says what it shows, as the article's form does:
 A shown value is also bound to ``_``. What a listing writes to ``sys.stderr`` (warnings, progress
 bars) is kept apart from its output.
 
-Each listing's record: {"name", "status", "error", "seconds", "stdout", "stderr", "defined"}. The
-status is ``ran``; ``failed``, its error one line ("ModuleNotFoundError: No module named 'tiktoken'
-(line 3)", the line of the listing); or ``skipped`` when it reads a name that only listings which
-failed, were skipped or whose state was lost bind (:mod:`attnrepro.articles.depends`): "needs
-`model` from listing 3, which failed". ``defined`` names what it bound (to a new object). A failed
-listing's bindings are undone, so that what it half built neither holds memory nor feeds a later
-listing. After each listing the records so far are written to ``RESULTS.json`` ({"results",
-"replayed", "numerics"}), so that an interpreter that dies leaves what ran before; with
-``--events``, "run K", "replay K" and "done K" lines on that descriptor tell the caller which
-listing runs, for its time limit. At the end, ``numerics`` records what the libraries ran
-(OpenBLAS's kernel, NumPy's features, torch's capability where a listing loaded it).
+Each listing's record: {"name", "status", "error", "seconds", "stdout", "stderr", "defined",
+"notes"}. The status is ``ran``, or ``failed``, its error one line ("ModuleNotFoundError: No module
+named 'tiktoken' (line 3)", the line of the listing; "cell magic %%bash: not Python, not run").
+``defined`` names what it bound (to a new object), up to its error when it failed; ``notes`` one
+line per IPython line made Python ("line 1: shell command not run: !wget URL"). (``skipped`` is
+the bounded interpreter's, for a listing no interpreter reached.) After each listing the records
+so far are written to ``RESULTS.json`` ({"results", "replayed", "numerics"}), so that an
+interpreter that dies leaves what ran before; with ``--events``, "run K", "replay K" and "done K"
+lines on that descriptor tell the caller which listing runs, for its time limit. At the end,
+``numerics`` records what the libraries ran (OpenBLAS's kernel, NumPy's features, torch's
+capability where a listing loaded it).
 """
 
 import argparse
 import ast
 import contextlib
-import gc
 import io
 import json
 import os
@@ -50,7 +56,7 @@ import time
 import traceback
 import types
 
-from attnrepro.articles import depends
+from attnrepro.articles import listings
 
 DISPLAYS = ("print", "last", "each")
 
@@ -120,14 +126,19 @@ def _execute(listing, namespace):
 
 
 def run_one(listing, namespace):
-    """Run one listing in ``namespace``; its record (see the module's docstring)."""
+    """Run one listing in ``namespace``, its IPython lines made Python first; its record (see the
+    module's docstring). A failed listing's bindings stay, as a notebook's cell's do."""
+    try:
+        code, notes = listings.runnable(listing["code"])
+    except listings.NotPython as refused:
+        return blank(listing, "failed", str(refused), 0.0)
     out, err = io.StringIO(), io.StringIO()
     before = dict(namespace)
     started = time.perf_counter()
     status, error = "ran", ""
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            _execute(listing, namespace)
+            _execute({**listing, "code": code}, namespace)
     except KeyboardInterrupt:
         raise
     except BaseException as caught:  # noqa: BLE001 - every failure is the listing's result
@@ -135,26 +146,16 @@ def run_one(listing, namespace):
     seconds = time.perf_counter() - started
     defined = [k for k, v in namespace.items()
                if not k.startswith("__") and k != "_" and (k not in before or before[k] is not v)]
-    if status == "failed":
-        namespace.clear()
-        namespace.update(before)
-        gc.collect()
     sys.stdout.flush()
     return {"name": listing["name"], "status": status, "error": error, "seconds": seconds,
-            "stdout": out.getvalue(), "stderr": err.getvalue(), "defined": defined}
+            "stdout": out.getvalue(), "stderr": err.getvalue(), "defined": defined, "notes": notes}
 
 
 def blank(listing, status, error, seconds=None):
-    """The record of a listing that printed nothing: skipped (``error`` says why), or failed
-    outside this interpreter (its caller's account of a kill)."""
+    """The record of a listing that printed nothing: skipped (``error`` says why), failed before it
+    ran, or failed outside this interpreter (its caller's account of a kill)."""
     return {"name": listing["name"], "status": status, "error": error, "seconds": seconds,
-            "stdout": "", "stderr": "", "defined": []}
-
-
-def why_skipped(name, binder, status):
-    """"needs `name` from listing N, which failed" (N counts from 1, as the article's listings)."""
-    how = {"failed": "which failed", "skipped": "which was skipped"}.get(status, "whose state was lost")
-    return f"needs `{name}` from listing {binder + 1}, {how}"
+            "stdout": "", "stderr": "", "defined": [], "notes": []}
 
 
 def fresh_main():
@@ -182,10 +183,8 @@ class Session:
 
     def __init__(self, plan, target, events=None):
         self.listings = plan["listings"]
-        self.names = [depends.names(listing["code"]) for listing in self.listings]
-        self.status = dict(enumerate(plan.get("earlier", [])))
         self.target, self.events = target, events
-        self.available, self.results, self.replayed = set(), [], []
+        self.results, self.replayed = [], []
         self.namespace = fresh_main()
 
     def _send(self, kind, index):
@@ -194,16 +193,10 @@ class Session:
                 os.write(self.events, f"{kind} {index}\n".encode())
 
     def _run(self, index, kind):
-        """The record of listing ``index``: run, or skipped for a name it cannot have."""
-        gap = depends.unmet(self.names, index, self.available)
-        if gap is not None:
-            name, binder = gap
-            return blank(self.listings[index], "skipped", why_skipped(name, binder, self.status.get(binder)))
+        """The record of listing ``index``, run between the events that tell the caller so."""
         self._send(kind, index)
         record = run_one(self.listings[index], self.namespace)
         self._send("done", index)
-        if record["status"] == "ran":
-            self.available.add(index)
         return record
 
     def replay(self, index):
@@ -213,7 +206,6 @@ class Session:
 
     def run(self, index):
         record = self._run(index, "run")
-        self.status[index] = record["status"]
         self.results.append({"index": index, **record})
         self.write({})
         print(f"{record['name']}: {record['status']}"

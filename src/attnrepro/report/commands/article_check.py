@@ -240,7 +240,7 @@ def check(path, options, outputs=None):
               "numerics": ran_with, "threads": limit,
               "limits": {"time_s": options.time_limit, "listing_time_s": options.listing_time_limit,
                          "memory_mib": options.memory_limit},
-              "listings": [{k: r.get(k) for k in ("name", "status", "error", "seconds")}
+              "listings": [{k: r.get(k) for k in ("name", "status", "error", "seconds", "notes")}
                            for r in first.values()]}
     write(outputs, article, document, title, result, claims, table, record)
     return table
