@@ -38,7 +38,7 @@ PROSE_MISPRINT = ("weight, 0.4613,", "weight, 0.4631,")  # the prose restating t
 
 def options(out, **given):
     values = dict(out=str(out), in_run=False, id=None, title=None, sha256=None, claims=None,
-                  speed_rule=str(REPO / "config" / "published.yaml"), time_limit=60.0,
+                  speed_rule=None, time_limit=60.0,
                   listing_time_limit=None, memory_limit=bounded.MEMORY_LIMIT_MIB, pin="haswell-noavx512",
                   threads=1)
     values.update(given)
@@ -132,6 +132,8 @@ def test_the_command_writes_the_run_s_files_and_says_by_its_status(tmp_path):
     (["article", "check", "tests/data/articles/weights.txt", "--out", "x", "--id", "a b"], "--id 'a b'"),
     (["article", "check", "tests/data/articles/weights.txt", "--out", "x", "--sha256", "0" * 64],
      "weights.txt: SHA-256 "),
+    (["article", "check", "tests/data/articles/weights.txt", "--out", "x", "--speed-rule", "none.yaml"],
+     "--speed-rule none.yaml: "),
 ])
 def test_a_usage_error_is_one_line_with_status_2(argv, said, tmp_path):
     done = subprocess.run([sys.executable, "-m", "attnrepro", *argv], capture_output=True, text=True,

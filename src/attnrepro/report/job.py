@@ -200,8 +200,9 @@ def add_article_check(check):
     check.add_argument("--claims", metavar="YAML",
                        help="its confirmed claims (published.yaml's schema): judged instead of the drafted "
                             "ones, which are still written")
-    check.add_argument("--speed-rule", default="config/published.yaml", metavar="YAML",
-                       help="the claims file whose speed: entry judges raw times, as the run's ledger does")
+    check.add_argument("--speed-rule", metavar="YAML",
+                       help="the claims file whose speed: entry judges raw times, as the run's ledger does "
+                            "(default: this checkout's config/published.yaml)")
     check.add_argument("--time-limit", type=float, default=bounded.TIME_LIMIT_S, metavar="S",
                        help=f"seconds for all its listings, each run (default {bounded.TIME_LIMIT_S:g})")
     check.add_argument("--listing-time-limit", type=float, default=None, metavar="S",

@@ -40,6 +40,7 @@ from attnrepro.run import digests, io, provenance, usage
 
 log = logging.getLogger("attnrepro")
 FAILING = ("differs", "missing")  # the verdicts that make the check fail (status 1)
+SPEED_RULE = "config/published.yaml"  # its speed: entry judges raw times, as the run's ledger does
 NOT_READ = ("a number the draft does not read as one (a word, a version, a date, a thousands "
             "separator)")
 _ID = re.compile(r"[^A-Za-z0-9_-]+")
@@ -129,7 +130,7 @@ def confirmed(path, article):
         raise usage.UsageError(f"--claims {path}: {usage.one_line(error)}") from None
 
 
-def judge(claims, numbers, speed_rule):
+def judge(claims, numbers, rule):
     """The ledger table of ``claims`` judged by the ledger's rules on ``numbers`` (the printed
     numbers' table), raw times by the speed rule of the run's ledger."""
 
@@ -138,7 +139,16 @@ def judge(claims, numbers, speed_rule):
             raise FileNotFoundError(f"{experiment}/{table}: not a table of an article's check")
         return numbers
 
-    return verdicts.evaluate(claims, load, rule=published.load_speed(speed_rule))
+    return verdicts.evaluate(claims, load, rule=rule)
+
+
+def speed_rule_of(path):
+    """The speed rule of the claims file ``path`` (default: this checkout's config/published.yaml)."""
+    path = path or paths.REPO / SPEED_RULE
+    try:
+        return published.load_speed(path)
+    except (OSError, ValueError) as error:
+        raise usage.UsageError(f"--speed-rule {path}: {usage.one_line(error)}") from None
 
 
 def coverage_gaps(article, document, claims, unclaimed):
@@ -219,6 +229,8 @@ def check(path, options, outputs=None):
         document = forms.read(path)
     except (OSError, ValueError) as error:
         raise usage.UsageError(f"{path}: {usage.one_line(error)}") from None
+    rule = speed_rule_of(options.speed_rule)  # every file it reads refused, if it must be, before the work
+    confirmed_claims = confirmed(options.claims, article) if options.claims else None
     title = options.title or title_of(document, path)
     found = listings.extract(document, article)
     log.info("article %s (%s, %s): %d listings", article, path, document.form, len(found))
@@ -228,8 +240,8 @@ def check(path, options, outputs=None):
     (first, second), ran_with, limit = run_twice(given, options)
     result = draft.draft(article, document.blocks, found, first, second)
     numbers = pd.DataFrame(draft.table_rows(result), columns=draft.TABLE_COLUMNS)
-    claims = confirmed(options.claims, article) if options.claims else drafted(result)
-    table = judge(claims, numbers, options.speed_rule)
+    claims = confirmed_claims if confirmed_claims is not None else drafted(result)
+    table = judge(claims, numbers, rule)
     result.unclaimed = sorted(result.unclaimed + coverage_gaps(article, document, claims, result.unclaimed),
                               key=lambda u: (u["line"], u["column"]))
     table = pd.concat([table, pd.DataFrame(failure_rows(article, result, document.blocks))],
