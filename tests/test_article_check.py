@@ -75,9 +75,9 @@ def test_the_article_as_written_reproduces_every_number(suffix, tmp_path):
     listed = {(u["line"], u["column"]) for u in unclaimed}
     scanned = coverage.numbers("weights", document.text, document.blocks)
     assert scanned and all(coverage.claimed(n, spans) or (n.line, n.column) in listed for n in scanned)
-    assert len(table) == 16
+    assert len(table) == 15  # 12 printed, 3 restated by the prose ("key 0": a small integer, unclaimed)
     assert set(table["verdict"]) == {"reproduced"}
-    assert Counter(table["class"]) == {"exact": 16}  # none the code states (0 and 1 never count)
+    assert Counter(table["class"]) == {"exact": 15}  # none the code states (0 and 1 never count)
 
 
 def test_two_misprints_are_flagged_and_nothing_else_in_every_form(tmp_path):
@@ -101,7 +101,7 @@ def test_the_command_writes_the_run_s_files_and_says_by_its_status(tmp_path):
                            str(misprinted("md", tmp_path)), "--out", str(out)],
                           capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 1, done.stderr
-    assert "16 claims, 14 reproduced, 2 differs" in done.stderr
+    assert "15 claims, 13 reproduced, 2 differs" in done.stderr
     ledger = pd.read_csv(out / "ledger.csv", dtype=str, keep_default_na=False)
     assert list(ledger.columns) == verdicts.COLUMNS
     drafted = yaml.safe_load((out / "claims" / "weights.yaml").read_text())
@@ -109,7 +109,7 @@ def test_the_command_writes_the_run_s_files_and_says_by_its_status(tmp_path):
     assert set(drafted["rationales"]) == set(draft.RATIONALES)
     page = (out / "articles" / "weights.html").read_text()
     marked = Counter(re.findall(r'id="weights\.[^"]+" data-verdict="([a-z ]+)"', page))
-    assert marked == {"reproduced": 14, "differs": 2}
+    assert marked == {"reproduced": 13, "differs": 2}
     assert "2 differs" in (out / "LEDGER.md").read_text()
     unclaimed = yaml.safe_load((out / "claims" / "weights.unclaimed.yaml").read_text())["unclaimed"]
     places = [(u["line"], u["column"]) for u in unclaimed]
@@ -303,10 +303,10 @@ def test_the_default_run_checks_an_added_article_and_judges_it_in_its_ledger(sma
     assert proc.returncode == 0, proc.stderr[-3000:]
     ledger = pd.read_csv(root / paths.LEDGER_CSV, dtype=str, keep_default_na=False)
     checked = ledger[ledger["article"] == "weights"]
-    assert len(checked) == 16 and set(checked["verdict"]) == {"reproduced"}
+    assert len(checked) == 15 and set(checked["verdict"]) == {"reproduced"}
     assert set(ledger["article"]) == {"000", "001", "003", "weights"}
     assert "## Articles checked from their text" in (root / paths.LEDGER_MD).read_text()
     page = (root / paths.edition_path("weights")).read_text()
-    assert len(re.findall(r'id="weights\.[^"]+" data-verdict="reproduced"', page)) == 16
+    assert len(re.findall(r'id="weights\.[^"]+" data-verdict="reproduced"', page)) == 15
     drafted = yaml.safe_load((root / paths.drafted_claims("weights")).read_text())
     assert sorted(c["id"] for c in drafted["claims"]) == sorted(checked["id"])

@@ -77,12 +77,12 @@ def test_prose_numbers_restate_a_printed_one_or_are_a_likely_misprint_or_are_lis
     result = drafted(item, printed, printed, PROSE)
     prose = [(c["published"], c["claim"].split(":")[0]) for c in result.claims if ".prose." in c["id"]]
     assert prose == [("0.4613", "the prose restates number 1 of listing 1's output line 5"),
-                     ("0", "the prose restates number 2 of listing 1's output line 5"),
                      ("0.4631", "likely misprint"),
                      ("12", "the prose restates number 3 of listing 1's output line 5")]
     assert [(u["text"], u["reason"]) for u in result.unclaimed] == [
-        ("0.9", "no number the listings print has this value at its digits"),
-        ("7", "no number the listings print has this value at its digits")]
+        ("0", draft.SMALL_INTEGER), ("0.9", "no number the listings print has this value at its digits"),
+        ("7", draft.SMALL_INTEGER)]
+    assert draft.SMALL_INTEGER.startswith("a small integer of the prose")
     assert result.claims[0]["section"] == "Scores"
 
 
@@ -116,6 +116,10 @@ def test_a_listing_that_fails_or_prints_other_lines_is_one_row():
     assert row["verdict"] == "differs"
     assert row["reason"].startswith("listing 2 printed no line like the article's line(s) 12:")
     assert rows_of(listing(3, 20, "print(2)", "2"), ran("2"), ran("2")) == []
+    shell = listing(4, 30, "!wget x", "saved 1024 bytes")  # what printed the output is not run here
+    (row,) = rows_of(shell, {**ran(), "notes": ["line 1: shell command not run: !wget x"]}, ran())
+    assert row["verdict"] == "inconclusive"
+    assert row["reason"].endswith("; what it does not run printed them (line 1: shell command not run: !wget x)")
 
 
 def test_the_check_s_id_is_refused_unless_plain():

@@ -42,12 +42,14 @@ CLOCK = re.compile(r"\b(?:perf_counter(?:_ns)?|process_time|monotonic|timeit|tim
 NEAR = 3
 NEAR_SHARE = 0.01
 PROSE_KINDS = ("paragraph", "list", "lines")
-# what states no result in prose or output: markup, mathematics, an address or a path, a version or a
-# section number (dotted runs), a date
-NOT_STATED = re.compile(r"<[^>]*>|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|https?://\S+|\S*/\S*"
+# what states no result in prose or output: code, markup, mathematics, an address or a path, a version
+# or a section number (dotted runs), a date
+NOT_STATED = re.compile(r"`[^`]*`|<[^>]*>|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|https?://\S+|\S*/\S*"
                         r"|\d+(?:\.\d+){2,}|\d{4}-\d{2}-\d{2}")
 DOTTED = re.compile(r"\d+(?:\.\d+){2,}|\d{4}-\d{2}-\d{2}")
-NO_RESULT = "it states no result: markup, mathematics, an address, a path, a version or a date"
+NO_RESULT = "it states no result: code, markup, mathematics, an address, a path, a version or a date"
+SMALL = 10  # a prose integer below it is a count, an index or a step more often than a result
+SMALL_INTEGER = "a small integer of the prose: a count, an index or a step more often than a result"
 # a non-zero figure below this is at the level of the last bits of float32 or float64 arithmetic on
 # values of order one (float32's epsilon is 1.2e-7; a difference of tens of last bits stays below it)
 ROUND_OFF = 1e-5
@@ -324,10 +326,13 @@ def prose_figures(text):
 
 def _candidates(token, numbers, line, first_lines):
     """The printed numbers a prose number may restate, the nearest listing above it first; an
-    integer only those of that listing (small integers stand everywhere: a count, an index)."""
+    integer only those of that listing (integers stand everywhere: a count, an index), and one
+    below :data:`SMALL` none."""
     ordered = _nearest_first(numbers, line, first_lines)
     if _digits(token.text) != 0:
         return ordered
+    if abs(float(token.text)) < SMALL:
+        return []
     above = [n.listing for n in ordered if first_lines[n.listing] <= line]
     return [n for n in ordered if above and n.listing == above[0]]
 
@@ -361,8 +366,10 @@ def prose_claims(article, blocks, numbers, drafted, headings, first_lines):
                     claims.append(_prose_claim(article, headings, line, k, token, match or misprint, drafted,
                                                misprint is not None))
                 else:
+                    small = _digits(token.text) == 0 and abs(float(token.text)) < SMALL
                     unclaimed.append({"line": line, "column": token.column, "text": token.text,
-                                      "reason": "no number the listings print has this value at its digits"})
+                                      "reason": SMALL_INTEGER if small else
+                                      "no number the listings print has this value at its digits"})
     return claims, unclaimed
 
 
@@ -381,7 +388,7 @@ def draft(article, blocks, listings, first_runs, second_runs):
         if status != "ran" or lines:
             result.failures.append({"listing": item.index, "line": item.first, "status": status,
                                     "error": first.get("error") or status, "published": published_count(item),
-                                    "unpaired_lines": lines})
+                                    "unpaired_lines": lines, "notes": first.get("notes") or []})
     drafted = output_claims(article, listings, result.printed, headings)
     prose, unclaimed = prose_claims(article, blocks, result.printed, drafted, headings,
                                     {item.index: item.first for item in listings})

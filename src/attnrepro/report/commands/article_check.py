@@ -40,6 +40,9 @@ from attnrepro.run import digests, io, provenance, usage
 
 log = logging.getLogger("attnrepro")
 FAILING = ("differs", "missing")  # the verdicts that make the check fail (status 1)
+# the notes of what the session does not run as written (listings.runnable): a shell command, a
+# magic, a timing
+NOT_RUN = ("not run", "not reproduced")
 SPEED_RULE = "config/published.yaml"  # its speed: entry judges raw times, as the run's ledger does
 NOT_READ = ("a number the draft does not read as one (a word, a version, a date, a thousands "
             "separator)")
@@ -94,7 +97,8 @@ def run_twice(given, options):
 def failure_rows(article, result, blocks):
     """One ledger row per listing that did not run (*missing*, with its one line; *inconclusive* when
     the article shows no output for it: no number is lost) or printed other lines than the
-    published ones (*differs*: their numbers are compared nowhere else)."""
+    published ones (*differs*: their numbers are compared nowhere else; *inconclusive* when what
+    printed them is a shell command or magic the session does not run)."""
     headings = draft.heading_lines(blocks)
     rows = []
     for failed in result.failures:
@@ -104,8 +108,11 @@ def failure_rows(article, result, blocks):
             reason = f"listing {k}: {failed['error']}" + ("" if n else "; the article shows no output for it")
         else:
             shown = ", ".join(map(str, failed["unpaired_lines"]))
-            verdict, reason = "differs", (f"listing {k} printed no line like the article's line(s) {shown}: "
-                                          "their numbers are compared with nothing it prints")
+            unrun = [note for note in failed["notes"] if any(words in note for words in NOT_RUN)]
+            verdict, reason = "inconclusive" if unrun else "differs", (
+                f"listing {k} printed no line like the article's line(s) {shown}: their numbers are compared "
+                "with nothing it prints" + (f"; what it does not run printed them ({'; '.join(unrun)})"
+                                            if unrun else ""))
         rows.append({"id": f"{article}.listing-{k}", "article": article,
                      "section": draft.section(headings, failed["line"]),
                      "claim": f"listing {k} (line {failed['line']}) and what it prints",
