@@ -119,7 +119,8 @@ def test_a_listing_that_fails_or_prints_other_lines_is_one_row():
     shell = listing(4, 30, "!wget x", "saved 1024 bytes")  # what printed the output is not run here
     (row,) = rows_of(shell, {**ran(), "notes": ["line 1: shell command not run: !wget x"]}, ran())
     assert row["verdict"] == "inconclusive"
-    assert row["reason"].endswith("; what it does not run printed them (line 1: shell command not run: !wget x)")
+    assert row["reason"].endswith(
+        "; what it does not run printed them (line 1: shell command not run: !wget x)")
 
 
 def test_the_check_s_id_is_refused_unless_plain():
