@@ -89,11 +89,18 @@ def test_prose_numbers_restate_a_printed_one_or_are_a_likely_misprint_or_are_lis
 @pytest.mark.parametrize("prose, value, restated, near", [
     ("0.46", 0.4613, True, False), ("0.4631", 0.4613, False, True), ("0.5", 0.62, False, False),
     ("10", 8.0, False, False), ("0", 0.001, False, False), ("1.5e-05", 1.5e-5, True, False),
-    ("8", 8.0, True, False), ("1.2505", 1.2550, False, True),
+    ("8", 8.0, True, False), ("1.2505", 1.2550, False, True), ("4.0", 4.15, False, False),
 ])
 def test_restating_and_nearness_at_the_prose_digits(prose, value, restated, near):
     assert draft.restates(prose, value) is restated
     assert restated or draft.near(prose, value) is near  # a misprint is looked for only where none restates
+
+
+def test_a_prose_number_the_code_states_is_an_input_not_a_misprint():
+    item = listing(1, 3, "x = [4.0, -1.0]\nprint(round(max(x) * 1.0375, 2))", "4.15")
+    result = drafted(item, ran("4.15"), ran("4.15"), [Block("paragraph", 7, ["the 4.0 stays the largest"])])
+    assert [c["published"] for c in result.claims] == ["4.15"]
+    assert [(u["text"], u["reason"]) for u in result.unclaimed] == [("4.0", draft.STATED)]
 
 
 def test_a_zero_padded_number_is_written_back_padded():

@@ -50,6 +50,7 @@ DOTTED = re.compile(r"\d+(?:\.\d+){2,}|\d{4}-\d{2}-\d{2}")
 NO_RESULT = "it states no result: code, markup, mathematics, an address, a path, a version or a date"
 SMALL = 10  # a prose integer below it is a count, an index or a step more often than a result
 SMALL_INTEGER = "a small integer of the prose: a count, an index or a step more often than a result"
+STATED = "a number a listing's code states (an input, a setting), named by the prose"
 # a non-zero figure below this is at the level of the last bits of float32 or float64 arithmetic on
 # values of order one (float32's epsilon is 1.2e-7; a difference of tens of last bits stays below it)
 ROUND_OFF = 1e-5
@@ -290,14 +291,16 @@ def restates(prose, value):
 
 
 def near(prose, value):
-    """Whether a prose number with decimals and two or more significant digits lies within NEAR
-    units of its last digit, or NEAR_SHARE, of ``value`` (a likely misprint of it); an integer of
-    the prose is a count or a size more often than a measurement, and is never taken for a misprint."""
+    """Whether a prose number with decimals lies within NEAR_SHARE of ``value`` or, written with
+    three or more significant digits, within NEAR units of its last digit (a likely misprint of
+    it: 0.4631 for 0.4613); an integer of the prose is a count or a size more often than a
+    measurement, and is never taken for a misprint, nor is "4.0" for 4.15."""
     decimals = _digits(prose)
     significant = len(prose.lstrip("+-").replace(".", "").lstrip("0"))
     if not decimals or value is None or significant < 2:
         return False
-    return abs(float(prose) - value) <= max(NEAR * 10.0 ** -decimals, NEAR_SHARE * abs(value))
+    gap = abs(float(prose) - value)
+    return gap <= NEAR_SHARE * abs(value) or (significant >= 3 and gap <= NEAR * 10.0 ** -decimals)
 
 
 def _nearest_first(numbers, line, first_lines):
@@ -349,10 +352,13 @@ def _prose_claim(article, headings, line, k, token, cell, drafted, misprint):
                   token.text, {"line": line, "column": token.column}, cls, why, cell)
 
 
-def prose_claims(article, blocks, numbers, drafted, headings, first_lines):
+def prose_claims(article, blocks, numbers, drafted, headings, listings):
     """(claims, unclaimed) of the prose's numbers: each restating a printed number, a likely
-    misprint of one, or unclaimed with the reason."""
+    misprint of one, or unclaimed with the reason (among them, a number a listing's code states: an
+    input or a setting, which the prose may name without restating a result)."""
     claims, unclaimed = [], []
+    first_lines = {item.index: item.first for item in listings}
+    literals = set().union(*(stated_numbers(item.code) for item in listings))
     for block in (b for b in blocks if b.kind in PROSE_KINDS):
         for line, text in zip(block.numbers, block.lines):
             figures, left = prose_figures(text)
@@ -361,14 +367,16 @@ def prose_claims(article, blocks, numbers, drafted, headings, first_lines):
             for k, token in enumerate(figures, start=1):
                 candidates = _candidates(token, numbers, line, first_lines)
                 match = next((n for n in candidates if restates(token.text, n.value)), None)
-                misprint = None if match else next((n for n in candidates if near(token.text, n.value)), None)
+                stated = match is None and _as_float(token.text) in literals
+                misprint = None if match or stated else next(
+                    (n for n in candidates if near(token.text, n.value)), None)
                 if match or misprint:
                     claims.append(_prose_claim(article, headings, line, k, token, match or misprint, drafted,
                                                misprint is not None))
                 else:
                     small = _digits(token.text) == 0 and abs(float(token.text)) < SMALL
                     unclaimed.append({"line": line, "column": token.column, "text": token.text,
-                                      "reason": SMALL_INTEGER if small else
+                                      "reason": STATED if stated else SMALL_INTEGER if small else
                                       "no number the listings print has this value at its digits"})
     return claims, unclaimed
 
@@ -390,8 +398,7 @@ def draft(article, blocks, listings, first_runs, second_runs):
                                     "error": first.get("error") or status, "published": published_count(item),
                                     "unpaired_lines": lines, "notes": first.get("notes") or []})
     drafted = output_claims(article, listings, result.printed, headings)
-    prose, unclaimed = prose_claims(article, blocks, result.printed, drafted, headings,
-                                    {item.index: item.first for item in listings})
+    prose, unclaimed = prose_claims(article, blocks, result.printed, drafted, headings, listings)
     result.claims = list(drafted.values()) + prose
     result.unclaimed += unclaimed
     return result
