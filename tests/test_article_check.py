@@ -310,3 +310,14 @@ def test_the_default_run_checks_an_added_article_and_judges_it_in_its_ledger(sma
     assert len(re.findall(r'id="weights\.[^"]+" data-verdict="reproduced"', page)) == 15
     drafted = yaml.safe_load((root / paths.drafted_claims("weights")).read_text())
     assert sorted(c["id"] for c in drafted["claims"]) == sorted(checked["id"])
+
+
+def test_confirmed_claims_are_judged_in_place_of_the_drafted(tmp_path):
+    article_check.check(DATA / "weights.txt", options(tmp_path / "draft"))
+    claims = yaml.safe_load((tmp_path / "draft" / "claims" / "weights.yaml").read_text())
+    claims["claims"] = claims["claims"][:3]
+    claims["claims"][2]["published"] = "0.76"  # a person's transcription error
+    confirmed = written(tmp_path, "confirmed.yaml", yaml.safe_dump(claims, sort_keys=False))
+    table = article_check.check(DATA / "weights.txt", options(tmp_path / "out", claims=str(confirmed)))
+    assert list(table["verdict"]) == ["reproduced", "reproduced", "differs"]
+    assert list(table["reproduced"]) == ["1.5", "0", "0.75"]
