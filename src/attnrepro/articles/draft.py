@@ -23,10 +23,8 @@ prose claim reads the same source, so the ledger gives it the printed number's v
 that one and flagged as a likely misprint; every other prose number is listed as unclaimed with the
 reason.
 
-The reproduced values live in a table of every number each listing printed (:func:`table_rows`):
-``listing``, ``printed_line`` (its place among the listing's printed lines), ``number`` (its place in
-that line), the published ``line`` and ``column`` it pairs with (None when the article does not show
-it), ``text`` and ``value``; a claim's source selects its row. Pure Python: no NumPy, no pandas.
+The reproduced values live in the table of every number each listing printed
+(:mod:`attnrepro.articles.printed`); a claim's source selects its row. Pure Python.
 """
 
 import ast
@@ -34,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 
 from attnrepro.articles import listings as listing_text
+from attnrepro.articles import printed
 
 LISTINGS = "listings"  # the experiment name of a drafted claim's source: the listings' printed numbers
 CLOCK = re.compile(r"\b(?:perf_counter(?:_ns)?|process_time|monotonic|timeit|time\.time)\b|%%?timeit")
@@ -46,7 +45,6 @@ PROSE_KINDS = ("paragraph", "list", "lines")
 # or a section number (dotted runs), a date
 NOT_STATED = re.compile(r"`[^`]*`|<[^>]*>|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|https?://\S+|\S*/\S*"
                         r"|\d+(?:\.\d+){2,}|\d{4}-\d{2}-\d{2}")
-DOTTED = re.compile(r"\d+(?:\.\d+){2,}|\d{4}-\d{2}-\d{2}")
 NO_RESULT = "it states no result: code, markup, mathematics, an address, a path, a version or a date"
 SMALL = 10  # a prose integer below it is a count, an index or a step more often than a result
 SMALL_INTEGER = "a small integer of the prose: a count, an index or a step more often than a result"
@@ -56,7 +54,6 @@ STATED = "a number a listing's code states (an input, a setting), named by the p
 ROUND_OFF = 1e-5
 HEADER = ("Claims drafted from the article's text by attnrepro (attnrepro.articles.draft): confirm each by "
           "copying it into the article's claims file (config articles: claims)")
-TABLE_COLUMNS = ["case", "listing", "printed_line", "number", "line", "column", "text", "again", "value"]
 RATIONALES = {
     "echo-stated": "the listing's code states this number (a literal of its code) and prints it back: it "
                    "shows a setting, not a computation",
@@ -65,25 +62,6 @@ RATIONALES = {
     "clock": "read from a clock: it moves with the machine and with what else runs (two runs of the listing "
              "here printed other digits)",
 }
-
-
-@dataclass(frozen=True)
-class Printed:
-    """One number a listing printed in the first run, with its twin of the second run."""
-
-    listing: int
-    printed_line: int  # from 1, among the listing's non-blank printed lines
-    number: int  # from 1, in that line
-    text: str  # as the first run printed it
-    again: str | None  # as the second run printed it (None: no such number there)
-    line: int | None = None  # the published line it pairs with
-    column: int | None = None  # where the published number stands in that line
-    published: str | None = None
-    shape: str = ""  # its printed line with the numbers blanked (listings.shape)
-
-    @property
-    def value(self):
-        return _as_float(self.text)
 
 
 @dataclass
@@ -102,51 +80,6 @@ class Draft:
         return {"rationales": dict(RATIONALES), "claims": self.claims}
 
 
-BOOLEANS = {"True": 1.0, "False": 0.0}  # a printed boolean's value (the ledger writes it back as a word)
-
-
-def _as_float(text):
-    if text in BOOLEANS:
-        return BOOLEANS[text]
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
-def _numbers(text, offset=0):
-    """The tokens of a printed or published line: its numbers and booleans, but none inside a
-    version, a section number or a date (``2.4.0`` is not 2.4 and 0)."""
-    runs = [m.span() for m in DOTTED.finditer(text)]
-    return [t for t in listing_text.tokens(text, offset) if _as_float(t.text) is not None
-            and not any(a <= t.column - 1 - offset < b for a, b in runs)]
-
-
-def _printed_lines(run):
-    return [text for text in (run or {}).get("stdout", "").splitlines() if text.strip()]
-
-
-def printed_numbers(listing, first, second):
-    """[Printed] of one listing: every number of the first run's output, paired with the second
-    run's same place and with the published line its printed line pairs with."""
-    lines, again = _printed_lines(first), _printed_lines(second)
-    published = listing.lines()
-    partner = {j: i for i, j in listing_text.pair_lines(published, lines)}
-    out = []
-    for j, text in enumerate(lines):
-        mine = _numbers(text)
-        twins = _numbers(again[j]) if j < len(again) else []
-        shown = published[partner[j]] if j in partner else None
-        theirs = _numbers(shown.text, shown.offset) if shown is not None else []
-        for k, token in enumerate(mine):
-            twin = twins[k].text if len(twins) == len(mine) else None
-            pub = theirs[k] if len(theirs) == len(mine) else None
-            out.append(Printed(listing.index, j + 1, k + 1, token.text, twin,
-                               shown.number if pub else None, pub.column if pub else None,
-                               pub.text if pub else None, listing_text.shape(text)))
-    return out
-
-
 def stated_numbers(code):
     """The numbers a listing's code states: its numeric literals and the numbers inside its strings."""
     try:
@@ -158,7 +91,7 @@ def stated_numbers(code):
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
             found.add(float(node.value))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            found |= {v for t in _numbers(node.value) if (v := _as_float(t.text)) is not None}
+            found |= {v for t in printed.numbers_in(node.value) if (v := printed.as_float(t.text)) is not None}
     return found - {0.0, 1.0}
 
 
@@ -236,33 +169,6 @@ def output_claims(article, listings, numbers, headings):
     return drafted
 
 
-def unpaired(listing, numbers, status):
-    """(unclaimed, lines): a listing's published numbers that nothing printed pairs with, each
-    with the reason, and the published lines among them whose difference is the listing's (its
-    first output block, or a later one some printed line pairs with; a later block nothing pairs
-    with is not its output: a formula or a table laid out between two listings)."""
-    paired = {(n.line, n.column) for n in numbers if n.line is not None}
-    shown = {n.line for n in numbers if n.line is not None}
-    unclaimed, lines = [], []
-    for k, block in enumerate(listing.blocks):
-        outside = status == "ran" and k > 0 and not shown & {line.number for line in block}
-        for line in block:
-            missed = [t for t in _numbers(line.text, line.offset) if (line.number, t.column) not in paired]
-            if missed and status == "ran" and not outside:
-                lines.append(line.number)
-            why = (f"listing {listing.index} {status}" if status != "ran" else
-                   "not the listing's output: nothing it prints pairs with this block" if outside else
-                   f"listing {listing.index} printed no line like this one")
-            unclaimed += [{"line": line.number, "column": t.column, "text": t.text, "reason": why}
-                          for t in missed]
-    return unclaimed, lines
-
-
-def published_count(listing):
-    """How many numbers the article prints after ``listing``."""
-    return sum(len(_numbers(line.text, line.offset)) for line in listing.lines())
-
-
 def _digits(text):
     """Decimals of a number as written in fixed notation (None for scientific notation)."""
     return None if "e" in text.lower() else len(text.partition(".")[2])
@@ -321,7 +227,8 @@ def prose_figures(text):
     none (inside markup, mathematics, an address or a path), which are listed unclaimed."""
     spans = [m.span() for m in NOT_STATED.finditer(text)]
     figures, left = [], []
-    for token in (_sentence_end(t) for t in _numbers(text) if t.text not in BOOLEANS):  # no words
+    words = printed.BOOLEANS  # a word of prose is no claim
+    for token in (_sentence_end(t) for t in printed.numbers_in(text) if t.text not in words):
         inside = any(a <= token.column - 1 < b for a, b in spans)
         (left if inside else figures).append(token)
     return figures, left
@@ -367,7 +274,7 @@ def prose_claims(article, blocks, numbers, drafted, headings, listings):
             for k, token in enumerate(figures, start=1):
                 candidates = _candidates(token, numbers, line, first_lines)
                 match = next((n for n in candidates if restates(token.text, n.value)), None)
-                stated = match is None and _as_float(token.text) in literals
+                stated = match is None and printed.as_float(token.text) in literals
                 misprint = None if match or stated else next(
                     (n for n in candidates if near(token.text, n.value)), None)
                 if match or misprint:
@@ -389,23 +296,17 @@ def draft(article, blocks, listings, first_runs, second_runs):
     for item in listings:
         first, second = first_runs.get(item.name) or {}, second_runs.get(item.name) or {}
         status = first.get("status", "not run")
-        numbers = printed_numbers(item, first, second) if status == "ran" else []
+        numbers = printed.printed_numbers(item, first, second) if status == "ran" else []
         result.printed += numbers
-        unclaimed, lines = unpaired(item, numbers, status)
+        unclaimed, lines = printed.unpaired(item, numbers, status)
         result.unclaimed += unclaimed
         if status != "ran" or lines:
             result.failures.append({"listing": item.index, "line": item.first, "status": status,
-                                    "error": first.get("error") or status, "published": published_count(item),
+                                    "error": first.get("error") or status,
+                                    "published": printed.published_count(item),
                                     "unpaired_lines": lines, "notes": first.get("notes") or []})
     drafted = output_claims(article, listings, result.printed, headings)
     prose, unclaimed = prose_claims(article, blocks, result.printed, drafted, headings, listings)
     result.claims = list(drafted.values()) + prose
     result.unclaimed += unclaimed
     return result
-
-
-def table_rows(result):
-    """The rows of the printed numbers' table (one per number; a claim's source selects one)."""
-    return [{"case": f"listing-{n.listing}", "listing": n.listing, "printed_line": n.printed_line,
-             "number": n.number, "line": n.line, "column": n.column, "text": n.text, "again": n.again,
-             "value": n.value} for n in result.printed]

@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnrepro import paths
-from attnrepro.articles import bounded, draft, forms, listings
+from attnrepro.articles import bounded, draft, forms, listings, printed
 from attnrepro.evidence import listings_run
 from attnrepro.numerics import threads
 from attnrepro.report import ledger_io
@@ -205,8 +205,9 @@ class Outputs:
                             self.edition) if p is not None]
 
 
-def write(outputs, article, document, title, result, claims, table, record):
-    """Every file of the check (``outputs``: an :class:`Outputs`)."""
+def write(outputs, article, document, title, result, claims, table, numbers, record):
+    """Every file of the check (``outputs``: an :class:`Outputs`; ``numbers``: the printed numbers'
+    table, with its provenance ``record``)."""
     import yaml
 
     for path in outputs.all():
@@ -215,8 +216,7 @@ def write(outputs, article, document, title, result, claims, table, record):
                   + yaml.safe_dump(result.document(), sort_keys=False, allow_unicode=True))
     io.write_text(outputs.unclaimed,
                   yaml.safe_dump({"unclaimed": result.unclaimed}, sort_keys=False, allow_unicode=True))
-    io.write_parquet(pd.DataFrame(draft.table_rows(result), columns=draft.TABLE_COLUMNS), outputs.numbers,
-                     record)
+    io.write_parquet(numbers, outputs.numbers, record)
     with io.atomic_path(outputs.ledger_csv) as tmp:
         table.to_csv(tmp, index=False)
     if outputs.ledger_md is not None:
@@ -246,7 +246,7 @@ def check(path, options, outputs=None):
     started = provenance.now()
     (first, second), ran_with, limit = run_twice(given, options)
     result = draft.draft(article, document.blocks, found, first, second)
-    numbers = pd.DataFrame(draft.table_rows(result), columns=draft.TABLE_COLUMNS)
+    numbers = pd.DataFrame(printed.table_rows(result.printed), columns=printed.TABLE_COLUMNS)
     claims = confirmed_claims if confirmed_claims is not None else drafted(result)
     table = judge(claims, numbers, rule)
     result.unclaimed = sorted(result.unclaimed + coverage_gaps(article, document, claims, result.unclaimed),
@@ -261,7 +261,7 @@ def check(path, options, outputs=None):
                          "memory_mib": options.memory_limit},
               "listings": [{k: r.get(k) for k in ("name", "status", "error", "seconds", "notes")}
                            for r in first.values()]}
-    write(outputs, article, document, title, result, claims, table, record)
+    write(outputs, article, document, title, result, claims, table, numbers, record)
     return table
 
 
