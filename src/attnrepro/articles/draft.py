@@ -91,7 +91,8 @@ def stated_numbers(code):
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
             found.add(float(node.value))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            found |= {v for t in printed.numbers_in(node.value) if (v := printed.as_float(t.text)) is not None}
+            values = (printed.as_float(t.text) for t in printed.numbers_in(node.value))
+            found |= {v for v in values if v is not None}
     return found - {0.0, 1.0}
 
 
