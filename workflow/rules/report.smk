@@ -70,10 +70,11 @@ def article_comparison():
 
 
 def yaml_text(cfg):
-    """The resolved config as YAML (a param: changing any value rewrites it)."""
+    """The resolved config as YAML (a param: changing any value rewrites it); plain data first: a
+    config read from JSON (verify's rerun) holds OrderedDicts in its lists (config articles)."""
     import yaml
 
-    return yaml.safe_dump(cfg, sort_keys=True)
+    return yaml.safe_dump(json.loads(json.dumps(cfg)), sort_keys=True)
 
 
 def git_sha():
@@ -265,7 +266,7 @@ rule:
         "{params.job} python -m attnrepro.jobs.ledger --pin {params.pin} --expected-params {params.expected:q}"
         " --published {input.published} --article {params.article:q}"
         " --csv {output.csv} --md {output.md} --speed {output.speed} {params.evidence}"
-        " --checked {input.checked} --inputs {input.data} 2> {log}"
+        " --inputs {input.data} --checked {input.checked} 2> {log}"
 
 
 rule:
