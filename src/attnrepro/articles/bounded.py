@@ -43,8 +43,8 @@ The outcome (:class:`Outcome`): one record per listing in order (the session's: 
 ran (``numerics``, from the last interpreter that ended by itself) and one line per listing that
 did not run ("listing 3: ModuleNotFoundError: No module named 'tiktoken' (line 1)").
 
-The defaults, :data:`TIME_LIMIT_S` and :data:`MEMORY_LIMIT_MIB`, are this module's until the
-config's ``articles`` entries carry their own.
+The defaults, :data:`TIME_LIMIT_S` and :data:`MEMORY_LIMIT_MIB`, are these; an entry of config
+``articles`` sets its own (``time_limit_s``, ``memory_limit_mib``: :mod:`attnrepro.articles.catalog`).
 """
 
 import contextlib
@@ -65,7 +65,7 @@ from attnrepro import paths
 from attnrepro.articles import session
 
 SESSION = session.__name__  # run by its name: python -m attnrepro.articles.session
-TIME_LIMIT_S = 600  # an article's budget: ten minutes of listings, as issue 44 states
+TIME_LIMIT_S = 600  # an article's budget: ten minutes of listings, each run
 MEMORY_LIMIT_MIB = 4096  # room for torch and NumPy and a small model (see the measurements above)
 POLL_S = 0.5  # how often the interpreter's end is checked while no event comes
 
