@@ -134,6 +134,10 @@ def test_the_command_writes_the_run_s_files_and_says_by_its_status(tmp_path):
      "weights.txt: SHA-256 "),
     (["article", "check", "tests/data/articles/weights.txt", "--out", "x", "--speed-rule", "none.yaml"],
      "--speed-rule none.yaml: "),
+    (["article", "check", "tests/data/articles/weights.txt", "--out", "x", "--time-limit", "0"],
+     "--time-limit 0: at least 1"),
+    (["article", "check", "tests/data/articles/weights.txt", "--out", "x", "--threads", "0"],
+     "--threads 0: at least 1"),
 ])
 def test_a_usage_error_is_one_line_with_status_2(argv, said, tmp_path):
     done = subprocess.run([sys.executable, "-m", "attnrepro", *argv], capture_output=True, text=True,

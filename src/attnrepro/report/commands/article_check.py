@@ -265,10 +265,20 @@ def check(path, options, outputs=None):
     return table
 
 
+def check_limits(args):
+    """A usage error for a limit that bounds nothing (what a check may cost is bounded before it runs)."""
+    limits = (("--time-limit", args.time_limit, 1), ("--memory-limit", args.memory_limit, 64),
+              ("--listing-time-limit", args.listing_time_limit, 1), ("--threads", args.threads, 1))
+    for option, value, least in limits:
+        if value is not None and value < least:
+            raise usage.UsageError(f"{option} {value:g}: at least {least}")
+
+
 def run(args):
     """The command: status 0 when every number reproduces, 1 when some differ or a listing did not run."""
     if not args.in_run and not args.out:
         raise usage.UsageError("--out DIR: where the check writes (or --in-run, as a job of the run)")
+    check_limits(args)
     outputs = Outputs.of_run(article_id(args.file, args.id)) if args.in_run else None
     table = check(args.file, args, outputs)
     failing = table[table["verdict"].isin(FAILING)]
