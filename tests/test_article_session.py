@@ -207,6 +207,14 @@ def test_each_article_has_its_own_working_folder_removed_afterwards(tmp_path, mo
     assert not (Path(paths.REPO) / "note.txt").exists()
 
 
+def test_a_file_past_its_limit_fails_its_listing_and_the_rest_runs(monkeypatch):
+    monkeypatch.setattr(bounded, "FILE_LIMIT_MIB", 1)  # read in the child, before it runs Python
+    big = "with open('big.bin', 'wb') as fh:\n    fh.write(bytes(2 * 2**20))"
+    outcome = bounded.run_listings(article(big, "print('after')"), **FAST)
+    assert table(outcome, "status", "error", "stdout") == [
+        ("failed", "OSError: [Errno 27] File too large (line 2)", ""), ("ran", "", "after\n")]
+
+
 def test_a_killed_interpreters_folder_is_removed_too(tmp_path):
     scratch = tmp_path / "scratch"
     scratch.mkdir()

@@ -7,7 +7,8 @@ the user's rights and the environment given. What bounds it:
 
 - **its own working folder**: a new temporary folder (under ``workdir`` if given), the session's
   current directory, removed afterwards, also when the interpreter was killed; two calls share
-  nothing;
+  nothing; no file it writes may pass :data:`FILE_LIMIT_MIB` (Python then raises OSError, "File
+  too large": the listing's failure);
 - **time**: ``time_limit_s``, the article's budget, and ``listing_limit_s`` per listing (default:
   the budget). A listing past its limit ends its interpreter (its process group, SIGKILL) and is
   ``failed`` "exceeded its time limit of N s". Its interpreter's state is lost with it, so a new
@@ -67,6 +68,7 @@ from attnrepro.articles import session
 SESSION = session.__name__  # run by its name: python -m attnrepro.articles.session
 TIME_LIMIT_S = 600  # an article's budget: ten minutes of listings, each run
 MEMORY_LIMIT_MIB = 4096  # room for torch and NumPy and a small model (see the measurements above)
+FILE_LIMIT_MIB = 1024  # the largest file a listing may write (RLIMIT_FSIZE): past it, "File too large"
 POLL_S = 0.5  # how often the interpreter's end is checked while no event comes
 
 
@@ -89,12 +91,15 @@ class _Limits:
 
 
 def _in_child(memory_limit_mib):
-    """In the interpreter before it runs Python: die with the caller, and the memory limit."""
+    """In the interpreter before it runs Python: die with the caller, no core file, the largest file
+    it may write (:data:`FILE_LIMIT_MIB`) and the memory limit."""
     try:
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
         pass
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    size = FILE_LIMIT_MIB * 2**20
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
     if memory_limit_mib is not None:
         limit = int(memory_limit_mib) * 2**20
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
