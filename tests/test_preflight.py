@@ -1,6 +1,7 @@
 """Impossible sizes stop Snakemake before any job: schema bounds and the memory pre-flight."""
 
 import copy
+import math
 import os
 import subprocess
 import sys
@@ -453,3 +454,21 @@ def test_a_list_of_names_weighs_by_its_length_and_a_list_of_sizes_by_its_largest
     assert preflight._weight(["Meera", "bought", "a"], 2) == 2 * math.log(3)  # tokens: their count
     assert preflight._weight([64, 4096, 512], 1) == math.log(4096)
     assert preflight._weight("copy", 1) == 0.0 and preflight._weight(0, 1) == 0.0
+
+
+def test_an_article_s_memory_limit_above_the_limit_is_refused_naming_its_key(default_config):
+    """An article checked from its text: its listings' interpreter up to its memory limit, beside
+    the check's own process (preflight.check_bytes), must fit; exactly the limit fits, a byte less not."""
+    config = copy.deepcopy(default_config)
+    config["articles"] = [*config["articles"], {"id": "post", "text": "post.md", "sha256": "0" * 64,
+                                                "title": "A post", "memory_limit_mib": 6144}]
+    needed = preflight.check_bytes(6144)
+    assert needed == 6144 * 2**20 + preflight.OVERHEAD
+    assert preflight.article_errors(config, needed, "the limit given") == []
+    [message] = preflight.article_errors(config, needed - 1, "the limit given")
+    assert message == (f"articles[3].memory_limit_mib: 6144 MiB lets its check need {needed / GIB:.3g} GiB "
+                       "(its listings' interpreter and the check itself); the limit is "
+                       f"{(needed - 1) / GIB:.3g} GiB (the limit given)")
+    config["memory"] = {"limit_gib": 4}
+    assert "articles[3].memory_limit_mib: 6144 MiB lets its check need 6.39 GiB" in errors_of(config)
+    assert preflight.check_mem_mb(None) == math.ceil(preflight.check_bytes(4096) / 10**6)

@@ -119,6 +119,8 @@ for article in CHECKED.values():
         resources:
             # two runs of the listings, each within its time limit, and a minute to start and write
             runtime=math.ceil(2 * article.time_limit_s / 60) + 1,
+            # its listings' interpreter up to its memory limit, and the check itself (preflight)
+            mem_mb=preflight.check_mem_mb(article.memory_limit_mib),
         params:
             job=job_env(f"check_{article.id}"),
             software=pinned("article_check"),

@@ -13,6 +13,7 @@ factor (T in B x T x T, unless B is the larger factor).
 import math
 import os
 
+from attnrepro.articles import bounded
 from attnrepro.dag import plan
 from attnrepro.resources.memory import GIB, MIB, estimate, terms, total
 
@@ -192,4 +193,31 @@ def errors(config, limit_bytes=None):
             where = f" (case {case}; {len(over) - 1} more cases over the limit)"
         out.append(f"{blamed} needs about {needed:.2g} bytes = {needed / GIB:.3g} GiB ({what}) "
                    f"in one job{where}; the limit is {limit_bytes / GIB:.3g} GiB ({source})")
+    return out + article_errors(config, limit_bytes, source)
+
+
+def article_errors(config, limit_bytes, source):
+    """One message per article checked from its text whose check may need more than
+    ``limit_bytes``: its listings' interpreter, up to its memory limit, beside the check's own
+    process (:func:`check_mem_mb`)."""
+    out = []
+    for place, entry in enumerate(config.get("articles") or []):
+        mib = entry.get("memory_limit_mib") if isinstance(entry, dict) else None
+        needed = check_bytes(mib)
+        if mib is not None and needed > limit_bytes:
+            out.append(f"articles[{place}].memory_limit_mib: {mib} MiB lets its check need "
+                       f"{needed / GIB:.3g} GiB (its listings' interpreter and the check itself); the "
+                       f"limit is {limit_bytes / GIB:.3g} GiB ({source})")
     return out
+
+
+def check_bytes(memory_limit_mib):
+    """The most an article's check may use: its listings' interpreter up to ``memory_limit_mib``
+    (the default when None), and the check's own process (:data:`OVERHEAD`)."""
+    mib = bounded.MEMORY_LIMIT_MIB if memory_limit_mib is None else memory_limit_mib
+    return mib * MIB + OVERHEAD
+
+
+def check_mem_mb(memory_limit_mib):
+    """``mem_mb`` of an article's check (:func:`check_bytes`), in megabytes rounded up."""
+    return math.ceil(check_bytes(memory_limit_mib) / MB)
