@@ -70,8 +70,8 @@ def article_comparison():
 
 
 def yaml_text(cfg):
-    """The resolved config as YAML (a param: changing any value rewrites it); plain data first: a
-    config read from JSON (verify's rerun) holds OrderedDicts in its lists (config articles)."""
+    """The resolved config as YAML (a param: changing any value rewrites it); plain data first:
+    a config read from JSON (verify's rerun) holds OrderedDicts in its lists."""
     import yaml
 
     return yaml.safe_dump(json.loads(json.dumps(cfg)), sort_keys=True)
