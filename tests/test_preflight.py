@@ -470,5 +470,9 @@ def test_an_article_s_memory_limit_above_the_limit_is_refused_naming_its_key(def
                        "(its listings' interpreter and the check itself); the limit is "
                        f"{(needed - 1) / GIB:.3g} GiB (the limit given)")
     config["memory"] = {"limit_gib": 4}
-    assert "articles[3].memory_limit_mib: 6144 MiB lets its check need 6.39 GiB" in errors_of(config)
+    assert ("articles[3].memory_limit_mib: 6144 MiB lets its check need 6.39 GiB (its listings' interpreter "
+            "and the check itself); the limit is 4 GiB (memory.limit_gib)") in errors_of(config)
     assert preflight.check_mem_mb(None) == math.ceil(preflight.check_bytes(4096) / 10**6)
+    assert preflight.check_mem_mb(6144) == math.ceil((6144 * 2**20 + preflight.OVERHEAD) / 10**6)
+    # an entry that is no mapping is the schema's to refuse, not the pre-flight's to crash on
+    assert preflight.article_errors({"articles": ["post.md"]}, 1, "the limit given") == []
