@@ -277,11 +277,11 @@ def test_the_draft_finds_every_hand_claim_on_an_output_block(article):
 
 # --- an article added to the config: checked by the default run ------------------------------------
 
-def with_weights(folder):
+def with_weights(folder, sha256=None):
     """A config file listing the run's articles and this checkout's tests/data/articles/weights.md."""
     entries = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["articles"]
     text = DATA / "weights.md"
-    entries.append({"id": "weights", "text": str(text), "sha256": digests.file_sha256(text),
+    entries.append({"id": "weights", "text": str(text), "sha256": sha256 or digests.file_sha256(text),
                     "title": "Attention weights for one query", "time_limit_s": 120,
                     "memory_limit_mib": 1024})
     path = Path(folder) / "with-weights.yaml"
@@ -297,6 +297,14 @@ def test_an_article_without_experiments_is_a_check_job_of_the_run_feeding_the_le
     jobs = planned_jobs(proc)
     assert jobs["check_weights"] == 1 and jobs["ledger"] == 1
     assert "listings_article" not in jobs  # the evidence's listings stay the seeds'
+    (tmp_path / "other").mkdir()
+    other = with_weights(tmp_path / "other", sha256="0" * 64)  # another text than its entry records
+    proc = snakemake(root, "-n", configfile=f"config/small.yaml {other}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "check_weights" not in planned_jobs(proc)
+    found = digests.file_sha256(DATA / "weights.md")
+    assert (f"article not checked: {DATA / 'weights.md'}: SHA-256 {found}, but config articles[3].sha256 "
+            f"records {'0' * 64}") in proc.stdout + proc.stderr
 
 
 @pytest.mark.full

@@ -23,6 +23,8 @@ EDITIONS = {name: article for name, article in REPRODUCED.items() if article.cla
 UNBUILT = articles_catalog.problems(EDITIONS)
 for why in UNBUILT.values():
     logger.warning(f"annotated edition not built: {why}")
+for why in UNCHECKED.values():
+    logger.warning(f"article not checked: {why}")
 
 
 def article_outputs():
@@ -33,10 +35,10 @@ def article_outputs():
 
 
 def checked_outputs():
-    """The files of every article checked from its text (rules check_<article>)."""
+    """The files of every article checked from its text (rules check_<article>) that can be."""
     return [
         path
-        for a in CHECKED
+        for a in CHECKABLE
         for path in (
             paths.drafted_claims(a),
             paths.unclaimed_numbers(a),

@@ -237,7 +237,7 @@ rule:
         **ledger_evidence_tables(),
         data=all_outputs(),
         # the rows of the articles checked from their text (articles.smk, check_<article>)
-        checked=[paths.checked_ledger(a) for a in CHECKED],
+        checked=[paths.checked_ledger(a) for a in CHECKABLE],
         published="config/published.yaml",
         code=job_code("ledger", *ledger_evidence_code()),
     output:
@@ -310,7 +310,7 @@ rule:
         software=pinned("index"),
         # which editions are not built, and why: the index says so, and is rebuilt when they appear
         # (a function: articles.smk, which decides which are built, may be included after this file)
-        unbuilt=lambda wildcards: json.dumps(UNBUILT, sort_keys=True),
+        unbuilt=lambda wildcards: json.dumps({**UNBUILT, **UNCHECKED}, sort_keys=True),
     shell:
         "{params.job} python -m attnrepro.jobs.index --config {input.config} --unbuilt {params.unbuilt:q}"
         " --ledger {input.ledger} --published {input.published} --inputs {input.data}"

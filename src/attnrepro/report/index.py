@@ -111,6 +111,10 @@ def _article_lines(config, unbuilt):
     out = ["## Articles, annotated", ""]
     reproduced = {exp.article for exp in plan.EXPERIMENTS.values()}
     for article in articles_catalog.from_config(config).values():
+        if article.id not in reproduced and article.id in unbuilt:
+            out.append(f"- article {article.id} (\u201c{article.title}\u201d): not checked: "
+                       f"{unbuilt[article.id]}")
+            continue
         if article.id not in reproduced:  # checked from its text (articles.smk, check_<id>)
             out.append(f"- `{_rel(paths.edition_path(article.id))}` (article {article.id}, "
                        f"\u201c{article.title}\u201d): checked from its text, its listings run here; the "
