@@ -218,7 +218,7 @@ def test_the_index_of_results_lists_the_listings_under_their_switch(default_conf
     evidence = text[text.index("## Evidence for the ledger"):text.index("## Logs")]
     if build:
         assert "- `listings/article_code.md`: The articles' own code, run here" in evidence
-        assert "- `listings/listings.csv`: one row per listing of the three articles" in evidence
+        assert "- `listings/listings.csv`: one row per listing of the reproduced articles" in evidence
         assert "- `listings/runs/<article>.json`: each article's listings as run here" in evidence
     else:
         assert ("- The articles' own code (`listings/article_code.{csv,md,svg}`): not part of this run; "

@@ -64,7 +64,7 @@ def _evidence_lines(config):
             out.append(f"- `{sweep}`: the sweep's data, one folder per setting, laid out as `data/` "
                        "(the cases of `numerics.cases`).")
         elif product is evidence.LISTINGS:
-            out.append(f"- `{_rel(paths.LISTINGS_TABLE)}`: one row per listing of the three articles "
+            out.append(f"- `{_rel(paths.LISTINGS_TABLE)}`: one row per listing of the reproduced articles "
                        "(ran or failed and why, seconds, numbers printed, published and equal).")
             out.append(f"- `{_rel(paths.listing_run('<article>'))}`: each article's listings as run here "
                        "(status, seconds, what each printed, the pin and the versions).")
