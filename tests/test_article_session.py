@@ -14,6 +14,7 @@ import pytest
 
 from attnrepro import paths
 from attnrepro.articles import bounded, forms, listings
+from attnrepro.run import usage
 
 FAST = {"time_limit_s": 30, "memory_limit_mib": 512}
 
@@ -291,3 +292,17 @@ def test_a_notebooks_magics_and_shell_lines_run_as_jupyter_runs_them(tmp_path):
         ("ran", "", "still 14\n", []),
     ]
     assert outcome.problems == ["listing 6: cell magic %%bash: not Python, not run"]
+
+
+def test_nothing_the_article_prints_or_raises_reaches_the_terminal_raw(capfd):
+    """An error an article raises is shown escaped in the progress line; what it writes past Python's
+    stdout (to the interpreter's file descriptor 1) goes nowhere."""
+    fake = "raise ValueError('\\x1b[2K\\x1b[1Adone')"
+    raw = "import os\nos.write(1, b'\\x1b[2Kraw')\nprint('kept')"
+    outcome = bounded.run_listings(article(fake, raw), **FAST)
+    shown = capfd.readouterr()
+    assert "\x1b" not in shown.out + shown.err
+    assert "ValueError: \\x1b[2K\\x1b[1Adone (line 1)" in shown.err
+    assert table(outcome, "status", "stdout") == [("failed", ""), ("ran", "kept\n")]
+    assert outcome.results[0]["error"] == "ValueError: \x1b[2K\x1b[1Adone (line 1)"  # the record keeps it
+    assert usage.printable("a\rb\x00c √") == "a\\rb\\x00c √"

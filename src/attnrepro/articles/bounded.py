@@ -137,7 +137,10 @@ class _Interpreter:
             self.proc = subprocess.Popen(
                 [python, "-s", "-m", SESSION, str(self.plan_path), str(self.results_path),
                  "--events", str(write)],
-                cwd=scratch / "work", env=env, start_new_session=True, pass_fds=(write,),
+                # its standard output records nothing (each listing's is captured): none of it
+                # reaches the terminal unasked
+                stdout=subprocess.DEVNULL, cwd=scratch / "work", env=env, start_new_session=True,
+                pass_fds=(write,),
                 preexec_fn=lambda: _in_child(limits.memory_limit_mib))
         finally:
             os.close(write)

@@ -57,6 +57,7 @@ import traceback
 import types
 
 from attnrepro.articles import listings
+from attnrepro.run import usage
 
 DISPLAYS = ("print", "last", "each")
 
@@ -208,9 +209,9 @@ class Session:
         record = self._run(index, "run")
         self.results.append({"index": index, **record})
         self.write({})
-        print(f"{record['name']}: {record['status']}"
+        print(f"{record['name']}: {record['status']}"  # the error is the article's: escaped
               + (f" in {record['seconds']:.1f} s" if record["seconds"] is not None else "")
-              + f" {record['error']}".rstrip(), file=sys.stderr)
+              + f" {usage.printable(record['error'])}".rstrip(), file=sys.stderr)
 
     def write(self, record):
         tmp = f"{self.target}.session.tmp"

@@ -33,7 +33,7 @@ from importlib import metadata
 
 from attnrepro.articles import bounded
 from attnrepro.numerics import canonical, threads
-from attnrepro.run import locks
+from attnrepro.run import locks, usage
 from attnrepro import paths
 
 log = logging.getLogger("attnrepro")
@@ -133,5 +133,5 @@ def write(article, text_path, pin, timeout, out):
     io.write_text(out, json.dumps(record, indent=1) + "\n")
     for row in record["listings"]:
         log.info("%s (line %d): %s%s", row["name"], row["first"], row["status"],
-                 f", {row['error']}" if row["error"] else "")
+                 f", {usage.printable(row['error'])}" if row["error"] else "")
     return 0

@@ -32,6 +32,13 @@ def one_line(text):
     return out
 
 
+def printable(text):
+    """``text`` safe for a terminal: every character that is not printable (an escape sequence, a
+    carriage return, a NUL) written as its Python escape (``\x1b``), so that what an article or an
+    archive holds cannot erase or fake a line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
 def yaml_problem(error):
     """A YAML parser's error in a few words: where (line, column) and its problem, else its text."""
     problem, mark = getattr(error, "problem", None), getattr(error, "problem_mark", None)
