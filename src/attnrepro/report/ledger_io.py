@@ -114,13 +114,21 @@ def _not_reproduced(table, extra):
     out = [f"## Not reproduced ({len(off)} claims, computed and echoes), with their reasons", ""]
     for article, rows in off.groupby("article", sort=True):
         out += [f"### Article {article}: {len(rows)}", ""]
-        for _, r in rows.iterrows():
-            more = "".join(f", {c} {r[c]}" for c in extra if str(r[c]))
-            out.append(f"- [{r['id']}]({catalog.edition_link(article, r['id'])}) ({r['class']}, "
-                       f"**{r['verdict']}**): {r['claim']}: published {r['published']}, reproduced "
-                       f"{r['reproduced'] or 'none'}{more}.")
-            out.append(f"  Reason: {' '.join(str(r['reason']).split()).rstrip('.') or 'none given'}.")
+        out += _items(article, rows, extra)
         out.append("")
+    return out
+
+
+def _items(article, rows, extra=()):
+    """One item per claim of ``rows`` (of ``article``): its id a link to its number in the edition,
+    what it is, the values, ``extra`` columns, and the reason on a line of its own."""
+    out = []
+    for _, r in rows.iterrows():
+        more = "".join(f", {c} {r[c]}" for c in extra if str(r[c]))
+        out.append(f"- [{r['id']}]({catalog.edition_link(article, r['id'])}) ({r['class']}, "
+                   f"**{r['verdict']}**): {r['claim']}: published {r['published']}, reproduced "
+                   f"{r['reproduced'] or 'none'}{more}.")
+        out.append(f"  Reason: {' '.join(str(r['reason']).split()).rstrip('.') or 'none given'}.")
     return out
 
 
@@ -177,9 +185,7 @@ def checked_lines(checked):
         counts = ", ".join(f"{n} {v}" for v, n in rows["verdict"].value_counts().items())
         lines += [f"### Article {article} ([annotated edition](articles/{article}.html)): {len(rows)} "
                   f"claims, {counts}", ""]
-        others = rows[rows["verdict"] != "reproduced"]
-        lines += [f"- `{r['id']}` ({r['class']}, {r['verdict']}): published {r['published']}, reproduced "
-                  f"{r['reproduced'] or 'none'}. {r['reason']}" for r in others.to_dict("records")]
+        lines += _items(article, rows[rows["verdict"] != "reproduced"])
         lines.append("")
     return lines
 
