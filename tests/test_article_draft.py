@@ -6,14 +6,13 @@ Each rule of the module's docstring on made-up listings and runs: the class of a
 published lines, and the rows of a listing that failed or printed other lines.
 """
 
-import argparse
-
 import pytest
 
 from attnrepro.articles import draft, listings
 from attnrepro.articles.blocks import Block
 from attnrepro.report.commands import article_check
 from attnrepro.report.ledger.claims import format_like
+from attnrepro.run import usage
 
 
 def listing(index, first, code, *published):
@@ -130,11 +129,14 @@ def test_a_listing_that_fails_or_prints_other_lines_is_one_row():
         "; what it does not run printed them (line 1: shell command not run: !wget x)")
 
 
-def test_the_check_s_id_is_refused_unless_plain():
+def test_the_check_s_id_is_refused_unless_plain_and_its_files_are_laid_out_as_a_run_s():
     assert article_check.article_id("my post (v2).md") == "my-post-v2"
-    with pytest.raises(Exception, match="--id 'a/b'"):
+    with pytest.raises(usage.UsageError, match="--id 'a/b'"):
         article_check.article_id("x.md", "a/b")
-    assert isinstance(article_check.Outputs.under("/tmp/o", "p").ledger_csv.name, str)
-    assert str(article_check.Outputs.of_run("p").ledger_csv) == "results/claims/p.ledger.csv"
-    assert article_check.Outputs.of_run("p").ledger_md is None
-    assert argparse  # the options of the command are the job's (report.job.add_article_check)
+    under = article_check.Outputs.under("out", "p")
+    assert [str(path) for path in under.all()] == [
+        "out/claims/p.yaml", "out/claims/p.unclaimed.yaml", "out/data/p/listings/numbers.parquet",
+        "out/ledger.csv", "out/LEDGER.md", "out/articles/p.html"]
+    in_run = article_check.Outputs.of_run("p")  # beside the run's ledger, which takes its rows in
+    assert str(in_run.ledger_csv) == "results/claims/p.ledger.csv" and in_run.ledger_md is None
+    assert len(in_run.all()) == 5
