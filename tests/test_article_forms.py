@@ -263,6 +263,8 @@ def test_what_is_no_article_is_refused_in_one_line_naming_it(tmp_path, monkeypat
         notebook.parse("{", "x.ipynb")
     with pytest.raises(ValueError, match=r"^x\.ipynb: not a notebook \(no list of cells\)$"):
         notebook.parse('{"worksheets": []}', "x.ipynb")
+    with pytest.raises(ValueError, match=r"^x\.ipynb: not a notebook \(JSON nested too deep to read\)$"):
+        notebook.parse('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}", "x.ipynb")
     with pytest.raises(ValueError, match=r"^x\.ipynb: not a notebook \(cell 1's source is neither"):
         notebook.parse('{"cells": [{"cell_type": "code", "source": 3}]}', "x.ipynb")
     with pytest.raises(ValueError, match=r"^notes\.rst: not an article's form \(the known suffixes: "

@@ -71,6 +71,8 @@ def _cells(raw, name):
         notebook = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{name}: not a notebook (not JSON: {error})") from None
+    except RecursionError:  # JSON nested deeper than Python's stack: no notebook is
+        raise ValueError(f"{name}: not a notebook (JSON nested too deep to read)") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list):
         raise ValueError(f"{name}: not a notebook (no list of cells)")
