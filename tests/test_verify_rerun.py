@@ -18,6 +18,7 @@ import types
 from pathlib import Path
 
 import pytest
+import yaml
 
 from attnrepro.archive import verify_rerun
 from attnrepro.archive.verify_rerun import ConfigRefused
@@ -180,6 +181,19 @@ def test_each_program_the_archive_names_and_this_checkout_does_not_is_a_sentence
     assert verify_rerun.program_errors({}, ours) == []
 
 
+def test_each_article_the_archive_names_and_this_checkout_does_not_is_a_sentence():
+    seed = {"id": "000", "text": "a.txt", "sha256": "0" * 64, "title": "A"}
+    ours = {"articles": [seed]}
+    post = {"id": "post", "text": "/home/x/post.md", "sha256": "1" * 64, "title": "P"}
+    assert verify_rerun.article_errors({"articles": [seed, post]}, ours) == [
+        f"articles[1]: {post!r} is not one of this checkout's articles: an archive's config never "
+        "chooses code to run (an article's listings)"]
+    assert verify_rerun.article_errors({"articles": [{**seed, "sha256": "2" * 64}]}, ours) != []
+    assert verify_rerun.article_errors(ours, ours) == []
+    assert verify_rerun.article_errors({}, ours) == []
+    assert verify_rerun.article_errors({"articles": "x"}, ours) == []  # the schema's to refuse
+
+
 # ---- the config: read, checked, one line of its problems -------------------------------------
 
 TOP = "attnrepro-results-x"
@@ -271,6 +285,16 @@ def test_the_first_three_problems_are_named_and_the_others_counted(tmp_path, tex
     expected = "; ".join(listed).replace("{article}", _article())
     assert _refused(_archive(tmp_path, text)) == (
         f"the archive's config {TOP}/config.resolved.yaml cannot be rerun: {expected}")
+
+
+def test_an_archive_naming_an_article_this_checkout_does_not_is_refused(tmp_path):
+    ours = cfg.load(cfg.DEFAULT)["articles"]
+    post = {"id": "post", "text": "post.md", "sha256": "1" * 64, "title": "P"}
+    text = yaml.safe_dump({"articles": [*ours, post]}, sort_keys=False)
+    assert _refused(_archive(tmp_path, text)) == (
+        f"the archive's config {TOP}/config.resolved.yaml cannot be rerun: articles[3]: {post!r} is not "
+        "one of this checkout's articles: an archive's config never chooses code to run (an article's "
+        "listings)")
 
 
 # ---- the config, as Snakemake reads it -------------------------------------------------------

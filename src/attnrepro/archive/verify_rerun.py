@@ -6,8 +6,10 @@ owned by ``verify`` to its end.
   merged over this checkout's ``config/config.yaml`` as Snakemake would merge it, validated as
   every run's config is (:func:`attnrepro.dag.config.validate`: the schema, the rules across keys,
   each job's memory against this machine), and refused if it names a program this checkout's
-  config does not (``numerics.environments``: an interpreter, a make target). Snakemake gets it as
-  JSON, which it reads as JSON (never through YTE, which evaluates ``?`` values as Python).
+  config does not (``numerics.environments``: an interpreter, a make target) or an article it
+  does not (``articles``: an article without experiments is checked by running its listings).
+  Snakemake gets it as JSON, which it reads as JSON (never through YTE, which evaluates ``?``
+  values as Python).
 - **Nothing outlives verify.** Snakemake runs in a session of its own, told to end with verify
   (``PR_SET_PDEATHSIG``); on SIGINT, SIGTERM, SIGHUP or an error, verify ends that session's
   processes and every descendant of Snakemake, and its temporary folder is removed.
@@ -84,6 +86,17 @@ def program_errors(theirs, ours):
             for name, entry in sorted(_programs(theirs).items()) if mine.get(name) != entry]
 
 
+def article_errors(theirs, ours):
+    """[sentence] for each entry of the archive's config ``articles`` that this checkout's config
+    does not hold as it is: an article without experiments is checked by running its listings, so
+    a new entry would choose code to run."""
+    mine = ours.get("articles") or []
+    listed = theirs.get("articles") if isinstance(theirs.get("articles"), list) else []
+    return [f"articles[{place}]: {entry!r} is not one of this checkout's articles: an archive's config "
+            "never chooses code to run (an article's listings)"
+            for place, entry in enumerate(listed) if entry not in mine]
+
+
 def config_for_rerun(top):
     """The archive's config, read as data and checked (the module's docstring); the merged config
     as Snakemake will see it is valid. :class:`ConfigRefused` with every problem, by key."""
@@ -99,7 +112,7 @@ def config_for_rerun(top):
         raise ConfigRefused(f"the archive's config {shown}: {error}") from None
     ours = cfg.load(cfg.DEFAULT)
     try:
-        errors = program_errors(_plain(theirs), ours)
+        errors = program_errors(_plain(theirs), ours) + article_errors(theirs, ours)
         cfg.validate(cfg.merge(ours, theirs))
     except ConfigRefused as error:
         errors = [str(error)]
