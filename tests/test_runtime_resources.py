@@ -19,7 +19,7 @@ from attnrepro.dag import plan, preflight
 from attnrepro.resources import runtime as runtimes
 from attnrepro.dag import sweep_plan
 
-from conftest import copy_repo, experiment_of, planned_resource, snakemake
+from conftest import copy_repo, experiment_of, ours_only, planned_resource, snakemake
 
 NUMERICS_TARGET = sweep_plan.output_path("default", "grad_check", "post_ln-true_eps-1e-06")
 
@@ -199,7 +199,7 @@ MEDIUM = [
 @pytest.mark.full
 @pytest.mark.parametrize("experiment, case, overrides", MEDIUM, ids=[m[0] for m in MEDIUM])
 def test_the_work_estimate_agrees_with_a_measured_run(default_config, experiment, case, overrides):
-    params = {**preflight.estimated_cases(experiment, default_config)[case], **overrides}
+    params = ours_only({**preflight.estimated_cases(experiment, default_config)[case], **overrides})
     estimated = runtimes.work(experiment, params)
     assert estimated > runtimes.START  # the work term, more than the start-up, is what is checked here
     module = importlib.import_module(plan.EXPERIMENTS[experiment].module)

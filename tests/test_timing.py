@@ -19,10 +19,11 @@ from attnrepro.experiments.causal_timing import causal_attention
 from attnrepro.experiments.quadratic_cost import attention_float32
 
 TINY = {
-    "quadratic_cost": {"n": [8, 16, 32], "runs": 2, "passes": 2},
-    "causal_timing": {"T": [8, 32], "trials": [3, 2], "passes": 2},
+    "quadratic_cost": {"n": [8, 16, 32], "runs": 2, "passes": 2, "article_code": False},
+    "causal_timing": {"T": [8, 32], "trials": [3, 2], "passes": 2, "article_code": False},
     "timing_exponent": {"n": [8, 16, 32, 64], "repeats": 3, "bootstrap": 50},
-    "kv_cache": {"layers": 2, "heads": 2, "d": 8, "prompt": 4, "generated": 5, "passes": 2},
+    "kv_cache": {"layers": 2, "heads": 2, "d": 8, "prompt": 4, "generated": 5, "passes": 2,
+                 "article_code": False},
     "kv_speedup": {"layers": 2, "heads": 2, "d": 8, "prompt": 4, "generated": [1, 2, 3], "repeats": 2},
     "score_memory": {"d": 8, "n": [64, 128]},
 }

@@ -3,8 +3,39 @@
 # `python -m attnrepro.jobs.experiment <experiment>` (everything it needs on its command line: it reads no
 # plan and no config) and writes one Parquet file per table under
 # results/data/<article>/<experiment>/<case>[.<table>].parquet (attnrepro.paths.data_path).
-# Timing experiments claim every core of the run, so that nothing shares the CPU
-# while they measure; their BLAS pool gets the same count, capped at the CPUs the job may use.
+# Timing experiments claim every core of the run, so that nothing shares the CPU while they
+# measure, and time on one BLAS thread (`--threads 1`: the CPU-time check of experiments._timing
+# sees every thread of one). With `article_code` their job runs the entry
+# attnrepro.jobs.timed_experiment, given the article's text (an input) and its listing's number:
+# the article's own code is timed after each pass, in the same process.
+
+
+def timed_code(exp):
+    """(entry, {input name: file}, extra command line) of one experiment's jobs: the timing
+    entry with the article's text when the config times its article's code beside it."""
+    if not plan.article_code(exp.id, config):
+        return "experiment", {}, ""
+    article = ARTICLES.get(exp.article)
+    if article is None:
+        raise WorkflowError(
+            f"{exp.id}.article_code: config articles has no entry {exp.article!r} whose text to time"
+        )
+    import shlex
+
+    extra = (
+        f" --article-text {shlex.quote(str(article.text))} --article-sha256 "
+        f"{article.sha256} --listing {exp.article_code}"
+    )
+    return "timed_experiment", {"article_text": article.text}, extra
+
+
+def blas_threads(exp):
+    """A params function: the job's BLAS threads, one for a timing job (which holds every core)."""
+
+    def blas(wildcards, threads):
+        return 1 if exp.timing else threads
+
+    return blas
 
 
 def upstream_inputs(experiment_id):
@@ -33,6 +64,7 @@ def case_pattern(experiment_id):
 
 
 for exp in plan.EXPERIMENTS.values():
+    ENTRY, TEXT, TIMED = timed_code(exp)
 
     rule:
         name:
@@ -45,8 +77,9 @@ for exp in plan.EXPERIMENTS.values():
         name:
             f"{exp.id}_case"
         input:
-            job_code("experiment", exp.module),
+            job_code(ENTRY, exp.module),
             **plan.input_paths(exp.id, config),
+            **TEXT,
         output:
             **{t: plan.output_path(exp.id, "{case}", t) for t in exp.tables},
         log:
@@ -64,7 +97,7 @@ for exp in plan.EXPERIMENTS.values():
             runtime=job_runtime(exp.id),
         params:
             job=job_env(f"{exp.id}_case"),
-            software=pinned("experiment", exp.module),
+            software=pinned(ENTRY, exp.module),
             json=case_params(exp.id),
             experiment=exp.id,
             article=exp.article,
@@ -72,11 +105,14 @@ for exp in plan.EXPERIMENTS.values():
             tables=extra_tables,
             inputs=upstream_inputs(exp.id),
             pin=NUMERICS["pin"],
+            entry=ENTRY,
+            timed=TIMED,
+            blas=blas_threads(exp),
         shell:
-            "{params.job} python -m attnrepro.jobs.experiment {params.experiment} --article {params.article}"
-            " --section {params.section:q} --threads {threads} --pin {params.pin}"
+            "{params.job} python -m attnrepro.jobs.{params.entry} {params.experiment} --article {params.article}"
+            " --section {params.section:q} --threads {params.blas} --pin {params.pin}"
             " --params-json {params.json:q} --out {output.main} {params.tables}"
-            " {params.inputs} 2> {log}"
+            " {params.inputs}{params.timed} 2> {log}"
 
 
 # The seed distribution's trainings beyond the run's own: the train experiment's job, writing under

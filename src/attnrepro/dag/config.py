@@ -306,6 +306,32 @@ def semantic_errors(config, experiments=None):
     errors += catalog.errors(config) if experiments is None else []  # the articles: unique ids
     errors += _memory_errors(config, scope)
     errors += name_errors(config, scope)
+    errors += _article_code_errors(config, scope)
+    return errors
+
+
+# what the job repeats or switches, not what the article's listing times: free beside article_code
+OURS_ONLY = ("passes", "article_code")
+
+
+def _article_code_errors(config, scope):
+    """``<experiment>.article_code`` times the article's own listing, which times the article's
+    sizes: on only with the article's values (config/config.yaml) of every key but OURS_ONLY."""
+    from attnrepro.dag import plan
+
+    article, errors = None, []
+    for name in sorted(scope):
+        section = config.get(name) or {}
+        if name not in plan.EXPERIMENTS or not plan.article_code(name, config):
+            continue
+        article = article if article is not None else load(DEFAULT)
+        theirs = article.get(name) or {}
+        for key in sorted(set(section) | set(theirs)):
+            if key not in OURS_ONLY and section.get(key) != theirs.get(key):
+                errors.append(f"{name}.article_code: the article's listing times {key} = {theirs.get(key)!r}, "
+                              f"this config {section.get(key)!r}: set {name}.article_code: false, or the "
+                              "article's value")
+                break
     return errors
 
 

@@ -38,6 +38,7 @@ class Experiment:
     threads: int = 1
     timing: bool = False  # measures time: runs alone on the machine
     torch: bool = False  # imports torch: a slower start (attnrepro.resources.runtime)
+    article_code: int = 0  # the article's listing timed beside it (experiments._article_code)
     derived: dict = field(default_factory=dict, compare=False)  # "table.column": why it is an echo
     softmax: dict = field(default_factory=dict, compare=False)  # "table.column": {rows, mask}
     case_builder: object = field(default=None, compare=False)  # section -> {case: params}
@@ -103,6 +104,7 @@ def experiments(declarations):
     return {
         id: Experiment(id, d["article"], d["section"], tables=d["tables"], grid=d["grid"],
                        threads=d["threads"], timing=d["timing"], torch=d["torch"],
+                       article_code=d["article_code"],
                        derived=d["derived"], softmax=d["softmax"],
                        case_builder=CASE_BUILDERS.get(id), inputs=INPUTS.get(id))
         for id, d in declarations.items()
@@ -110,6 +112,13 @@ def experiments(declarations):
 
 
 EXPERIMENTS = experiments(declared.EXPERIMENTS)
+
+
+def article_code(experiment_id, config):
+    """Whether the experiment's jobs time the article's own listing beside theirs (config
+    ``<experiment>.article_code``, for an experiment that names one)."""
+    exp = EXPERIMENTS[experiment_id]
+    return bool(exp.article_code and (config.get(experiment_id) or {}).get("article_code"))
 
 
 def measured_columns(experiment_id, columns):

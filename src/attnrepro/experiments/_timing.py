@@ -6,9 +6,11 @@ timing experiment therefore stores each repeat, the derived slopes and ratios,
 and a ``machine`` table taken at the start of the job, before anything is timed.
 
 A busy machine lengthens a time (never shortens it), so every batch of timed calls is checked
-(:func:`measure`): beside each call's wall time it reads the CPU time of the timing thread. A
-batch whose thread held a core for less than :data:`MIN_SHARE` of its wall time was descheduled:
-another process took the core. Such a batch is timed again, on the same inputs (nothing is drawn
+(:func:`measure`): beside each call's wall time it reads the CPU time of the whole process (every
+thread), the CPU clock read outside the wall interval. A timing job runs its BLAS on one thread
+(the rules give it ``--threads 1`` while it holds every core of the run, so that nothing runs beside
+it), so a batch whose process held a core for less than :data:`MIN_SHARE` of its wall time was
+descheduled: another process took the core. Such a batch is timed again, on the same inputs (nothing is drawn
 anew), after a pause of :data:`PAUSE` seconds, up to :data:`ATTEMPTS` batches in all; the quietest
 batch is kept. Each timing table records what happened: ``cpu_share`` (of the kept batch),
 ``attempts``, ``disturbed`` (no batch reached the share) and the 1-minute load average before and
@@ -34,10 +36,10 @@ from attnrepro.run import provenance
 from attnrepro.numerics import threads
 
 
-MIN_SHARE = 0.9  # a batch whose timing thread ran less than this share of its wall time was descheduled
+MIN_SHARE = 0.9  # a batch whose process ran less than this share of its wall time was descheduled
 ATTEMPTS = 3  # timed batches per measurement at most: the first and up to two re-measurements
 PAUSE = 1.0  # seconds slept before a re-measurement (at most the last batch's wall time): a burst may pass
-CLOCKS = (time.perf_counter, time.thread_time)  # (wall, CPU time of the calling thread)
+CLOCKS = (time.perf_counter, time.process_time)  # (wall, CPU time of the process: every thread)
 # Two minima of one function at one size, taken in one steady state (_allocator.steady_state), agree
 # within this factor, whatever ran before, whichever order visited the sizes, and whether the calls
 # came in a row or one per sweep. Measured on 2026-12-04 (causal attention, d_k 64, one thread, this
@@ -58,10 +60,10 @@ def one_minute_load():
 
 @dataclass
 class Batch:
-    """The kept batch of one measurement: per call its wall and thread CPU seconds."""
+    """The kept batch of one measurement: per call its wall and process CPU seconds."""
 
     seconds: list  # wall time of each timed call, in call order
-    cpu_seconds: list  # CPU time of the timing thread during each call
+    cpu_seconds: list  # CPU time of the process around each call (its clock read outside the wall's)
     attempts: int  # batches timed (1: the first was quiet)
     load_before: float = float("nan")
     load_after: float = float("nan")
@@ -70,7 +72,7 @@ class Batch:
 
     @property
     def cpu_share(self):
-        """CPU time of the timing thread over wall time, over the whole batch (1: never descheduled)."""
+        """CPU time of the process over wall time, over the whole batch (1: never descheduled)."""
         return share(self.cpu_seconds, self.seconds)
 
     @property
@@ -111,9 +113,11 @@ def measure(calls, warmup=(), attempts=None, min_share=None, pause=None, clocks=
             fn(*args)
         seconds, cpu, result = [], [], None
         for fn, args in calls:
-            w0, c0 = wall_clock(), cpu_clock()
+            c0 = cpu_clock()  # the CPU clock outside the wall interval: it adds nothing to the time
+            w0 = wall_clock()
             result = fn(*args)
-            c1, w1 = cpu_clock(), wall_clock()
+            w1 = wall_clock()
+            c1 = cpu_clock()
             seconds.append(w1 - w0)
             cpu.append(c1 - c0)
         if best is None or share(cpu, seconds) > share(best.cpu_seconds, best.seconds):

@@ -39,6 +39,9 @@ FIELDS = {
     "threads": 1,
     "timing": False,  # measures time: runs alone on the machine
     "torch": False,  # imports torch (experiments._torch.load): a slower start
+    # the number (from 1) of the article's listing that times what a timing experiment times: with
+    # config ``article_code``, it runs after each pass (experiments._article_code); 0: none
+    "article_code": 0,
     # "table.column": why its every value follows from the case's sizes or from a definition (a mask
     # cell, a shape, a count): a claim that reads it is an echo (report.ledger.echoes)
     "derived": {},

@@ -53,9 +53,10 @@ def pairs(items, option):
     return out
 
 
-def parser(prog, sweep=False):
+def parser(prog, sweep=False, timed=False):
     """The command line of an experiment job (entry ``prog``); ``sweep``: a numerics-sweep job's,
-    whose ``--numerics SETTING`` replaces the pin."""
+    whose ``--numerics SETTING`` replaces the pin; ``timed``: a timing job's, given the article's
+    listing to time beside its own passes."""
     parser = usage.Parser(prog=prog, description=__doc__.split("\n")[0],
                           epilog=usage.EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("experiment")
@@ -71,6 +72,12 @@ def parser(prog, sweep=False):
                         help="{experiment: {case: params}} that the run plans for the --input files: "
                              "a file written with other parameters stops the job")
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default 1)")
+    if timed:
+        parser.add_argument("--article-text", metavar="FILE", help="the article's text, whose listing "
+                            "--listing is timed beside the experiment's passes (config: article_code)")
+        parser.add_argument("--article-sha256", metavar="HEX", help="the text's SHA-256, as its config "
+                            "entry records it (articles[i].sha256); another text is refused")
+        parser.add_argument("--listing", type=int, metavar="N", help="the listing's number in the article, from 1")
     if sweep:
         parser.add_argument("--numerics", metavar="SETTING", required=True,
                             help="the numerics-sweep setting it runs with (attnrepro.evidence.sweep)")
@@ -90,17 +97,18 @@ def table_paths(main, tables, names):
 
 
 def case(experiment, article, section, params, paths, inputs=None, expected=None, setting=None,
-         recorded=None):
+         recorded=None, article_code=None):
     """One case of ``experiment`` as the job harness runs it (:func:`attnrepro.run.harness.run_job`):
     a function of the pin's state that gives the job: its tables (``paths``: {table: path},
     ``main`` included), its upstream files (``inputs``: {name: path}, checked against ``expected``,
     what the run plans for them) and the work, :func:`execute` (``setting``, ``recorded``: a
-    sweep job's, as it takes them)."""
+    sweep job's, as it takes them; ``article_code``: a timing job's, the article's listing)."""
     paths, inputs = dict(paths), dict(inputs or {})
 
     def job(pinned):
         def work():
-            return execute(experiment, article, section, params, paths, inputs, pinned, setting, recorded)
+            return execute(experiment, article, section, params, paths, inputs, pinned, setting, recorded,
+                           article_code)
 
         return harness.Job(work, outputs=paths.values(), inputs=inputs.values(), expected=expected or {})
 
@@ -108,12 +116,15 @@ def case(experiment, article, section, params, paths, inputs=None, expected=None
 
 
 def execute(experiment, article, section, params, paths, inputs=None, pinned=None, setting=None,
-            recorded=None):
+            recorded=None, article_code=None):
     """Run one case (``params``) of ``experiment`` and write its tables to ``paths`` ({table:
     path}, ``main`` included; a table the experiment returns without a path lands beside main).
     ``inputs``: {name: path} of upstream files (checked by the harness); ``pinned``: the pin's
     state (harness.start); ``setting``: the sweep setting it applied, which ``recorded(setting,
-    tables, meta)`` adds to the tables and their provenance (attnrepro.evidence.sweep.recorded)."""
+    tables, meta)`` adds to the tables and their provenance (attnrepro.evidence.sweep.recorded);
+    ``article_code``: a function giving the article's listing that a timing experiment times beside
+    its own passes (experiments._article_code.Program), called here, after the pin, so that its
+    reads are the job's; recorded in the provenance by listing, file and SHA-256."""
     from attnrepro.run import io, provenance
 
     inputs, paths = dict(inputs or {}), dict(paths)
@@ -122,9 +133,14 @@ def execute(experiment, article, section, params, paths, inputs=None, pinned=Non
         _log_numerics(canonical.check(pinned))  # numpy is loaded: did the pin take effect?
     log.info("%s (article %s, %s) with %s", experiment, article, section, json.dumps(params))
     started = provenance.now()
-    tables = module.run(params, inputs) if inputs else module.run(params)
+    article_code = article_code() if article_code is not None else None
+    extra = {"article_code": article_code} if article_code is not None else {}
+    tables = module.run(params, inputs, **extra) if inputs else module.run(params, **extra)
     finished = provenance.now()
     meta = provenance.record(experiment, article, section, params, started, finished)
+    if article_code is not None:
+        meta["article_code"] = {"listing": article_code.name, "text": article_code.text,
+                                "sha256": article_code.sha256}
     if setting is not None:
         tables, meta = recorded(setting, tables, meta)
     else:
@@ -157,16 +173,17 @@ def _pin_recorded(pinned):
     return record
 
 
-def run(args, recorded=None):
+def run(args, recorded=None, article_code=None):
     """A job of the parsed command line ``args`` (:func:`parser`), through the job harness; its
     exit status (2, one line, for a malformed option: :mod:`attnrepro.run.usage`). ``recorded``:
-    a sweep job's (:func:`execute`)."""
+    a sweep job's, ``article_code`` a timing job's (:func:`execute`)."""
     setting = getattr(args, "numerics", None)
     try:
         paths = table_paths(args.out, pairs(args.table, "--table"), ())
         job = case(args.experiment, args.article, args.section,
                    usage.json_object(args.params_json, "--params-json"), paths, pairs(args.input, "--input"),
-                   usage.json_object(args.expected_params, "--expected-params"), setting, recorded)
+                   usage.json_object(args.expected_params, "--expected-params"), setting, recorded,
+                   article_code)
     except usage.UsageError as error:
         return usage.refuse(error, harness.PREFIX)
     return harness.run_job(job, pin=getattr(args, "pin", None), setting=setting, n_threads=args.threads)

@@ -2,16 +2,17 @@
 
 One generator (seed 5) draws the weights of the toy decoder (four matrices per
 layer, layer by layer), then the prompt (prompt x d). Both generations produce
-``generated`` rows after the prompt. A pass is the article's procedure: each generation timed
-once, in that order. The job times ``passes`` passes on the same weights and prompt, in the
-allocator's steady state (experiments._allocator). ``main`` keeps each generation's minimum over
+``generated`` rows after the prompt. A pass is the article's procedure: the weights and the prompt
+drawn (a new generator of the seed: the same values each pass), then each generation timed once,
+in that order. The job times ``passes`` passes in the allocator's steady state
+(experiments._allocator); with ``article_code`` the article's own listing runs after each of
+ours, in this process (experiments._article_code). ``main`` keeps each generation's minimum over
 the passes (load lengthens a time, never shortens it) and the speed-up, the ratio of those minima;
 ``passes`` holds the same columns per pass, so that the speed-up comes with its independent
 repeats. The maximum deviation between the two generations is round-off; the times are machine-bound,
-their ratio is what transfers. The timed generations run on the job's threads (every core of
-the run, so they vary by machine); the deviation comes from the same two generations run again
-on one BLAS thread, so that its last bits do not depend on the machine's core count. The two
-timed generations of a pass are one batch: when the timing thread was descheduled during it, both
+their ratio is what transfers. The deviation comes from the same two generations run again on one
+BLAS thread, so that its last bits do not depend on the machine's core count. The two
+timed generations of a pass are one batch: when the process was descheduled during it, both
 are timed again (experiments._timing.measure); each pass records ``cpu_share``, ``attempts``,
 ``disturbed`` and the load before and after, ``main`` the quietest pass's
 (experiments._timing.quietest).
@@ -20,8 +21,12 @@ The memory rows come from the cache formula: this model (T = prompt + generated,
 batch 1, float64) and the realistic configurations of the config's ``realistic``
 block (one row per count of key-value heads).
 
+``article_main`` and ``article_passes`` hold the same time columns for the article's code (empty
+without ``article_code``), ``article_repeats`` its two timed generations per pass.
+
 Tables: ``main`` (one row), ``passes`` (one row per pass), ``memory`` (one row per configuration),
-``repeats`` (one row per (pass, mode)), ``machine``.
+``repeats`` (one row per (pass, mode)), ``machine``, ``article_main``, ``article_passes``,
+``article_repeats``.
 """
 
 import numpy as np
@@ -31,8 +36,9 @@ from threadpoolctl import threadpool_limits
 from attnrepro.experiments._kv_toy import (
     cache_bytes, draw_weights, generate_with_cache, generate_without_cache,
 )
+from attnrepro.experiments import _article_code
 from attnrepro.experiments._allocator import steady_state
-from attnrepro.experiments._timing import machine_table, measure, quietest
+from attnrepro.experiments._timing import Batch, machine_table, measure, quietest
 from attnrepro.experiments._memory import BOOL, F64, largest_value, term
 from attnrepro.experiments._prices import CELL, FLOP, PREFIX_LAYER, TOKEN_LAYER, WEIGHT_BYTE
 
@@ -40,8 +46,10 @@ EXPERIMENT = {
     "article": "001",
     "order": 14,
     "section": "The key-value cache: what is kept, and how much it weighs",
-    "tables": ("main", "passes", "memory", "repeats", "machine"),
+    "tables": ("main", "passes", "memory", "repeats", "machine", "article_main", "article_passes",
+               "article_repeats"),
     "timing": True,
+    "article_code": 13,  # the article's listing that times the same computation (experiments._article_code)
     "derived": {
         "memory.T": "the configured length",
         "memory.batch": "the configured batch",
@@ -93,32 +101,61 @@ def speed_columns(t_without, t_with):
             "speedup": t_without / t_with}
 
 
-def run(params):
-    machine = machine_table(steady_state())
+def time_pass(params):
+    """One pass, the article's procedure: the weights and the prompt drawn, then the generation
+    without the cache and the one with it, timed as one batch."""
     weights, prompt = build(params)
-    h, steps = params["heads"], params["generated"]
-    args = (prompt, steps, weights, h)
-    batches = [measure([(generate_without_cache, args), (generate_with_cache, args)])
-               for _ in range(params["passes"])]
-    seconds = np.array([b.seconds for b in batches])  # (passes, 2): without, with the cache
-    passes = pd.DataFrame([{"pass": p, "generated": steps, **speed_columns(*row), **b.record()}
-                           for p, (row, b) in enumerate(zip(seconds, batches))])
+    args = (prompt, params["generated"], weights, params["heads"])
+    return measure([(generate_without_cache, args), (generate_with_cache, args)])
 
-    main = pd.DataFrame([{
-        "seed": params["seed"], "layers": params["layers"], "heads": h, "d": params["d"],
-        "prompt": params["prompt"], "generated": steps, "passes": params["passes"],
-        "rows": batches[-1].result.shape[0],
-        "max_deviation": deviation(prompt, steps, weights, h),
-        **speed_columns(*seconds.min(axis=0)),  # each the minimum over the passes
-        **quietest(batches),  # cpu_share, attempts, disturbed, load: measured
-    }])
-    repeats = pd.DataFrame([
+
+def pass_rows(batches, steps):
+    """``passes``: one row per pass, its two times, their ratio and its measurement's record."""
+    return pd.DataFrame([{"pass": p, "generated": steps, **speed_columns(*b.seconds), **b.record()}
+                         for p, b in enumerate(batches)],
+                        columns=["pass", "generated", *speed_columns(1, 1), *Batch([], [], 1).record()])
+
+
+def repeat_rows(batches, steps):
+    """``repeats``: one row per (pass, mode) with its wall and CPU seconds."""
+    return pd.DataFrame([
         {"pass": p, "generated": steps, "mode": mode, "repeat": 0, "seconds": s, "cpu_seconds": c}
         for p, b in enumerate(batches)
         for mode, s, c in zip(("without_cache", "with_cache"), b.seconds, b.cpu_seconds)
-    ])
-    return {"main": main, "passes": passes, "memory": memory_rows(params), "repeats": repeats,
-            "machine": machine}
+    ], columns=["pass", "generated", "mode", "repeat", "seconds", "cpu_seconds"])
+
+
+def article_tables(batches, steps):
+    """``article_main``, ``article_passes``, ``article_repeats``: the article's code's times, as ours."""
+    seconds = np.array([b.seconds for b in batches]).reshape(-1, 2)  # (passes, 2)
+    main = pd.DataFrame([{"generated": steps, **speed_columns(*seconds.min(axis=0)), **quietest(batches)}]
+                        if batches else [], columns=["generated", *speed_columns(1, 1), *Batch([], [], 1).record()])
+    return {"article_main": main, "article_passes": pass_rows(batches, steps),
+            "article_repeats": repeat_rows(batches, steps)}
+
+
+def run(params, article_code=None):
+    """The case's tables; ``article_code``: the article's listing (an _article_code.Program), timed
+    after each of our passes when ``params["article_code"]``."""
+    machine = machine_table(steady_state())
+    h, steps = params["heads"], params["generated"]
+    ours, theirs = [], []
+    for _ in range(params["passes"]):
+        ours.append(time_pass(params))
+        if params.get("article_code"):
+            theirs += _article_code.batches(article_code, [2])
+    seconds = np.array([b.seconds for b in ours])  # (passes, 2): without, with the cache
+    weights, prompt = build(params)
+    main = pd.DataFrame([{
+        "seed": params["seed"], "layers": params["layers"], "heads": h, "d": params["d"],
+        "prompt": params["prompt"], "generated": steps, "passes": params["passes"],
+        "rows": ours[-1].result.shape[0],
+        "max_deviation": deviation(prompt, steps, weights, h),
+        **speed_columns(*seconds.min(axis=0)),  # each the minimum over the passes
+        **quietest(ours),  # cpu_share, attempts, disturbed, load: measured
+    }])
+    return {"main": main, "passes": pass_rows(ours, steps), "memory": memory_rows(params),
+            "repeats": repeat_rows(ours, steps), "machine": machine, **article_tables(theirs, steps)}
 
 
 # --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
@@ -161,5 +198,6 @@ def peak_memory(p):
 
 
 def work(p):
-    """``passes`` timed pairs of generations, and the pair again for the deviation."""
-    return (p["passes"] + 1) * generation(p, p["generated"])
+    """``passes`` timed pairs of generations (as many of the article's code), and the pair again for
+    the deviation."""
+    return ((2 if p.get("article_code") else 1) * p["passes"] + 1) * generation(p, p["generated"])

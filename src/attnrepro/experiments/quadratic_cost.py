@@ -1,30 +1,33 @@
 """000, "What the n² term costs": float32 attention for growing n, mean of five runs.
 
-One generator (seed 0) draws, for each n in turn, Q, K and V of shape (n, d) with
-``standard_normal`` and casts them to float32; every input is drawn before anything is timed.
-Each run times one attention with the softmax done in place on the score matrix, as in the
-listing; there is no warm-up. A pass is the article's procedure over every n in its order:
-``runs`` timed runs per n. The job times ``passes`` passes on the same inputs, in the allocator's
-steady state (experiments._allocator); only the first pass's first run of an n is a cold one.
-The cells (n²) and their MiB in float32 are exact, and so are the GiB
-of the score matrices kept for training with ``heads`` heads in each of ``layers``
-layers (the prose's 3 GiB at n = 4096); the mean time is machine-bound, and what
-transfers is its growth per step and the log-log slope. The runs of one n in one pass are one
-batch: when the timing thread was descheduled during it, the batch is timed again on the same
-Q, K, V (experiments._timing.measure).
+A pass is the article's procedure: one generator (seed 0) draws, for each n in turn, Q, K and V of
+shape (n, d) with ``standard_normal``, cast to float32, then times ``runs`` attentions on them with
+the softmax done in place on the score matrix, as in the listing; there is no warm-up. The job times
+``passes`` passes, each drawing its inputs afresh from a new generator of the same seed (the same
+values), in the allocator's steady state (experiments._allocator). With ``article_code`` the
+article's own listing runs after each of our passes, in this process
+(experiments._article_code): ours, theirs, ours, theirs ... The cells (n²) and their MiB in
+float32 are exact, and so are the GiB of the score matrices kept for training with ``heads`` heads
+in each of ``layers`` layers (the prose's 3 GiB at n = 4096); the mean time is machine-bound, and
+what transfers is its growth per step and the log-log slope. The runs of one n in one pass are one
+batch: when the process was descheduled during it, the batch is timed again on the same Q, K, V
+(experiments._timing.measure).
 
 ``main`` keeps, per n, the mean and the minimum over every run of every pass, and the growth and
 slope of those means; its ``cpu_share``, ``attempts``, ``disturbed`` and load sum up every pass
 (experiments._timing.summary: a mean is disturbed when any pass was). ``passes`` holds the same
 columns per pass, so that each ratio and slope comes with its independent repeats.
+``article_main`` and ``article_passes`` hold the same time columns for the article's code
+(empty without ``article_code``), ``article_repeats`` each of its timed intervals.
 
 Tables: ``main`` (one row per n), ``passes`` (one row per (pass, n)), ``repeats`` (one row per
-(pass, n, run)), ``machine``.
+(pass, n, run)), ``machine``, ``article_main``, ``article_passes``, ``article_repeats``.
 """
 
 import numpy as np
 import pandas as pd
 
+from attnrepro.experiments import _article_code
 from attnrepro.experiments._allocator import steady_state
 from attnrepro.experiments._timing import loglog_slope, machine_table, measure, step_ratios, summary
 from attnrepro.experiments._memory import F32, F64, largest_value, term
@@ -34,8 +37,9 @@ EXPERIMENT = {
     "article": "000",
     "order": 6,
     "section": "What the n² term costs",
-    "tables": ("main", "passes", "repeats", "machine"),
+    "tables": ("main", "passes", "repeats", "machine", "article_main", "article_passes", "article_repeats"),
     "timing": True,
+    "article_code": 6,  # the article's listing that times the same computation (experiments._article_code)
     "derived": {
         "main.cells": "n^2",
         "main.kept_gib_all_heads_layers": "n^2 float32 values per head and layer, in GiB",
@@ -64,9 +68,15 @@ def draw_inputs(rng, n, d):
     return tuple(rng.standard_normal((n, d)).astype(np.float32) for _ in range(3))
 
 
-def time_pass(inputs, runs):
-    """One pass: per input, ``runs`` timed calls, no warm-up -> [Batch], in order."""
-    return [measure([(attention_float32, args)] * runs, keep_result=False) for args in inputs]
+def time_pass(params):
+    """One pass, the article's procedure: per n, its inputs drawn, then ``runs`` timed calls, no
+    warm-up -> [Batch], in the order of n."""
+    rng = np.random.default_rng(params["seed"])
+    batches = []
+    for n in params["n"]:
+        args = draw_inputs(rng, n, params["d"])  # (n, d) float32 x3
+        batches.append(measure([(attention_float32, args)] * params["runs"], keep_result=False))
+    return batches
 
 
 def time_columns(lengths, seconds):
@@ -78,36 +88,59 @@ def time_columns(lengths, seconds):
             "loglog_slope": loglog_slope(lengths, mean)}  # fit over every n, same on each row
 
 
-def run(params):
-    machine = machine_table(steady_state())
-    rng = np.random.default_rng(params["seed"])
-    d, runs, lengths = params["d"], params["runs"], params["n"]
-    inputs = [draw_inputs(rng, n, d) for n in lengths]  # (n, d) float32 x3 per n
-    batches = [time_pass(inputs, runs) for _ in range(params["passes"])]  # [pass][n]
-    repeats = pd.DataFrame([
-        {"pass": p, "n": n, "run": r, "seconds": s, "cpu_seconds": c}
-        for p, row in enumerate(batches) for n, batch in zip(lengths, row)
-        for r, (s, c) in enumerate(zip(batch.seconds, batch.cpu_seconds))])
-    passes = pd.concat([pd.DataFrame({
+def pass_columns(lengths, batches):
+    """``passes``: per pass and n, the time columns of that pass and its measurement's record."""
+    return pd.concat([pd.DataFrame({
         "pass": p, "n": lengths, **time_columns(lengths, [b.seconds for b in row]),
         **pd.DataFrame([b.record() for b in row]).to_dict("list"),  # measured
     }) for p, row in enumerate(batches)], ignore_index=True)
 
-    pooled = time_columns(lengths, [[s for b in per_n for s in b.seconds] for per_n in zip(*batches)])
+
+def repeat_rows(lengths, batches):
+    """``repeats``: one row per (pass, n, run) with its wall and CPU seconds."""
+    return pd.DataFrame([
+        {"pass": p, "n": n, "run": r, "seconds": s, "cpu_seconds": c}
+        for p, row in enumerate(batches) for n, batch in zip(lengths, row)
+        for r, (s, c) in enumerate(zip(batch.seconds, batch.cpu_seconds))],
+        columns=["pass", "n", "run", "seconds", "cpu_seconds"])
+
+
+def pooled_columns(lengths, batches):
+    """The time columns over every run of every pass, and the record that sums the passes up."""
+    if not batches:
+        return {name: [] for name in ("mean_seconds", "min_seconds", "time_ratio", "loglog_slope")}
+    return {**time_columns(lengths, [[s for b in per_n for s in b.seconds] for per_n in zip(*batches)]),
+            **pd.DataFrame([summary(per_n) for per_n in zip(*batches)]).to_dict("list")}  # measured
+
+
+def article_tables(lengths, batches):
+    """``article_main``, ``article_passes``, ``article_repeats``: the article's code's times, as ours."""
+    main = pd.DataFrame({"n": lengths if batches else [], **pooled_columns(lengths, batches)})
+    passes = pass_columns(lengths, batches) if batches else pd.DataFrame(columns=["pass", "n"])
+    return {"article_main": main, "article_passes": passes, "article_repeats": repeat_rows(lengths, batches)}
+
+
+def run(params, article_code=None):
+    """The case's tables; ``article_code``: the article's listing (an _article_code.Program), timed
+    after each of our passes when ``params["article_code"]``."""
+    machine = machine_table(steady_state())
+    lengths, runs = params["n"], params["runs"]
+    ours, theirs = [], []
+    for _ in range(params["passes"]):
+        ours.append(time_pass(params))  # [n]
+        if params.get("article_code"):
+            theirs.append(_article_code.batches(article_code, [runs] * len(lengths)))
     cells = np.array([n * n for n in lengths], dtype=np.int64)
     main = pd.DataFrame({
-        "seed": params["seed"], "d": d, "runs": runs, "passes": params["passes"], "n": lengths,
+        "seed": params["seed"], "d": params["d"], "runs": runs, "passes": params["passes"], "n": lengths,
         "cells": cells,
         "mib_float32": cells * BYTES / 2**20,
         "kept_gib_all_heads_layers": cells * BYTES * params["heads"] * params["layers"] / 2**30,
-        "mean_seconds": pooled["mean_seconds"],  # over every run of every pass
-        "min_seconds": pooled["min_seconds"],
         "cells_ratio": step_ratios(cells),
-        "time_ratio": pooled["time_ratio"],
-        "loglog_slope": pooled["loglog_slope"],
-        **pd.DataFrame([summary(per_n) for per_n in zip(*batches)]).to_dict("list"),  # measured
+        **pooled_columns(lengths, ours),  # mean over every run of every pass; measured
     })
-    return {"main": main, "passes": passes, "repeats": repeats, "machine": machine}
+    return {"main": main, "passes": pass_columns(lengths, ours), "repeats": repeat_rows(lengths, ours),
+            "machine": machine, **article_tables(lengths, theirs)}
 
 
 # --- what a job asks for: pure Python, run while Snakemake builds the DAG (experiments.declared) ---
@@ -128,6 +161,6 @@ def peak_memory(p):
 
 
 def work(p):
-    """The draws, then ``passes`` passes of ``runs`` calls per n."""
-    d = p["d"]
-    return sum(p["passes"] * p["runs"] * float32_call(n, d) + 3 * n * d * DRAW for n in p["n"])
+    """``passes`` passes of the draws and ``runs`` calls per n; as many of the article's code."""
+    d, codes = p["d"], 2 if p.get("article_code") else 1
+    return codes * p["passes"] * sum(p["runs"] * float32_call(n, d) + 3 * n * d * DRAW for n in p["n"])
