@@ -61,7 +61,8 @@ class _Observed:
 
 
 def run_once(program, expected=None, wall=None, cpu=None):
-    """Run ``program`` (an :class:`attnrepro.articles.timed.Program`: its ``source`` and ``name``) once in a fresh namespace; its :class:`Timed`.
+    """Run ``program`` (an :class:`attnrepro.articles.timed.Program`: its ``source`` and ``name``)
+    once in a fresh namespace; its :class:`Timed`.
     ``expected``: how many intervals it must time (None: any even count of clock reads). Raises
     ArticleCodeError naming the listing when it fails or its clock reads do not pair up."""
     wall, cpu = wall or time.perf_counter, cpu or time.process_time
@@ -103,8 +104,8 @@ def batches(program, counts):
     loop's order): wall and CPU seconds, one attempt (a listing is not timed again in part), the
     load before and after. What it printed goes to the job's log."""
     if program is None:
-        raise ArticleCodeError("article_code is on, but the job was given no listing to time "
-                               "(--article-text): the rule runs the timing entry, attnrepro.jobs.timed_experiment")
+        raise ArticleCodeError("article_code is on, but the job was given no listing to time (--article-text): "
+                               "the rule runs the timing entry, attnrepro.jobs.timed_experiment")
     before = one_minute_load()
     timed = run_once(program, expected=sum(counts))
     after = one_minute_load()

@@ -77,7 +77,8 @@ def parser(prog, sweep=False, timed=False):
                             "--listing is timed beside the experiment's passes (config: article_code)")
         parser.add_argument("--article-sha256", metavar="HEX", help="the text's SHA-256, as its config "
                             "entry records it (articles[i].sha256); another text is refused")
-        parser.add_argument("--listing", type=int, metavar="N", help="the listing's number in the article, from 1")
+        parser.add_argument("--listing", type=int, metavar="N",
+                            help="the listing's number in the article, from 1")
     if sweep:
         parser.add_argument("--numerics", metavar="SETTING", required=True,
                             help="the numerics-sweep setting it runs with (attnrepro.evidence.sweep)")

@@ -129,7 +129,8 @@ def article_tables(batches, steps):
     """``article_main``, ``article_passes``, ``article_repeats``: the article's code's times, as ours."""
     seconds = np.array([b.seconds for b in batches]).reshape(-1, 2)  # (passes, 2)
     main = pd.DataFrame([{"generated": steps, **speed_columns(*seconds.min(axis=0)), **quietest(batches)}]
-                        if batches else [], columns=["generated", *speed_columns(1, 1), *Batch([], [], 1).record()])
+                        if batches else [],
+                        columns=["generated", *speed_columns(1, 1), *Batch([], [], 1).record()])
     return {"article_main": main, "article_passes": pass_rows(batches, steps),
             "article_repeats": repeat_rows(batches, steps)}
 

@@ -27,7 +27,8 @@ def listing(args):
         from attnrepro.experiments._article_code import ArticleCodeError
 
         try:
-            return timed.program(args.article_text, args.article, args.listing or 0, args.article_sha256 or "")
+            return timed.program(args.article_text, args.article, args.listing or 0,
+                                 args.article_sha256 or "")
         except (OSError, ValueError) as error:
             raise ArticleCodeError(f"--article-text: {error}") from None
 
