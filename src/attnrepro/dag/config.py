@@ -329,8 +329,8 @@ def _article_code_errors(config, scope):
         for key in sorted(set(section) | set(theirs)):
             if key not in OURS_ONLY and section.get(key) != theirs.get(key):
                 errors.append(f"{name}.article_code: the article's listing times {key} = "
-                              f"{theirs.get(key)!r}, this config {section.get(key)!r}: set {name}.article_code: false, or the "
-                              "article's value")
+                              f"{theirs.get(key)!r}, this config {section.get(key)!r}: set "
+                              f"{name}.article_code: false, or the article's value")
                 break
     return errors
 

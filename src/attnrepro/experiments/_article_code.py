@@ -104,8 +104,8 @@ def batches(program, counts):
     loop's order): wall and CPU seconds, one attempt (a listing is not timed again in part), the
     load before and after. What it printed goes to the job's log."""
     if program is None:
-        raise ArticleCodeError("article_code is on, but the job was given no listing to time (--article-text): "
-                               "the rule runs the timing entry, attnrepro.jobs.timed_experiment")
+        raise ArticleCodeError("article_code is on, but the job was given no listing to time "
+                               "(--article-text): its rule runs attnrepro.jobs.timed_experiment")
     before = one_minute_load()
     timed = run_once(program, expected=sum(counts))
     after = one_minute_load()
