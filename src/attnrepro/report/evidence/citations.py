@@ -112,7 +112,10 @@ def with_article_code(table, listings_csv=None):
     if (read := _read(listings_csv, LISTINGS)) is not None:
         values = read[0].article_code(read[1])
     out = table.copy()
-    out.insert(out.columns.get_loc("published") + 1, "article_code", [values.get(i, "") for i in out["id"]])
+    timed = out.pop("article_code") if "article_code" in out.columns else [""] * len(out)
+    # a time of the article's code, timed here beside ours (report.ledger.yardstick), before what it prints
+    out.insert(out.columns.get_loc("published") + 1, "article_code",
+               [mine or values.get(i, "") for i, mine in zip(out["id"], timed)])
     return out
 
 

@@ -45,7 +45,7 @@ tolerance* when the statistic lies in it or the run's seed spread overlaps it.
 import numpy as np
 import pandas as pd
 
-from attnrepro.report.ledger import comparable, disturbed, echoes, passes, restated, speed, stochastic
+from attnrepro.report.ledger import comparable, disturbed, echoes, passes, restated, speed, stochastic, yardstick
 from attnrepro.report.ledger.judged import Judged, join, rationale
 from attnrepro.report.ledger.stochastic import WEAKER  # noqa: F401  (the ledger's names, used through it)
 from attnrepro.report.products import formats
@@ -81,6 +81,8 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None, repeat
         return _judge_finite_difference(claim, value, text)
     if claim.cls == "stochastic":
         return stochastic.judge(claim, value, text, values, spread)
+    if claim.why == ALONE:
+        return _judge_alone(claim, value, text, factor)
     if claim.raw_time and factor is not None and rule is not None:
         return _judge_raw_time(claim, value, factor, rule, repeats)
     return _judge_timing(claim, value, repeats)
@@ -214,6 +216,23 @@ def _more_digits(published, extra):
     return f"{mantissa}{e}{exponent}{space}{unit}"
 
 
+ALONE = "timed-alone"  # the rationale of a time the article measured alone (published.yaml rationales)
+
+
+def _judge_alone(claim, value, text, factor=None):
+    """A time the article measured alone, measured here beside other jobs: not comparable,
+    *inconclusive*; as information, what this machine's speed factor (from the article's code timed
+    here: verdicts.raw_time_factors) makes of the published time."""
+    text = timing_text(value, claim)
+    info = ""
+    if factor is not None:
+        low, high = published_range(claim.published)
+        expected = " to ".join(f"{v / factor.factor:.3g}" for v in sorted({low, high}))
+        info = (f"as information, at this machine's speed factor for the article, {factor.factor:.3g}x (from "
+                f"the article's code timed here), the published time would be about {expected} here")
+    return Judged(passes.VERDICT, text, join(f"not comparable{rationale(claim)}", info, claim.note))
+
+
 def _judge_raw_time(claim, value, factor, rule, repeats=()):
     """A raw time: consistent with this machine's speed factor for the article, computed without it
     (speed.judge), the value and each of its ``repeats`` (ledger.passes); the claim's own band said
@@ -247,6 +266,8 @@ def raw_time_factors(claims, load, check=None):
             value = float(reproduced(claim.source, load)[0])
         except (FileNotFoundError, KeyError, ValueError):
             continue
+        measured = yardstick.read(claim, load)  # the article's code timed here: like with like
+        value = measured.article if measured is not None else value
         if value > 0:
             ratios.setdefault(claim.article, {})[claim.id] = high_p / value
     return speed.factors(ratios)
@@ -272,8 +293,13 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
             value, values = None, None
         other = _other_parameters(claim, value, load, article) if article is not None else None
         window = None  # pragma: no mutate (equivalent: read only as `window or (nan, nan)`)
+        measured = yardstick.read(claim, load) if other is None and value is not None else None
         if other is not None:
             verdict, text, reason = other
+        elif measured is not None:
+            judged = yardstick.judge(claim, measured, lambda low, high: timing_text(value, claim, low, high),
+                                     lambda v: timing_text(v, claim))
+            (verdict, text, reason), window = judged, judged.window
         else:
             factor = factors.get(claim.article)
             repeats = passes.values(claim.source, load) if claim.cls == "machine-bound" else []
@@ -283,7 +309,9 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
         low, high = window or (np.nan, np.nan)
         rows.append({
             "id": claim.id, "article": claim.article, "section": claim.section,
-            "claim": claim.claim, "published": claim.published, "reproduced": text,
+            "claim": claim.claim, "published": claim.published,
+            "article_code": timing_text(measured.article, claim) if measured is not None else "",
+            "reproduced": text,
             "class": claim.cls, "verdict": verdict, "reason": reason,
             "accepted_low": float(low), "accepted_high": float(high),
         })
@@ -292,8 +320,9 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
 
 
 # the ledger's columns: accepted_low and accepted_high are the window that decided (Judged.window)
-COLUMNS = ["id", "article", "section", "claim", "published", "reproduced", "class", "verdict", "reason",
-           "accepted_low", "accepted_high"]
+# article_code: the article's own code timed here (report.ledger.yardstick), beside a time it judges
+COLUMNS = ["id", "article", "section", "claim", "published", "article_code", "reproduced", "class", "verdict",
+           "reason", "accepted_low", "accepted_high"]
 
 
 def _check_echo(claim, load):
