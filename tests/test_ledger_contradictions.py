@@ -85,6 +85,7 @@ CLAIMS = [
     claim("001.a.roundoff-off", "3.33e-16", "round-off", "diff", where={"d_k": 4}, tolerance=1e-17),
     claim("001.t.slope", "2.04", "machine-bound", "slope", experiment="timing", band=[1.8, 2.0]),
     claim("001.t.ratio", "20.2", "machine-bound", "ratio", experiment="timing", band=[12.13, 24.25]),
+    claim("001.t.free", "5.0", "machine-bound", "slope", experiment="timing"),  # nothing to judge it by
     # the prose: its own intervals would say otherwise than its cells (2.00 lies in 1.99-2.04, 13.3 not
     # in 17.8-20.2); it takes its cell's verdict, and shows the cell's window
     claim("001.prose.t.slope", "1.99-2.04", "machine-bound", "slope", experiment="timing"),
@@ -117,7 +118,7 @@ def ledger():
 
 def test_no_row_of_a_ledger_contradicts_its_own_numbers(ledger):
     rows = ledger.set_index("id")
-    assert set(ledger["verdict"]) == {"reproduced", "within tolerance", "differs"}
+    assert set(ledger["verdict"]) == {"reproduced", "within tolerance", "differs", "inconclusive"}
     assert ledger[["accepted_low", "accepted_high"]].notna().all(axis=1).sum() == 16  # windows to check
     own = ["001.s.L8-off", "001.s.L8-meets", "001.s.L8-apart", "001.s.L8-holds"]
     assert rows.loc[own, "verdict"].tolist() == ["differs", "within tolerance", "differs", "within tolerance"]
@@ -159,3 +160,36 @@ def test_the_check_fails_on_a_ledger_whose_bounds_are_not_those_that_decided(led
     broken.loc[broken["id"] == "001.s.L8-off", "verdict"] = "within tolerance"
     assert contradictions.problems(broken.to_dict("records"))[1].startswith(
         "claim 001.s.L8-off: within tolerance, but the published value, 0.80, lies outside its bounds 0.847")
+
+
+# --- one source: LEDGER.md, the editions and the overview figure print the ledger's bounds ----------
+
+def test_the_editions_show_the_bounds_of_the_ledger_row():
+    from attnrepro.report.editions import edition
+
+    rows = {"a": {**row("2.01", "within tolerance", 1.8, 2.3, "a"), "reason": "r"},
+            "b": {**row("2.01", "reproduced", math.nan, math.nan, "b"), "reason": ""}}
+    assert edition._judged(rows, "a") == ("within tolerance", "2.01", "r", "1.8 to 2.3")
+    assert edition._judged(rows, "b")[3] == "" and edition._judged(rows, "c")[3] == ""
+    note = edition.Note("a", 1, 1, "2.04", "c", "2.04", "machine-bound", *edition._judged(rows, "a"))
+    tip = edition._tip(note, 0)
+    assert "reproduced <b class=\"tip-reproduced\">2.01</b>, bounds <b>1.8 to 2.3</b></span>" in tip
+    assert ", bounds" not in edition._tip(edition.Note("b", 1, 1, "2", "c", "2", "exact",
+                                                       *edition._judged(rows, "b")), 0)
+
+
+def test_the_overview_draws_the_ledger_bounds_and_no_other(ledger):
+    from attnrepro.report.ledger import overview_figure
+
+    table = ledger.astype(str).replace("nan", "")
+    fig = overview_figure.draw(table, CLAIMS)
+    b = fig.axes[1]
+    bars = [c for c in b.collections if c.get_label() == "the window that decided"]
+    ticks = [t.get_text() for t in b.get_xticklabels()]
+    drawn = {ticks[round(seg[0][0])]: (seg[0][1], seg[1][1]) for seg in bars[0].get_segments()}
+    rows = ledger.set_index("id")
+    with_bounds = {i for i in ticks if rows.loc[i, ["accepted_low", "accepted_high"]].notna().all()}
+    assert set(drawn) == with_bounds and "001.s.L8" in ticks  # a stochastic claim's own interval, drawn
+    assert "001.t.free" in ticks and "001.t.free" not in drawn  # a timing no window judged: no bar
+    slope = drawn["001.prose.t.slope"]  # reproduced / published: the window over the range's centre 2.015
+    assert slope == pytest.approx((1.8 / 2.015, 2.0 / 2.015))

@@ -31,6 +31,18 @@ def _number(cell):
         return math.nan
 
 
+def bounds(row):
+    """(low, high) of a ledger row's window (``accepted_low``, ``accepted_high``), or None without one."""
+    low, high = _number(row.get("accepted_low")), _number(row.get("accepted_high"))
+    return None if math.isnan(low) or math.isnan(high) else (low, high)
+
+
+def bounds_text(row):
+    """A ledger row's window as LEDGER.md and the editions print it ("1.8 to 2.3"; "" without one)."""
+    window = bounds(row)
+    return "" if window is None else f"{window[0]:.4g} to {window[1]:.4g}"
+
+
 def printed_ends(text):
     """(low, high) of a printed value or range, its unit stripped ("0.000970 s", "95-97%": 0.95 to
     0.97, as published_range reads it), or None when the text is no number."""
