@@ -176,6 +176,15 @@ def test_non_canonical_numerics_fail_the_gate(run, capsys):
     assert code == 1 and "claim 001.c: non-canonical: sort-L4-seed0.parquet" in out
 
 
+def test_a_verdict_that_its_own_value_and_bounds_contradict_fails_the_gate(run, capsys):
+    _edit_ledger(run, "001.t", accepted_low="10", accepted_high="20")  # 35 s outside: it differs
+    assert _gate(run, capsys)[0] == 0
+    _edit_ledger(run, "001.t", accepted_low="30", accepted_high="40")
+    code, out = _gate(run, capsys)
+    assert code == 1
+    assert "claim 001.t: differs, but the value it prints, 35 s, lies inside its bounds 30 to 40" in out
+
+
 def test_the_committed_golden_files_are_complete():
     """tests/golden holds the default run: every claim of config/published.yaml that is not
     machine-bound, and the seeds README's sort rows digit for digit (the canonical numerics are

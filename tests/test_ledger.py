@@ -304,6 +304,9 @@ def test_markdown_opens_with_the_verdict_and_lists_each_claim_not_reproduced_wit
     assert text.index("**Verdict**") < text.index("## Not reproduced") < text.index("## Article 000")
     assert ("- [c-31.900](articles/000.html#c-31.900) (exact, **differs**): c: published 31.900, reproduced "
             "31.927.\n  Reason: a |J| in the reason.\n") in text
+    # the bounds that decided, as ledger.csv holds them (accepted_low, accepted_high)
+    assert ("(round-off, **within tolerance**): c: published 3.33e-16, reproduced 3.20e-16, bounds -1e-14 to "
+            "1e-14.") in text
     assert "| id | published | reproduced |\n|---|---|---|\n| c-31.927 | 31.927 | 31.927 |" in text
 
 

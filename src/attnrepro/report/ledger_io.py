@@ -6,7 +6,8 @@ import pandas as pd
 
 from attnrepro.run import io
 from attnrepro.report.evidence import citations
-from attnrepro.report.ledger import claims as published, disturbed, headline, verdicts as ledger, speed
+from attnrepro.report.ledger import claims as published, contradictions, disturbed, headline, speed
+from attnrepro.report.ledger import verdicts as ledger
 from attnrepro.articles import catalog
 
 log = logging.getLogger("attnrepro.report")
@@ -121,10 +122,12 @@ def _not_reproduced(table, extra):
 
 def _items(article, rows, extra=()):
     """One item per claim of ``rows`` (of ``article``): its id a link to its number in the edition,
-    what it is, the values, ``extra`` columns, and the reason on a line of its own."""
+    what it is, the values, the bounds that decided its verdict (ledger.csv's accepted_low and
+    accepted_high), ``extra`` columns, and the reason on a line of its own."""
     out = []
     for _, r in rows.iterrows():
-        more = "".join(f", {c} {r[c]}" for c in extra if str(r[c]))
+        window = contradictions.bounds_text(r)
+        more = (f", bounds {window}" if window else "") + "".join(f", {c} {r[c]}" for c in extra if str(r[c]))
         out.append(f"- [{r['id']}]({catalog.edition_link(article, r['id'])}) ({r['class']}, "
                    f"**{r['verdict']}**): {r['claim']}: published {r['published']}, reproduced "
                    f"{r['reproduced'] or 'none'}{more}.")

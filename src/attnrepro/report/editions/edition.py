@@ -31,7 +31,7 @@ from attnrepro.report.products import catalog
 from attnrepro.report.editions import page as editions_page
 from attnrepro.articles import catalog as articles_catalog
 from attnrepro.articles import plain
-from attnrepro.report.ledger import verdicts
+from attnrepro.report.ledger import contradictions, verdicts
 from attnrepro.report.editions.page import CLAIM_CLASSES, VERDICT_CLASSES
 
 log = logging.getLogger("attnrepro.report")
@@ -56,6 +56,7 @@ class Note:
     verdict: str
     reproduced: str
     reason: str
+    bounds: str = ""  # the window that decided its verdict, as the ledger gives it (bounds_text)
     links: list = field(default_factory=list)  # (label, relative href)
     faithful: bool = True  # the location holds the claim's printed form (span)
 
@@ -139,16 +140,16 @@ def links(claim, planned, limit=6):
 
 
 def _judged(rows, claim_id):
-    """(verdict, reproduced, reason) of a claim in the ledger ``rows`` ({id: row})."""
+    """(verdict, reproduced, reason, bounds) of a claim in the ledger ``rows`` ({id: row})."""
     if claim_id not in rows:
-        return "missing", "", "this claim is not in the ledger"
+        return "missing", "", "this claim is not in the ledger", ""
     row = rows[claim_id]
 
     def cell(name):
         value = row.get(name, "")
         return "" if pd.isna(value) else str(value)
 
-    return cell("verdict") or "missing", cell("reproduced"), cell("reason")
+    return cell("verdict") or "missing", cell("reproduced"), cell("reason"), contradictions.bounds_text(row)
 
 
 def notes(claims, table, config, lines):
@@ -159,9 +160,9 @@ def notes(claims, table, config, lines):
     out = []
     for claim in claims:
         shown, faithful = span(claim, lines)
-        verdict, reproduced, reason = _judged(rows, claim.id)
+        verdict, reproduced, reason, window = _judged(rows, claim.id)
         out.append(Note(claim.id, claim.location["line"], claim.location["column"], shown,
-                        claim.claim, claim.published, claim.cls, verdict, reproduced, reason,
+                        claim.claim, claim.published, claim.cls, verdict, reproduced, reason, window,
                         links(claim, planned) if planned is not None else [], faithful))
         if not faithful:
             log.warning("claim %s: the article prints %r at its location, not %r",
@@ -174,7 +175,8 @@ def _tip(note, number):
     reproduced = html.escape(note.reproduced or "none")
     parts = [f'<span class="tip-head"><b>{html.escape(note.verdict)}</b> · {html.escape(note.cls)}</span>',
              (f'<span class="tip-row">published <b>{html.escape(note.published)}</b>, reproduced '
-              f'<b class="tip-reproduced">{reproduced}</b></span>'),
+              f'<b class="tip-reproduced">{reproduced}</b>'
+              + (f", bounds <b>{html.escape(note.bounds)}</b>" if note.bounds else "") + "</span>"),
              f'<span class="tip-row">{html.escape(note.claim)}</span>']
     if note.reason:
         parts.append(f'<span class="tip-row tip-reason">{html.escape(note.reason)}</span>')

@@ -14,8 +14,9 @@ Two files under ``tests/golden/``, one line per item so that a reviewer reads th
 
 The gate (``python -m attnrepro.report gate``, run by ``.ci/run`` after the default run) fails
 when the ledger is empty, when a claim is missing, when an exact claim is not reproduced, when a
-file ran non-canonical numerics, and, given ``--golden``, when any golden value, hash or function
-fingerprint changed, appeared or disappeared (or the run's files disagree on a fingerprint).
+file ran non-canonical numerics, when a row's verdict contradicts its own printed value and bounds
+(:mod:`attnrepro.report.ledger.contradictions`), and, given ``--golden``, when any golden value,
+hash or function fingerprint changed, appeared or disappeared (or the run's files disagree on a fingerprint).
 Updating the golden files is one deliberate command whose diff is read in review; it refuses a
 run whose files lack a fingerprint, ran without the pin or disagree among themselves:
 
@@ -31,7 +32,7 @@ from attnrepro import paths
 from attnrepro.numerics import fingerprint
 from attnrepro.run import io
 from attnrepro.dag import plan
-from attnrepro.report.ledger import verdicts
+from attnrepro.report.ledger import contradictions, verdicts
 
 LEDGER_FILE = "ledger.csv"
 TABLES_FILE = "tables.csv"
@@ -221,7 +222,8 @@ def golden_problems(golden_dir, table, data_root):
 def ledger_problems(table):
     """What no run may show: an empty ledger, a missing claim, a claim not comparable with the
     article (computed with other parameters: the gate runs on the article's config), an exact
-    claim not reproduced, a claim computed with non-canonical numerics."""
+    claim not reproduced, a claim computed with non-canonical numerics, a verdict that its own
+    printed value and bounds contradict (ledger.contradictions)."""
     if table.empty:
         return ["the ledger is empty"]
     problems = [f"claim {r.id}: missing ({r.reason})" for r in table.itertuples() if r.verdict == "missing"]
@@ -232,4 +234,4 @@ def ledger_problems(table):
                  if r.verdict not in ("missing", "other parameters")]
     if "numerics" in table.columns:
         problems += [f"claim {r.id}: {r.numerics}" for r in table.itertuples() if r.numerics != "canonical"]
-    return problems
+    return problems + contradictions.problems(table.to_dict("records"))

@@ -10,7 +10,8 @@ tolerances of ``config/published.yaml``:
     tolerance); a published range a horizontal bar; a missing value a mark under the axis.
 (b) the claims judged by a window (the tolerated classes left out: a ratio of two round-off figures
     says nothing), as reproduced / published on a log axis, one column per claim, named by its id:
-    the window that decided its verdict as a bar around the published 1, the point inside it or not.
+    the window that decided its verdict as a bar around the published 1, the point inside it or not
+    (the ledger's accepted_low and accepted_high, nothing else: no bar where the ledger gives none).
 
 The windows are the ledger's (``accepted_low``, ``accepted_high``: judged.Judged), the rule that
 decided each verdict: a band, the times a raw time's speed factor admits, a one-sided bound drawn
@@ -134,9 +135,9 @@ def _ratios(ax, rows):
     x = np.arange(len(picked))
     centre = picked["pub_high"].where(picked["pub_low"] == picked["pub_high"],
                                       (picked["pub_low"] + picked["pub_high"]) / 2)
-    low = picked["band_low"].fillna(picked["pub_low"]) / centre
-    high = picked["band_high"].fillna(picked["pub_high"]) / centre
-    _windows(ax, x, low, high, picked["class"], TOP_RATIO)
+    drawn = picked["band_low"].notna() & picked["band_high"].notna()  # the ledger's window, no other
+    low, high = (picked[side][drawn] / centre[drawn] for side in ("band_low", "band_high"))
+    _windows(ax, x[drawn.to_numpy()], low, high, picked["class"][drawn], TOP_RATIO)
     for (cls, verdict), group in picked.dropna(subset=["rep_high"]).groupby(["class", "verdict"]):
         ax.scatter(group.index, group["rep_high"] / centre[group.index], s=24, alpha=0.85,
                    marker=VERDICT_MARKERS.get(verdict, "o"), color=CLASS_COLORS.get(cls, "#333333"))

@@ -6,12 +6,16 @@ each by its own rule, the same number could get two verdicts. Here the rule is s
 
 - the *cells* of a prose claim (its id holds ``.prose.``) are the claims outside the prose that
   read the same experiment, table and column with the same reduction and no ratio (``over``),
-  selecting the same rows (:func:`cells`); with ``per`` (a range stated of every row), one cell
-  per row: the cell's selection is the prose's with one value of ``per``;
+  selecting the same rows (:func:`cells`);
 - a prose claim with cells takes the least good of their verdicts (:data:`ORDER`), and its reason
   names each cell and its verdict; an exact or echo prose claim whose own digits differ from the
   run's value at its printed precision also counts its own verdict (the article would then restate
-  its table wrongly, which is worth saying).
+  its table wrongly, which is worth saying). The verdict that decided is the first of the least good
+  (:func:`judge` names it): its window is the one the ledger shows for the prose claim.
+
+A range stated of every row (``per``: "0.987 to 0.995" over the lengths) restates no cell: its
+legend states its own rule, every row's statistic inside the range (ledger.stochastic.rows), and
+that rule judges it, the range its window.
 
 So a prose claim is never judged stricter or looser than the cells it restates.
 """
@@ -36,19 +40,14 @@ def _reduction(source):
 
 
 def _reads_as(cell, prose):
-    """Whether claim ``cell`` reads what claim ``prose`` states (one row of it, with ``per``)."""
+    """Whether claim ``cell`` reads what claim ``prose`` states (a range over rows, ``per``: nothing)."""
     a, b = cell.source, prose.source
-    if PROSE in cell.id or a.get("over") or b.get("over") or a.get("per"):
+    if PROSE in cell.id or a.get("over") or b.get("over") or a.get("per") or b.get("per"):
         return False
     same = (a["experiment"], a.get("table", "main"), a["column"], _reduction(a))
     if same != (b["experiment"], b.get("table", "main"), b["column"], _reduction(b)):
         return False
-    where, wanted = dict(a.get("where") or {}), dict(b.get("where") or {})
-    if b.get("per"):
-        if b["per"] not in where:
-            return False
-        where.pop(b["per"])
-    return where == wanted
+    return dict(a.get("where") or {}) == dict(b.get("where") or {})
 
 
 def cells(prose, claims):
@@ -65,13 +64,15 @@ def restatements(claims):
 
 
 def judge(prose, own, judged):
-    """(verdict, reason) of prose claim ``prose`` from its cells' ``judged`` {id: (verdict, reason)}
-    and its ``own`` (verdict, reason) by its own rule, which decides only an exact or echo digit
-    mismatch."""
+    """(verdict, reason, decider) of prose claim ``prose`` from its cells' ``judged`` {id: (verdict,
+    reason)} and its ``own`` (verdict, reason) by its own rule, which decides only an exact or echo
+    digit mismatch. ``decider``: the id of the cell whose verdict decided (the first of the least
+    good), or None when its own verdict did (a digit mismatch worse than every cell's)."""
     listed = ", ".join(f"{cell_id}: {verdict}" for cell_id, (verdict, _) in judged.items())
     reason = f"restates the cells {listed}, and takes the least good of their verdicts (one rule per number)"
-    verdicts = [verdict for verdict, _ in judged.values()]
+    ranked = [(verdict, cell_id) for cell_id, (verdict, _) in judged.items()]
     if prose.cls in ("exact", "echo") and own[0] == "differs":  # the article restates its table wrongly
-        verdicts.append(own[0])
+        ranked.append((own[0], None))
         reason += f"; its own digits differ: {own[1]}"
-    return worst(verdicts), reason
+    verdict = worst(v for v, _ in ranked)
+    return verdict, reason, next(cell_id for v, cell_id in ranked if v == verdict)

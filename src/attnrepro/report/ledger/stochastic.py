@@ -61,7 +61,8 @@ def own_seeds(claim, value, values):
 def rows(claim, stats, values, spread):
     """A published range checked row by row: every row's statistic (``stats``: {row: value},
     ``values``: {row: per-seed values}), at the range's printed precision, must lie in it; the
-    reason names each row outside."""
+    reason names each row outside, the range is the window (the span it prints lies inside it, or
+    some end outside when a row is)."""
     low_p, high_p = published_range(claim.published)
     per, how = claim.source["per"], claim.source.get("reduce")
     shown = {key: format_like(v, claim.published) for key, v in stats.items()}
@@ -72,10 +73,11 @@ def rows(claim, stats, values, spread):
                published_range(t)[0]  # pragma: no mutate (equivalent: t is one number, its low is its high)
                <= high_p]
     if not outside:
-        return "within tolerance", text, join(f"every row lies in the published range: {listed}", claim.note)
+        return Judged("within tolerance", text,
+                      join(f"every row lies in the published range: {listed}", claim.note), (low_p, high_p))
     named = "; ".join(f"{per} = {key} outside the published range ({_row_interval(claim, key, spread)})"
                       for key in outside)
-    return "differs", text, join(named, f"judged row by row: {listed}", claim.note)
+    return Judged("differs", text, join(named, f"judged row by row: {listed}", claim.note), (low_p, high_p))
 
 
 def _row_interval(claim, key, spread):

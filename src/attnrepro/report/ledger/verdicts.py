@@ -45,7 +45,9 @@ tolerance* when the statistic lies in it or the run's seed spread overlaps it.
 import numpy as np
 import pandas as pd
 
-from attnrepro.report.ledger import comparable, disturbed, echoes, passes, restated, speed, stochastic, yardstick
+from attnrepro.report.ledger import (
+    comparable, disturbed, echoes, passes, restated, speed, stochastic, yardstick,
+)
 from attnrepro.report.ledger.judged import Judged, join, rationale
 from attnrepro.report.ledger.stochastic import WEAKER  # noqa: F401  (the ledger's names, used through it)
 from attnrepro.report.products import formats
@@ -283,7 +285,7 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
     run's config left out, is judged "other parameters"."""
     check = disturbed.Check(load)  # one cross-check of the timings for the factors and the verdicts
     factors = raw_time_factors(claims, load, check) if rule is not None else {}
-    rows = []
+    rows, found = [], {}
     for claim in claims:
         _check_echo(claim, load)
         value, values = None, None
@@ -291,6 +293,7 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
             value, values = reproduced(claim.source, load)
         except (FileNotFoundError, KeyError, ValueError):
             value, values = None, None
+        found[claim.id] = value
         other = _other_parameters(claim, value, load, article) if article is not None else None
         window = None  # pragma: no mutate (equivalent: read only as `window or (nan, nan)`)
         measured = yardstick.read(claim, load) if other is None and value is not None else None
@@ -315,14 +318,15 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
             "class": claim.cls, "verdict": verdict, "reason": reason,
             "accepted_low": float(low), "accepted_high": float(high),
         })
-    _take_cells_verdicts(claims, {row["id"]: row for row in rows})
+    _take_cells_verdicts(claims, {row["id"]: row for row in rows}, found)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 # the ledger's columns: accepted_low and accepted_high are the window that decided (Judged.window)
 # article_code: the article's own code timed here (report.ledger.yardstick), beside a time it judges
+BOUNDS = ("accepted_low", "accepted_high")
 COLUMNS = ["id", "article", "section", "claim", "published", "article_code", "reproduced", "class", "verdict",
-           "reason", "accepted_low", "accepted_high"]
+           "reason", *BOUNDS]
 
 
 def _check_echo(claim, load):
@@ -335,14 +339,36 @@ def _check_echo(claim, load):
     echoes.check(claim, why)
 
 
-def _take_cells_verdicts(claims, rows):
-    """A prose claim that restates cells takes their verdict (ledger.restated): ``rows`` {id: row}."""
+def _take_cells_verdicts(claims, rows, values=None):
+    """A prose claim that restates cells takes their verdict (ledger.restated) and the window of the
+    cell that decided it, its reason saying whose (no window when its own digits decided: the
+    digits are its rule): ``rows`` {id: row}, ``values`` {id: reproduced value}, which rewrites the
+    prose's reproduced text with the digits that put it on its side of that window."""
     for prose_id, cell_ids in restated.restatements(claims).items():
         row = rows[prose_id]
         prose = next(c for c in claims if c.id == prose_id)
         judged = {i: (rows[i]["verdict"], rows[i]["reason"]) for i in cell_ids}
-        verdict, reason = restated.judge(prose, (row["verdict"], row["reason"]), judged)
-        row.update(verdict=verdict, reason=join(reason, prose.note))
+        verdict, reason, decider = restated.judge(prose, (row["verdict"], row["reason"]), judged)
+        window = ""  # pragma: no mutate (equivalent: join drops "" as it drops None)
+        if decider is not None:
+            low, high = (float(rows[decider].get(k, np.nan)) for k in BOUNDS)
+            row.update(zip(BOUNDS, (low, high)))
+            if not (np.isnan(low) or np.isnan(high)):
+                window = (f"the bounds shown, {low:g} to {high:g}, are the window of {decider}, "
+                          "whose verdict decided")
+                row["reproduced"] = _on_its_side(row["reproduced"], (values or {}).get(prose_id), low, high)
+        row.update(verdict=verdict, reason=join(reason, window, prose.note))
+
+
+def _on_its_side(text, value, low, high):
+    """``text`` (a reproduced number as written) with the digits that put it on the side of
+    [low, high] that ``value`` lies on (:func:`decisive_text`); ``text`` itself when it is no number
+    or no ``value`` is known."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return text
+    return decisive_text(number, text, None, low, high) if _parse(text) else text
 
 
 def _disturbed(claim, verdict, reason, check):

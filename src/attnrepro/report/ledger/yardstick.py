@@ -125,7 +125,8 @@ def window(claim, article, ours, theirs):
 
 def _paired(ours, theirs):
     ratios = [o / t for o, t in zip(ours, theirs)]
-    return f"paired ratios ours / the article's code {min(ratios):.3g} to {max(ratios):.3g} over {len(ratios)} passes"
+    return (f"paired ratios ours / the article's code {min(ratios):.3g} to {max(ratios):.3g} over "
+            f"{len(ratios)} passes")
 
 
 def machine(claim, measured, shown):
