@@ -1,0 +1,193 @@
+"""The article's own code as the yardstick of a time: its listing built from the text, timed
+beside ours, and the ledger's rule that judges a time against it (report.ledger.yardstick)."""
+
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from attnrepro.articles import timed
+from attnrepro.dag import config as cfg
+from attnrepro.experiments import _article_code
+from attnrepro.report.ledger import yardstick
+from attnrepro.report.ledger.claims import Claim
+
+from conftest import REPO, not_in_a_mutant
+
+ARTICLE = textwrap.dedent('''\
+    A test article
+
+    import numpy as np
+
+    def double(x):
+        """Twice x."""
+        return helper(x) * 2
+
+    def helper(x):
+        return np.asarray(x)
+
+    noise = np.ones(3)
+    print(double(1))
+
+    2
+
+    Timing
+
+    import time
+    t0 = time.perf_counter(); y = double(3); t1 = time.perf_counter() - t0
+    t0 = time.perf_counter(); z = double(4); t2 = time.perf_counter() - t0
+    print(y, z)
+
+    6 8
+    ''')
+
+
+def written(tmp_path, text=ARTICLE):
+    path = tmp_path / "t.txt"
+    path.write_text(text)
+    return path, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_listing_gets_exactly_the_definitions_it_needs_from_earlier_ones(tmp_path):
+    path, digest = written(tmp_path)
+    program = timed.program(path, "t", 2, digest)
+    assert program.name == "t.listing-2" and program.sha256 == digest
+    # double, and what double reads (helper, np), in the article's order; nothing that computes
+    assert program.source.index("import numpy") < program.source.index("def double") \
+        < program.source.index("def helper") < program.source.index("import time")
+    assert "noise" not in program.source and "print(double(1))" not in program.source
+    timed_once = _article_code.run_once(program, expected=2)
+    assert timed_once.printed == "6 8\n" and len(timed_once.seconds) == 2 == len(timed_once.cpu_seconds)
+    assert all(s > 0 for s in timed_once.seconds)
+
+
+def test_a_needed_name_that_an_earlier_listing_computes_is_refused_in_one_line(tmp_path):
+    path, digest = written(tmp_path, ARTICLE.replace("y = double(3)", "y = double(noise)"))
+    with pytest.raises(ValueError, match=r"t.listing-2 needs 'noise', which an earlier listing computes"):
+        timed.program(path, "t", 2, digest)
+
+
+def test_another_text_and_a_listing_that_times_nothing_are_refused(tmp_path):
+    path, digest = written(tmp_path)
+    with pytest.raises(ValueError, match=r"t.txt: SHA-256 .*articles\[i\]\.sha256"):
+        timed.program(path, "t", 2, "0" * 64)
+    with pytest.raises(ValueError, match="t.listing-1 reads no time.perf_counter"):
+        timed.program(path, "t", 1, digest)
+    with pytest.raises(ValueError, match="no listing 3 \\(it has 2\\)"):
+        timed.program(path, "t", 3, digest)
+
+
+def test_clock_reads_that_do_not_pair_up_and_a_failing_listing_stop_in_one_line():
+    odd = timed.Program("import time\nt0 = time.perf_counter()\n", "x.listing-1")
+    with pytest.raises(_article_code.ArticleCodeError, match="read time.perf_counter 1 times, not an even"):
+        _article_code.run_once(odd)
+    two = timed.Program("import time\nfor _ in range(2): time.perf_counter()\n", "x.listing-1")
+    with pytest.raises(_article_code.ArticleCodeError, match="2 times, not 4"):
+        _article_code.run_once(two, expected=2)
+    failing = timed.Program("1 / 0\n", "x.listing-2")
+    with pytest.raises(_article_code.ArticleCodeError, match="x.listing-2 failed: ZeroDivisionError"):
+        _article_code.run_once(failing)
+    import time
+    assert time.perf_counter.__name__ == "perf_counter"  # the clock is the real one again
+
+
+def test_intervals_are_the_listings_own_and_cpu_reads_lie_outside_them():
+    clock = iter(range(100))
+    program = timed.Program("import time\na = time.perf_counter(); b = time.perf_counter()\n"
+                            "c = time.perf_counter(); d = time.perf_counter()\n", "x.listing-1")
+    once = _article_code.run_once(program, wall=lambda: next(clock), cpu=lambda: next(clock))
+    # reads in order: cpu 0, wall 1 | wall 2, cpu 3 | cpu 4, wall 5 | wall 6, cpu 7
+    assert once.seconds == [1, 1] and once.cpu_seconds == [3, 3]
+    groups = _article_code.grouped([1, 2, 3, 4, 5], [2, 3])
+    assert groups == [[1, 2], [3, 4, 5]]
+    with pytest.raises(_article_code.ArticleCodeError, match="do not split into groups of \\[2, 2\\]"):
+        _article_code.grouped([1, 2, 3], [2, 2])
+
+
+def test_article_code_needs_the_articles_own_sizes():
+    config = cfg.load(cfg.DEFAULT)
+    assert cfg.validate(config)  # the default: the article's sizes, article_code on
+    config["causal_timing"]["passes"] = 2  # ours only: free
+    cfg.validate(config)
+    config["causal_timing"]["T"] = [128, 512]
+    with pytest.raises(cfg.ConfigError, match=r"causal_timing.article_code: the article's listing times T = "
+                                              r"\[128, 512, 2048\], this config \[128, 512\]"):
+        cfg.validate(config)
+
+
+def claim(column="min_ms", raw_time=True, published="1.28"):
+    return Claim(id="x.t", article="001", section="s", claim="c", published=published, cls="machine-bound",
+                 source={"experiment": "causal_timing", "where": {"T": 128}, "column": column},
+                 raw_time=raw_time)
+
+
+def judged(measured, c=None):
+    return yardstick.judge(c or claim(), measured, lambda low, high: f"{measured.value:.3g}")
+
+
+def test_a_time_within_the_passes_spread_of_the_article_codes_is_within_tolerance():
+    m = yardstick.Measured(0.20, 0.19, (0.20, 0.22, 0.21), (0.19, 0.20, 0.21), (True,) * 3)
+    verdict, _, reason = result = judged(m)
+    spread = 0.21 / 0.19  # the article code's max / min: larger than ours' 0.22 / 0.20
+    assert verdict == "within tolerance"
+    assert result.window == pytest.approx((0.19 / spread, 0.19 * spread))
+    assert "paired ratios ours / the article's code 1 to 1.1 over 3 passes" in reason
+    assert "this machine runs it 6.74x as fast" in reason  # 1.28 / 0.19: information
+
+
+def test_the_window_is_never_narrower_than_the_floor_and_outside_it_differs():
+    tight = yardstick.Measured(0.2, 0.2 * yardstick.FLOOR * 1.01, (0.2, 0.2), (0.21, 0.21), (True, True))
+    verdict, _, reason = result = judged(tight)
+    assert verdict == "differs" and result.window[0] == pytest.approx(0.2 * 1.01)
+    assert f"÷× {yardstick.FLOOR:g}, the least window" in reason
+    slope = yardstick.Measured(2.02, 2.0, (2.02, 2.021), (2.0, 2.001), (True, True))
+    verdict, _, _ = result = judged(slope, claim("loglog_slope", raw_time=False, published="2.04"))
+    assert verdict == "within tolerance"
+    assert result.window == pytest.approx((2.0 - yardstick.SLOPE_FLOOR, 2.0 + yardstick.SLOPE_FLOOR))
+
+
+def test_disturbed_passes_are_left_out_and_said_and_one_pass_is_no_spread():
+    m = yardstick.Measured(0.5, 0.2, (0.2, 0.9, 0.2), (0.2, 0.2, 0.2), (True, False, True))
+    verdict, _, reason = judged(m)
+    assert verdict == "disturbed"  # outside the window of the two quiet passes, a pass disturbed
+    assert "1 of 3 passes disturbed (ours or the article code's), left out; the other 2" in reason
+    one = yardstick.Measured(0.2, 0.2, (0.2,), (0.2,), (True,))
+    assert judged(one)[0] == "inconclusive" and judged(one).window is None
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("fixed", [True, False], ids=["thresholds-fixed", "glibc-defaults"])
+def test_the_kv_cache_and_the_articles_code_agree_whatever_the_allocators_state(fixed):
+    """The key-value cache's two generations, ours and the article's listing, timed pass by pass
+    in one process: their speed-ups agree within the window the passes state, with the
+    allocator's thresholds fixed (the timing jobs' state) and with glibc's adaptive defaults."""
+    not_in_a_mutant("times the key-value cache for seconds")
+    script = textwrap.dedent(f"""
+        import json, hashlib
+        from attnrepro.dag import config as cfg
+        from attnrepro.articles import timed, catalog
+        from attnrepro.experiments import kv_cache, _allocator
+        config = cfg.load(cfg.DEFAULT)
+        article = catalog.from_config(config)["001"]
+        program = timed.program(article.text, "001", kv_cache.EXPERIMENT["article_code"], article.sha256)
+        if not {fixed}:
+            _allocator.steady_state = lambda: {{"allocator": "glibc defaults"}}
+        tables = kv_cache.run({{**config["kv_cache"], "passes": 5}}, article_code=program)
+        print(json.dumps({{t: tables[t][["speedup", "disturbed"]].to_dict("list")
+                          for t in ("passes", "article_passes")}}))
+    """)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    import json
+    found = json.loads(proc.stdout.splitlines()[-1])
+    ours, theirs = found["passes"]["speedup"], found["article_passes"]["speedup"]
+    quiet = [not (a or b) for a, b in zip(found["passes"]["disturbed"], found["article_passes"]["disturbed"])]
+    measured = yardstick.Measured(min(ours), min(theirs), tuple(ours), tuple(theirs), tuple(quiet))
+    c = claim("speedup", raw_time=False, published="56.6")
+    verdict, _, reason = judged(measured, c)
+    assert verdict in ("within tolerance", "disturbed"), reason
