@@ -145,3 +145,17 @@ def test_a_refusal_says_where_the_rule_is_and_what_to_do():
     assert str(undeclared.value).endswith(
         "no rule of report.ledger.echoes derives it: declare its column in its experiment's "
         "EXPERIMENT['derived'], or class it by what it computes")
+
+
+def test_exercise_1s_arithmetic_on_d_k_is_derived_and_classed_echo(load):
+    """sqrt(64) = 8, 2 * 8 = 16, e^16, 16 / 8 = 2, e^2: pen-and-paper arithmetic on the configuration's
+    d_k, declared derived as exercise 2's is, so echoes by the rule, not exact computed claims."""
+    claims = [c for c in verdicts.load_claims("config/published.yaml") if c.id.startswith("001.exercises.1.")]
+    assert [c.source["column"] for c in claims] == [
+        "variance", "sd", "raw_gap", "raw_ratio", "scaled_gap", "scaled_ratio"]
+    for c in claims:
+        why = echoes.derivation(c, load)
+        assert why == plan.EXPERIMENTS["exercises"].derived[f"main.{c.source['column']}"], c.id
+        assert why.startswith("the exercise's arithmetic on d_k: ")
+        assert (c.cls, c.why) == ("echo", "echo-derived")
+        echoes.check(c, why)

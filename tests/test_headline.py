@@ -19,6 +19,8 @@ matplotlib.use("Agg")
 REPO = paths.REPO
 # every verdict of the ledger, and one it does not know yet (a verdict is handled by its name)
 NAMES = (*published.VERDICTS, "disturbed")
+PER, INT, CEL, FAC, PUB = (f"\u2039{name}\u203a" for name in (  # the markers of a cause
+    "percentile", "interval", "cells", "factor", "published"))
 REASONS = ("machine-bound: accepted band 12.1 to 24.2 (a ratio of minimum times); the run was busy",
            "round-off: both below 1e-14 (float64 round-off); the last bits move with the numerics",
            "L = 8 outside the published range (its 95% interval overlaps the range)")
@@ -130,13 +132,15 @@ def test_no_headline_line_carries_a_bare_n_and_each_claim_shows_its_own_values(c
             assert f"`{r['id']}` {r['published']} \u2192 {r['reproduced']}" in text, r["id"]
     lines = headline.lines(several_causes())
     seeds = next(line for line in lines if "`001.train.L4`" in line)
-    assert seeds.startswith("- **within tolerance**, stochastic, train (2): published lies at percentile of "
-                            "the 84 means of 3 of the 9 seeds measured here, inside their 95% interval ")
+    assert seeds.startswith("- **within tolerance**, stochastic, train (2): published lies at percentile "
+                            f"{PER} of the 84 means of 3 of the 9 seeds measured here, inside "
+                            f"their 95% interval {INT} [results/seeds/seed_distribution.md]: ")
     assert seeds.endswith(": `001.train.L4` 0.981 \u2192 0.985 (percentile 12, interval 0.975 to 0.990); "
                           "`001.train.L6` 0.970 \u2192 0.953 (percentile 51, interval 0.900 to 0.989)")
     assert ("- **within tolerance**, round-off, check (3): round-off: both below 1e-14: `001.check.c0` "
             "1.1e-16 \u2192 2.3e-16; `001.check.c1`") in "\n".join(lines)  # a shared bound said once
-    assert ("restates the cells: differs, and takes the least good of their verdicts: `001.prose.timing.r0` "
+    assert (f"restates the cells {CEL}: differs, and takes the least good of their verdicts: "
+            "`001.prose.timing.r0` "
             "17.8-20.2 \u2192 33.9 (cells `001.timing.r0`); `001.prose.timing.r1` 13.2-14.2 \u2192 8.5 "
             "(cells `001.timing.r1`)") in "\n".join(lines)
 
@@ -315,13 +319,14 @@ def test_a_cause_says_the_values_its_claims_share_and_leaves_each_claim_its_own(
     cells = [f"restates the cells 001.train.sort-L{n}.sequence-mean: within tolerance, and takes the least "
              "good of their verdicts" for n in (4, 6)]
     head, own = headline.shared(cells)
-    assert head == "restates the cells: within tolerance, and takes the least good of their verdicts"
+    assert head == (f"restates the cells {CEL}: within tolerance, and takes the least good of their "
+                    "verdicts")
     assert own == [[("cells", f"001.train.sort-L{n}.sequence-mean")] for n in (4, 6)]
     assert headline.shared(cells[:1]) == (
         "restates the cells `001.train.sort-L4.sequence-mean`: within tolerance, and takes the least good of "
         "their verdicts", [[]])
     assert headline.values("float64 sums: both below 1e-14. Then 27,253 and 0.07-0.09 s, 4.18x as fast") == [
-        ("below", "1e-14"), ("Then", "27,253"), ("and", "0.07-0.09"), ("", "4.18x")]
+        ("below", "1e-14"), ("Then", "27,253"), ("and", "0.07-0.09"), ("factor", "4.18x")]
 
 
 def test_machine_speed_draws_beside_each_raw_time_the_window_of_the_others_factor():
@@ -333,3 +338,71 @@ def test_machine_speed_draws_beside_each_raw_time_the_window_of_the_others_facto
     spans = [(round(s[0][1], 3), round(s[1][1], 3)) for s in bars]
     others = [(1.9 + 30.0) / 2, (4.1 + 30.0) / 2, (4.1 + 1.9) / 2]  # each the median of the other two
     assert spans == [(round(f / 3, 3), round(f * 3, 3)) for f in others]
+
+
+def _raw(factor, ratio):
+    return (f"raw time, judged by the article's other raw times: this machine runs article 001's raw times "
+            f"{factor} as fast as its author's machine (median of 5 ratios; 95% bootstrap interval 4.33x to "
+            f"13.2x); this time's ratio {ratio} is consistent with it")
+
+
+def _seed(published, percentile, interval):
+    return (f"published {published} (mean over 3 seeds) lies at percentile {percentile} of the 1140 means "
+            f"of 3 of the 20 seeds measured here, inside their 95% interval {interval} (per seed: percentile "
+            "45) [results/seeds/seed_distribution.md]; a statistic over three seeds")
+
+
+def cause_rows():
+    """Reasons as the ledger writes them: a factor and a percentile that differ from claim to claim."""
+    within = "within tolerance"
+    return pd.DataFrame([
+        _row("001.causal_timing.T-128.min-ms", "machine-bound", within, "1.28", "0.36", _raw("3.55x", 3.56)),
+        _row("001.causal_timing.T-512.min-ms", "machine-bound", within, "25.92", "7.3", _raw("3.62x", 3.55)),
+        _row("001.train.L4.mean", "stochastic", within, "0.981", "0.985", _seed("0.981", 47, "0.967-0.994")),
+        _row("001.train.L6.mean", "stochastic", within, "0.993", "0.989", _seed("0.993", 50, "0.974-0.998")),
+        _row("001.train.L8.mean", "stochastic", within, "0.987", "0.985", _seed("0.987", 50, "0.976-0.995"))])
+
+
+def test_a_cause_line_keeps_every_value_its_claims_reasons_open_with():
+    """The factor and the percentile that differ between claims stand as markers in the line's words
+    and beside each claim; a value each claim prints as published is marked so; none is lost."""
+    table = cause_rows()
+    lines = headline.lines(table)
+    raw = next(line for line in lines if "`001.causal_timing.T-128.min-ms`" in line)
+    assert raw == ("- **within tolerance**, machine-bound, causal_timing (2): raw time, judged by the "
+                   f"article's other raw times: this machine runs article 001's raw times {FAC} as fast as "
+                   "its author's machine: `001.causal_timing.T-128.min-ms` 1.28 \u2192 0.36 (factor 3.55x); "
+                   "`001.causal_timing.T-512.min-ms` 25.92 \u2192 7.3 (factor 3.62x)")
+    seeds = next(line for line in lines if "`001.train.L4.mean`" in line)
+    assert seeds == (f"- **within tolerance**, stochastic, train (3): published {PUB} lies at "
+                     f"percentile {PER} of the 1140 means of 3 of the 20 seeds measured here, "
+                     f"inside their 95% interval {INT} [results/seeds/seed_distribution.md]: "
+                     "`001.train.L4.mean` 0.981 \u2192 0.985 (percentile 47, interval 0.967-0.994); "
+                     "`001.train.L6.mean` 0.993 \u2192 0.989 (percentile 50, interval 0.974-0.998); "
+                     "`001.train.L8.mean` 0.987 \u2192 0.985 (percentile 50, interval 0.976-0.995)")
+    for table in (cause_rows(), several_causes()):  # each claim's line gives back its head, value by value
+        text = "\n".join(headline.lines(table))
+        for cause in headline.causes(table):
+            for claim, (_, row) in zip(cause.claims, table.set_index("id").loc[
+                    [c[0] for c in cause.claims]].iterrows()):
+                head = headline.reason_head(row["reason"])
+                assert headline.restored(cause.head, claim) == head
+                line = next(line for line in text.splitlines() if f"`{claim[0]}` " in line)
+                assert all(value in line for _, value in headline.values(head)), claim[0]
+
+
+def test_a_cause_line_whose_words_lost_a_value_is_refused():
+    head = "this machine runs article 001's raw times 3.55x as fast"
+    claim = ("001.t.x", "1.28", "0.36", [])
+    lost = headline.Cause("within tolerance", "machine-bound", "t", "this machine runs article 001's raw "
+                          "times as fast", [claim], [head])
+    with pytest.raises(ValueError, match=r"headline: the cause line of 001\.t\.x lost a value of its reason"):
+        lost.line()
+    marked = f"this machine runs article 001's raw times {FAC} as fast"
+    for own in ([], [("factor", "")], [("factor", "nan")], [("factor", "None")], [("other", "3.55x")]):
+        cause = headline.Cause("within tolerance", "machine-bound", "t", marked, [(*claim[:3], own)], [head])
+        with pytest.raises(ValueError, match="lost a value"):
+            cause.line()
+    kept = headline.Cause("within tolerance", "machine-bound", "t", marked,
+                          [(*claim[:3], [("factor", "3.55x")])], [head])
+    assert kept.line().endswith(": `001.t.x` 1.28 \u2192 0.36 (factor 3.55x)")

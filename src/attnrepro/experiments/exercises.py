@@ -21,6 +21,12 @@ EXPERIMENT = {
     "section": "Exercises 1 and 2 (solutions)",
     "derived": {
         "main.score_matrix_gib": "score_T^2 values of score_bytes, in GiB",
+        "main.variance": "the exercise's arithmetic on d_k: Var(q.k) = d_k",
+        "main.sd": "the exercise's arithmetic on d_k: sqrt(d_k)",
+        "main.raw_gap": "the exercise's arithmetic on d_k: gap_sd * sqrt(d_k)",
+        "main.raw_ratio": "the exercise's arithmetic on d_k: exp(gap_sd * sqrt(d_k))",
+        "main.scaled_gap": "the exercise's arithmetic on d_k: the gap divided by sqrt(d_k)",
+        "main.scaled_ratio": "the exercise's arithmetic on d_k: exp(gap_sd)",
         "main.cache_bytes": "the exercise's arithmetic on the article's sizes",
         "main.cache_gib": "the exercise's arithmetic on the article's sizes",
         "main.cache_to_weights": "the exercise's arithmetic on the article's sizes",

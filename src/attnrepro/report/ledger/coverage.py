@@ -16,9 +16,10 @@ What counts as a number (:data:`NUMBER`, :data:`WORD`):
   except a factor "x16" after a space or "×";
 - number words: a cardinal ("three", "twenty-four", "two hundred", "billions"), a time unit after
   it read with it ("one millisecond": 0.001, a claim's seconds), a fraction after "a" or a cardinal
-  ("a sixth", "two thirds"; "the third" is an ordinal), "dozen", "twice", "double" (not "double
-  precision", a name) and "half". "one" right after a determiner (the, each, this, that, no, any,
-  every, which) is a pronoun ("the one drawn"): not scanned. A word that states no result is
+  ("a sixth", "two thirds"; "the third" is an ordinal), "zero", "dozen", "twice", "double" and
+  "doubles" (not "double precision", a name), "quadruples", "half" and "halves" (x 2, x 4, / 2 said
+  as verbs: "doubling n quadruples the cells"). "one" right after a determiner (the, each, this,
+  that, no, any, every, which) is a pronoun ("the one drawn"): not scanned. A word that states no result is
   listed as a digit would be (``wording``, ``prose-count``: config/unclaimed.yaml).
 
 A number is covered when it lies inside the printed span of a claim of ``config/published.yaml``
@@ -52,11 +53,11 @@ NUMBER = re.compile(
     rf"\d+(?:,\d{{3}})*(?:\.\d+)*(?:[eE][-+]?\d+)?[{_SUPER}]*(?:\s?·\s?10[{_SUPER}]+)?")
 # a fraction ("a sixth", "two thirds"); a cardinal ("twenty-four", "two hundred"), with a time unit
 # after it ("one millisecond"), "one" not after a determiner ("the one drawn": a pronoun); a dozen,
-# twice, double (not "double precision", a name) and half
+# zero, twice, double(s) (not "double precision", a name), quadruples, half and halves
 WORD = re.compile(
     rf"\b(?:(?:a|{_CARDINAL})[\s-]+(?:{_FRACTION})\b"
     rf"|(?:{_PRONOUN}(?=one\b)|(?!one\b))(?:{_CARDINAL})(?:\s+(?:{_TIME}))?\b"
-    r"|dozens?\b|twice\b|double\b(?!\s+precision)|half\b)", re.IGNORECASE)
+    r"|zero\b|dozens?\b|twice\b|doubles?\b(?!\s+precision)|quadruples?\b|half\b|halves\b)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,8 @@ _WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6
           "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
           "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
           "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
-          "thousand": 1000, "million": 1e6, "billion": 1e9, "dozen": 12, "twice": 2, "double": 2}
+          "thousand": 1000, "million": 1e6, "billion": 1e9, "dozen": 12, "twice": 2, "double": 2,
+          "quadruple": 4, "zero": 0}
 _PARTS = {"half": 2, "halves": 2, "third": 3, "quarter": 4, "fifth": 5, "sixth": 6, "seventh": 7,
           "eighth": 8, "ninth": 9, "tenth": 10}
 _SECONDS = {"microsecond": 1e-6, "millisecond": 1e-3, "second": 1, "minute": 60, "hour": 3600}

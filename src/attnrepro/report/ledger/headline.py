@@ -12,7 +12,9 @@ config/published.yaml: :func:`stated_environment`). It says:
   the same per class (:func:`by_class`);
 - why the others are not reproduced: one line per cause (:func:`causes`: verdict, class,
   experiment and the rule its reasons open with), each claim with its own values: published ->
-  reproduced and the numbers of its reason that differ from the other claims' (:class:`Cause`);
+  reproduced and the numbers of its reason that differ from the other claims' (:class:`Cause`), each
+  standing as a named marker in the shared words; a line whose words and values do not give back
+  every claim's own reason head is refused (:func:`check_restores`): no number is dropped;
 - the environment of the run against the articles' stated one;
 - where the stochastic claims (the sort rows) stand.
 
@@ -22,7 +24,7 @@ Verdicts and classes are read from claims.VERDICTS and claims.CLASSES, never lis
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from attnrepro.dag import yamlfile
 from attnrepro.report.ledger.claims import CLASSES, COMPUTED, VERDICTS
@@ -36,6 +38,7 @@ _ID = r"\b\d{3}\.[A-Za-z_][\w.\-]*\w"  # a claim's id
 # the values of a reason's opening words: a claim's id, or a number or a range (not a word's digits:
 # float64), with its unit sign
 _SLOT = re.compile(rf"{_ID}|(?<![\w.]){_VALUE}(?:\s*(?:[-\u2013]|to)\s*{_VALUE})?[x%]?")
+_MARKER = re.compile("\u2039([^\u203a]*)\u203a")  # a marker of a cause's head: its label
 _LABEL = re.compile(r"([A-Za-z][A-Za-z-]*)\s*$")  # the word before a value: what it is
 MOST = 15  # claims named on one line of causes: a summary, the full list follows it in LEDGER.md
 WORDS = 3  # the most words of a rule's name (the opening words of a reason before its ":")
@@ -91,30 +94,53 @@ def pattern(head):
 
 
 def values(head):
-    """[(label, value)] of a head's values in order, each labelled by the word before it ("" if none)."""
+    """[(label, value)] of a head's values in order, each labelled by the word before it ("" if none),
+    a factor ("4.18x", the ledger's notation for "times") labelled "factor"."""
     out = []
     for m in _SLOT.finditer(head):
         label = _LABEL.search(head[:m.start()])
-        out.append((label.group(1) if label else "", m.group()))
+        out.append(("factor" if m.group().endswith("x") else label.group(1) if label else "", m.group()))
     return out
 
 
 @dataclass
 class Cause:
     """Claims not reproduced for one reason: their verdict, class, experiment, the words their heads
-    share (a value that differs between them left out) and, per claim, (id, published, reproduced,
-    [(label, value)] of the values its head does not share)."""
+    share (a value that differs between them stands as a marker, ``\u2039percentile\u203a``) and, per
+    claim, (id, published, reproduced, [(label, value)] of the values its head does not share);
+    ``heads``: each claim's own head, which :meth:`line` checks its text gives back."""
 
     verdict: str
     cls: str
     experiment: str
     head: str
     claims: list
+    heads: list = field(default_factory=list)
 
     def line(self, most=MOST):
-        """The cause as one Markdown item: its claims with their own values."""
+        """The cause as one Markdown item: its claims with their own values; refused (ValueError) when
+        a claim's values, put in the head's markers, do not give back its head: a value was lost."""
+        for claim, head in zip(self.claims, self.heads):
+            check_restores(self.head, claim, head)
         return (f"- **{self.verdict}**, {self.cls}, {self.experiment} ({len(self.claims)}): {self.head}: "
                 f"{named([claim_text(*c) for c in self.claims], most)}")
+
+
+def restored(text, claim):
+    """A cause's head ``text`` with each marker replaced by the value of ``claim`` (id, published,
+    reproduced, own) it stands for, backticks dropped: the claim's own head, when nothing was lost."""
+    _, published, reproduced, own = claim
+    mine = {"published": published, "reproduced": reproduced, **dict(own)}
+    return _MARKER.sub(lambda m: str(mine.get(m.group(1), m.group())), text).replace("`", "")
+
+
+def check_restores(text, claim, head):
+    """Refuse a cause line whose head ``text`` and claim's values do not give back the claim's ``head``
+    (a marker without a value, a value empty, None or NaN, a value dropped)."""
+    bad = [(k, v) for k, v in claim[3] if str(v).strip().lower() in ("", "none", "nan")]
+    if bad or " ".join(restored(text, claim).split()) != " ".join(head.replace("`", "").split()):
+        raise ValueError(f"headline: the cause line of {claim[0]} lost a value of its reason: "
+                         f"{text!r} with {claim[3]!r} does not give back {head!r}")
 
 
 def claim_text(claim_id, published, reproduced, own):
@@ -128,17 +154,38 @@ def _shown(value):
     return f"`{value}`" if re.fullmatch(_ID, value) else value
 
 
-def shared(heads):
-    """The words ``heads`` (of one pattern) share: each value they all hold kept, any other left out,
-    and per head the [(label, value)] left out of it."""
+def shared(heads, known=None):
+    """The words ``heads`` (of one pattern) share: each value they all hold kept, any other replaced
+    by a marker named by its label (\u2039percentile\u203a), and per head the [(label, value)] the
+    markers stand for.
+    ``known``: per head its claim's (published, reproduced); a value that is each claim's published
+    (reproduced) one is marked so and not repeated, since the claim's text prints it."""
     found = [values(h) for h in heads]
-    same = [len({v[i][1] for v in found}) == 1 for i in range(len(found[0]))]
+    known = known or [(None, None)] * len(heads)
     parts = _SLOT.split(heads[0])
-    text = parts[0] + "".join((_shown(found[0][i][1]) if keep else "") + parts[i + 1]
-                              for i, keep in enumerate(same))
-    text = re.sub(r"\s+([,:;])", r"\1", " ".join(text.split()))
-    text = re.sub(r"([,:])(?:\s*[,:])+", r"\1", text)
-    return text, [[v for v, keep in zip(f, same) if not keep] for f in found]
+    pieces, own, names = [parts[0]], [[] for _ in heads], Counter()
+    for i, (label, first) in enumerate(found[0]):
+        slot = [f[i][1] for f in found]
+        if len(set(slot)) == 1:
+            pieces.append(_shown(first))
+        else:
+            name = _printed_as(slot, known) or label or "value"
+            names[name] += 1
+            name = name if names[name] == 1 else f"{name} {names[name]}"
+            pieces.append(f"\u2039{name}\u203a")  # a marker: where each claim's own value stands
+            if name not in ("published", "reproduced"):
+                for mine, value in zip(own, slot):
+                    mine.append((name, value))
+        pieces.append(parts[i + 1])
+    return " ".join("".join(pieces).split()), own
+
+
+def _printed_as(slot, known):
+    """"published" ("reproduced") when each value of ``slot`` is its claim's published (reproduced)."""
+    for k, name in enumerate(("published", "reproduced")):
+        if all(value == str(pair[k]) for value, pair in zip(slot, known)):
+            return name
+    return None
 
 
 def causes(table):
@@ -155,11 +202,10 @@ def causes(table):
     for (verdict, cls, experiment, _), members in sorted(groups.items(), key=lambda kv: (
             kv[0][1] not in COMPUTED, names.index(kv[0][0]), order.get(kv[0][1], len(order)), kv[0][2],
             kv[0][3])):
-        head, own = shared([h for _, h in members])
-        claims = [(r["id"], r["published"], r["reproduced"],
-                   [(label, v) for label, v in mine if v not in (r["published"], r["reproduced"])])
-                  for (r, _), mine in zip(members, own)]
-        out.append(Cause(verdict, cls, experiment, head, claims))
+        heads = [h for _, h in members]
+        head, own = shared(heads, [(r["published"], r["reproduced"]) for r, _ in members])
+        claims = [(r["id"], r["published"], r["reproduced"], mine) for (r, _), mine in zip(members, own)]
+        out.append(Cause(verdict, cls, experiment, head, claims, heads))
     return out
 
 
@@ -172,7 +218,7 @@ def named(items, most=MOST):
 def rule(cause):
     """The rule a cause's reasons open with: their words before the first ":" when that is a name
     of at most :data:`WORDS` words ("raw time", "round-off"), else the claims' class."""
-    name = " ".join(_SLOT.sub("", cause.head.split(":")[0]).replace("`", "").split())
+    name = " ".join(_SLOT.sub("", _MARKER.sub("", cause.head.split(":")[0])).replace("`", "").split())
     return name if ":" in cause.head and 0 < len(name.split()) <= WORDS else cause.cls
 
 
@@ -341,8 +387,9 @@ def lines(table, run=None, stated=None):
     found = causes(table)
     if found:
         out.append("Why the others are not reproduced (one line per cause: verdict, class, experiment, the "
-                   "words its reasons open with; then each claim, published \u2192 reproduced, with the "
-                   "values of its reason that the others' do not share; each reason in full in LEDGER.md):")
+                   "words its reasons open with, a value that differs from claim to claim shown as "
+                   "\u2039its name\u203a; then each claim, published \u2192 reproduced, with its values of "
+                   "those names; each reason in full in LEDGER.md):")
         out.append("")
         out += [cause.line() for cause in found]
         out.append("")

@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.report.ledger import (
-    comparable, disturbed, echoes, passes, restated, speed, stochastic, yardstick,
+    comparable, disturbed, echoes, passes, restated, speed, stochastic, ties, yardstick,
 )
 from attnrepro.report.ledger.judged import Judged, join, rationale
 from attnrepro.report.ledger.stochastic import WEAKER  # noqa: F401  (the ledger's names, used through it)
@@ -73,7 +73,7 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None, repeat
                 or (None,) * 4  # pragma: no mutate (equivalent: (None,) * 5 has None at [3] too)
                 )[3]
     if text == _published_text(claim) and not interval and claim.cls != "machine-bound":
-        return "reproduced", text, ""
+        return "reproduced", text, ties.reason(value, claim.published, claim.decimals, text)
     if claim.cls in ("exact", "echo"):
         what = "exact claim" if claim.cls == "exact" else f"echo{rationale(claim)}"
         return "differs", text, claim.note or f"{what}: digits differ"
