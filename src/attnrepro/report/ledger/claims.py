@@ -49,9 +49,10 @@ WITHIN = {
     "stochastic": ("the published statistic lies in the 95% interval of the 3-seed statistics of the seed "
                    "distribution (without one: in the 95% prediction interval from the run's own seeds); a "
                    "published range, each row's 3-seed mean inside it"),
-    "machine-bound": ("the value and every pass of its measurement lie in the claim's band (a raw time: its "
-                      "ratio published / reproduced within the band of the speed factor of its article's "
-                      "other raw times)"),
+    "machine-bound": ("the value lies within the spread of the passes (at least ÷× 1.05; a slope ± 0.035) "
+                      "around the same statistic of the article's own code, timed here beside it, pass by "
+                      "pass (the machine factor, published / the article's code here, is information); "
+                      "without that code, the value and every pass lie in the claim's band"),
 }
 # the verdicts that are neither a match nor a difference, in words
 UNDECIDED = {

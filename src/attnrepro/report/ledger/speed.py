@@ -60,7 +60,8 @@ class Factor:
 
     def sentence(self):
         return (f"this machine runs article {self.article}'s raw times {self.factor:.3g}x as fast as its "
-                f"author's machine (median of {len(self.ratios)} ratios published / reproduced; 95% "
+                f"author's machine (median of {len(self.ratios)} ratios published / timed here, by the "
+                f"article's own code where it was timed beside ours; 95% "
                 f"bootstrap interval {self.low:.3g}x to {self.high:.3g}x)")
 
     def without(self, claim_id):

@@ -229,7 +229,8 @@ def _judge_alone(claim, value, text, factor=None):
     info = ""
     if factor is not None:
         low, high = published_range(claim.published)
-        expected = " to ".join(f"{v / factor.factor:.3g}" for v in sorted({low, high}))
+        unit = _parse(claim.published)[2]
+        expected = " to ".join(f"{v / factor.factor:.3g}" for v in sorted({low, high})) + f" {unit}".rstrip()
         info = (f"as information, at this machine's speed factor for the article, {factor.factor:.3g}x (from "
                 f"the article's code timed here), the published time would be about {expected} here")
     return Judged(passes.VERDICT, text, join(f"not comparable{rationale(claim)}", info, claim.note))
