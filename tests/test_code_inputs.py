@@ -67,7 +67,7 @@ def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_ru
     assert found == _expected(rules)
     cases = {rule for rule in rules if rule.endswith("_case")}
     for rule in cases:  # every experiment job declares its entry and what it imports, and no more
-        assert "src/attnrepro/jobs/experiment.py" in rules[rule], rule
+        assert {"src/attnrepro/jobs/experiment.py", "src/attnrepro/jobs/timed_experiment.py"} & set(rules[rule]), rule
         assert "src/attnrepro/run/io.py" in rules[rule], rule
         # read by canonical.check (attnrepro.numerics.fingerprint)
         assert fingerprint.GOLDEN in rules[rule], rule
@@ -276,6 +276,8 @@ def test_every_rule_runs_its_entry_and_declares_what_it_imports(configfile):
             continue
         (entry,) = modules
         entry = entry.replace("{params.kind}", rule.partition("_")[0])
+        timed = "src/attnrepro/jobs/timed_experiment.py" in found["inputs"]  # a timing job with article_code
+        entry = entry.replace("{params.entry}", "timed_experiment" if timed else "experiment")
         assert entry.startswith("attnrepro.jobs.") and (REPO / _module_file(entry)).is_file(), (rule, entry)
         closure = set(code_inputs.source_files(entry, *_dispatched(rule, found["shell"], config)))
         declared = {f for f in found["inputs"] if f.startswith("src/")} | (closure & set(found["inputs"]))
@@ -307,7 +309,7 @@ def test_no_entry_imports_numpy_before_the_harness_applies_the_pin():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert len(ENTRIES) == 16 and proc.stdout.strip() == "[]"
+    assert len(ENTRIES) == 17 and proc.stdout.strip() == "[]"
 
 
 def test_an_entry_imports_no_other_commands_work():

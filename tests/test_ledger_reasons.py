@@ -283,14 +283,14 @@ def test_the_decisive_digits_start_from_the_printers_decimals():
 # --- the table -------------------------------------------------------------------------------
 
 def test_the_ledger_has_its_columns_even_without_claims_and_each_row_its_claims_fields():
-    columns = ["id", "article", "section", "claim", "published", "reproduced", "class", "verdict", "reason",
-               "accepted_low", "accepted_high"]
+    columns = ["id", "article", "section", "claim", "published", "article_code", "reproduced", "class",
+               "verdict", "reason", "accepted_low", "accepted_high"]
     assert list(verdicts.evaluate([], lambda experiment, table: None).columns) == columns
     c = claim("1", "exact", id="000.x")
     c.section, c.claim = "3.2", "the std"
     row = verdicts.evaluate([c], lambda experiment, table: pd.DataFrame({"c": [1.0]}))
-    assert row.iloc[:, :9].values.tolist() == [
-        ["000.x", "000", "3.2", "the std", "1", "1", "exact", "reproduced", ""]]
+    assert row.iloc[:, :10].values.tolist() == [
+        ["000.x", "000", "3.2", "the std", "1", "", "1", "exact", "reproduced", ""]]
     assert row[["accepted_low", "accepted_high"]].isna().all(axis=None)  # the digits decided: no window
 
 
@@ -331,9 +331,9 @@ def test_without_a_rule_no_factor_is_made_and_each_claims_table_is_read_once():
     raw = claim("0.4", "machine-bound", raw_time=True, band=[0.05, 0.2])
     assert verdicts.evaluate([raw], load)[["verdict", "reason"]].values.tolist() == [
         ["within tolerance", "machine-bound: accepted band 0.05 to 0.2"]]
-    # the judge's read, its passes' (ledger.passes) and the disturbed check's (disturbed.Check); the
-    # cross-check's first table
-    assert reads == ["e", "e", "e", "causal_timing"]
+    # the judge's read, the article code's (ledger.yardstick: article_main, main, passes: no pass column,
+    # none), its passes' (ledger.passes) and the disturbed check's (disturbed.Check); the cross-check's
+    assert reads == ["e", "e", "e", "e", "e", "e", "causal_timing"]
 
 
 def _reading(reads):
@@ -354,6 +354,9 @@ def test_with_a_rule_the_factors_and_the_verdicts_share_one_cross_check():
     reads = []
     raw = claim("0.4", "machine-bound", raw_time=True, band=[0.05, 0.2])
     verdicts.evaluate([raw], _reading(reads), rule=speed.Rule(3.0, "runs spread"))
-    # the factors' reads (the claim's table, the cross-check's, the value), then the verdict's
+    # the factors' reads (the claim's table, the cross-check's, the value, the article code's: none
+    # here), then the verdict's (the value, the article code's, the passes, the disturbed check)
     assert reads == [("e", "main"), ("causal_timing", "repeats"), ("e", "main"),
-                     ("e", "main"), ("e", "passes"), ("e", "main")]
+                     ("e", "article_main"), ("e", "main"), ("e", "passes"),
+                     ("e", "main"), ("e", "article_main"), ("e", "main"), ("e", "passes"),
+                     ("e", "passes"), ("e", "main")]

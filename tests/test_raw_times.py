@@ -40,6 +40,10 @@ def test_no_machine_bound_claim_is_reproduced_even_at_its_published_value(machin
     for claim in machine_bound:
         low, high = verdicts.published_range(claim.published)
         value = (low + high) / 2
+        if claim.why == verdicts.ALONE:  # timed alone by the article, beside other jobs here
+            verdict, _, reason = verdicts.judge(claim, value, factor=_factor(claim.article), rule=RULE)
+            assert verdict == "inconclusive" and reason.startswith("not comparable ("), (claim.id, reason)
+            continue
         for factor, rule in ((None, None), (_factor(claim.article), RULE)):
             verdict, text, reason = verdicts.judge(claim, value, factor=factor, rule=rule)
             assert verdict == "within tolerance", (claim.id, text, reason)
