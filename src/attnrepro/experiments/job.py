@@ -124,7 +124,7 @@ def execute(experiment, article, section, params, paths, inputs=None, pinned=Non
     state (harness.start); ``setting``: the sweep setting it applied, which ``recorded(setting,
     tables, meta)`` adds to the tables and their provenance (attnrepro.evidence.sweep.recorded);
     ``article_code``: a function giving the article's listing that a timing experiment times beside
-    its own passes (experiments._article_code.Program), called here, after the pin, so that its
+    its own passes (an attnrepro.articles.timed.Program), called here, after the pin, so that its
     reads are the job's; recorded in the provenance by listing, file and SHA-256."""
     from attnrepro.run import io, provenance
 
