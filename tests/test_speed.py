@@ -183,8 +183,8 @@ def _raw(published, band=None, **kw):
 
 FACTOR = speed.Factor("000", 4.0, 3.5, 4.5, {"000.t": 4.0})
 SAID = ("raw time, judged by the article's other raw times: this machine runs article 000's raw times 4x "
-        "as fast as its author's machine (median of 1 ratios published / reproduced; 95% bootstrap interval "
-        "3.5x to 4.5x); this time's ratio")
+        "as fast as its author's machine (median of 1 ratios published / timed here, by the article's own "
+        "code where it was timed beside ours; 95% bootstrap interval 3.5x to 4.5x); this time's ratio")
 ACCEPTED = f"(accepted: 1.33x to 12x, the factor within x/ 3: {RULE.why})"
 
 

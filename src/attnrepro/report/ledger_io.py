@@ -221,7 +221,8 @@ def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None
                     headline.stated_environment(published_path), disturbed.lines(load))
     io.write_text(md_path, "\n".join([text, "", *checked_lines(checked)]) if len(checked) else text)
     if speed_csv is not None:
-        rows = pd.DataFrame([f.row(rule) for f in factors.values()], columns=speed.COLUMNS)
+        rules = speed.judging(table, rule)
+        rows = pd.DataFrame([f.row(rules.get(f.article)) for f in factors.values()], columns=speed.COLUMNS)
         with io.atomic_path(speed_csv) as tmp:
             rows.to_csv(tmp, index=False)
     counts = table["verdict"].value_counts().to_dict()

@@ -6,11 +6,13 @@ whether the timing experiment reproduces *up to the speed of the machine*: if ev
 is about four times faster than the article's, it does; if one is 1.2 times and the rest 4 times,
 that one is the finding. So, per article (each was timed on its own machine):
 
-- the *ratios* published / reproduced of its raw-time claims (``raw_time: true`` in
-  config/published.yaml, single values) estimate the article's **speed factor**: their median,
+- the *ratios* published / timed here of its raw-time claims (``raw_time: true`` in
+  config/published.yaml, single values), the time here being the article's own code's where it was
+  timed beside ours (report.ledger.yardstick), else ours, estimate the article's **speed factor**: their median,
   with a 95% bootstrap interval (the median of :data:`RESAMPLES` resamplings of the ratios with
   replacement, ``default_rng(SEED)``; :func:`factors`);
-- each raw time, single value or the article's interval, is **consistent** with the factor when
+- a raw time that the article's own code was not timed beside (report.ledger.yardstick judges
+  those), single value or the article's interval, is **consistent** with the factor when
   its ratio lies within the band ``speed.band`` of published.yaml (factor / band to factor x band),
   whose rationale ``speed.why`` the reason quotes (:func:`judge`). The factor that judges a raw time
   is computed **without it** (:meth:`Factor.without`, leave-one-out): a time is never judged against
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+JUDGED = "raw time, judged by the article's other raw times:"  # opens the reason of a time the factor judged
 RESAMPLES = 2000
 SEED = 0
 COLUMNS = ["article", "factor", "low", "high", "raw_times", "ratios", "band"]
@@ -56,7 +59,7 @@ class Factor:
     factor: float
     low: float
     high: float
-    ratios: dict  # {claim id: published / reproduced}
+    ratios: dict  # {claim id: published / timed here}
 
     def sentence(self):
         return (f"this machine runs article {self.article}'s raw times {self.factor:.3g}x as fast as its "
@@ -90,6 +93,14 @@ class Factor:
                 "raw_times": len(self.ratios),
                 "ratios": "; ".join(f"{k} {float(v)!r}" for k, v in self.ratios.items()),
                 "band": rule.band if rule else float("nan")}
+
+
+def judging(ledger, rule):
+    """{article: ``rule``, or None where the factor judged none of its raw times} for the rows of
+    results/speed.csv: the figure draws the factor's windows only where they decided a verdict
+    (a time judged against the article's own code has that code's window: report.ledger.yardstick)."""
+    judged = set(ledger.loc[ledger["reason"].astype(str).str.startswith(JUDGED), "article"])
+    return {article: rule if article in judged else None for article in set(ledger["article"])}
 
 
 def read(path):
@@ -160,7 +171,7 @@ def judge(ratio_low, ratio_high, factor, rule):
     shown = f"{ratio_low:.3g}" if ratio_low == ratio_high else f"{ratio_low:.3g} to {ratio_high:.3g}"
     verdict = ("consistent with it" if inside else
                "outside it: this time does not scale like the article's other raw times (the finding)")
-    return inside, (f"raw time, judged by the article's other raw times: {factor.sentence()}; this time's "
+    return inside, (f"{JUDGED} {factor.sentence()}; this time's "
                     f"ratio {shown} is "
                     f"{verdict} (accepted: {low:.3g}x to {high:.3g}x, the factor within x/ {rule.band:g}: "
                     f"{rule.why})")

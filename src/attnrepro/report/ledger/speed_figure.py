@@ -3,10 +3,11 @@
 ``results/figures/machine_speed.svg``, drawn from ``results/speed.csv`` (the ledger's, one row per
 article: attnrepro.report.ledger.speed): one panel per article, one point per raw time, its ratio
 published / reproduced on a log axis; the speed factor (their median) as a line with its 95%
-bootstrap interval shaded, and beside each point the window it was judged by: the factor of the
-article's *other* raw times (speed.Factor.without) divided and multiplied by ``speed.band`` of
-config/published.yaml. A point outside its window is a raw time that does not move with the
-machine: the ledger's finding. The ticks
+bootstrap interval shaded, and, where the factor judged the raw times (speed.csv's ``band``; not
+where each was judged against the article's own code timed beside it, report.ledger.yardstick),
+beside each point the window it was judged by: the factor of the article's *other* raw times
+(speed.Factor.without) divided and multiplied by ``speed.band`` of config/published.yaml. A point
+outside its window is a raw time that does not move with the machine: the ledger's finding. The ticks
 read as plain numbers (0.5, 1, 2, 5, ...); the legend stands under the panels, where it hides no
 point.
 """
@@ -40,7 +41,7 @@ def draw(factors, band):
         ax.set_yscale("log")
         plain_log_ticks(ax.yaxis)
         ax.set_xticks(x, [n.split(".", 1)[1] for n in names], rotation=60, ha="right", fontsize=7)
-        ax.set_ylabel("published / reproduced time")
+        ax.set_ylabel("published / time here")
         ax.set_title(f"article {article}: {len(names)} raw times, factor {factor.factor:.3g}x", fontsize=9)
         ax.grid(alpha=0.25, axis="y")
     _legend(fig, band)
