@@ -113,8 +113,9 @@ def test_article_code_needs_the_articles_own_sizes():
     config["causal_timing"]["passes"] = 2  # ours only: free
     cfg.validate(config)
     config["causal_timing"]["d_k"] = 32
-    with pytest.raises(cfg.ConfigError, match=r"causal_timing.article_code: the article's listing times d_k = "
-                                              r"64, this config 32: set causal_timing.article_code: false"):
+    wanted = (r"causal_timing.article_code: the article's listing times d_k = 64, this config 32: "
+              r"set causal_timing.article_code: false")
+    with pytest.raises(cfg.ConfigError, match=wanted):
         cfg.validate(config)
     config["causal_timing"]["article_code"] = False
     cfg.validate(config)

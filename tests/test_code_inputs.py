@@ -67,7 +67,8 @@ def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_ru
     assert found == _expected(rules)
     cases = {rule for rule in rules if rule.endswith("_case")}
     for rule in cases:  # every experiment job declares its entry and what it imports, and no more
-        assert {"src/attnrepro/jobs/experiment.py", "src/attnrepro/jobs/timed_experiment.py"} & set(rules[rule]), rule
+        entries = {"src/attnrepro/jobs/experiment.py", "src/attnrepro/jobs/timed_experiment.py"}
+        assert entries & set(rules[rule]), rule
         assert "src/attnrepro/run/io.py" in rules[rule], rule
         # read by canonical.check (attnrepro.numerics.fingerprint)
         assert fingerprint.GOLDEN in rules[rule], rule

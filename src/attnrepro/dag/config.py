@@ -311,7 +311,8 @@ def semantic_errors(config, experiments=None):
 
 # what the job repeats or switches, or computes apart from the timed listing (a formula's sizes): free
 # beside article_code
-OURS_ONLY = {"*": ("passes", "article_code"), "quadratic_cost": ("heads", "layers"), "kv_cache": ("realistic",)}
+OURS_ONLY = {"*": ("passes", "article_code"), "quadratic_cost": ("heads", "layers"),
+             "kv_cache": ("realistic",)}
 
 
 def _article_code_errors(config, scope):

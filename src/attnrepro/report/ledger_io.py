@@ -21,7 +21,8 @@ def speed_lines(factors, rule):
         f.sentence() for f in factors.values()) + "."]
     if rule is not None:
         lines.append("A time of a timing experiment that timed the article's own code beside it is judged "
-                     "against that code (src/attnrepro/report/ledger/yardstick.py); the factor is information. "
+                     "against that code (src/attnrepro/report/ledger/yardstick.py); the factor is "
+                     "information. "
                      f"Any other raw time is judged by whether its ratio lies within {rule.band:g}x of the "
                      f"factor of its article's other raw times (the factor computed without it): {rule.why}.")
     return lines

@@ -8,8 +8,8 @@ that one is the finding. So, per article (each was timed on its own machine):
 
 - the *ratios* published / timed here of its raw-time claims (``raw_time: true`` in
   config/published.yaml, single values), the time here being the article's own code's where it was
-  timed beside ours (report.ledger.yardstick), else ours, estimate the article's **speed factor**: their median,
-  with a 95% bootstrap interval (the median of :data:`RESAMPLES` resamplings of the ratios with
+  timed beside ours (report.ledger.yardstick), else ours, estimate the article's **speed factor**:
+  their median, with a 95% bootstrap interval (the median of :data:`RESAMPLES` resamplings of the ratios with
   replacement, ``default_rng(SEED)``; :func:`factors`);
 - a raw time that the article's own code was not timed beside (report.ledger.yardstick judges
   those), single value or the article's interval, is **consistent** with the factor when
