@@ -21,7 +21,7 @@ PUBLISHED = Path(__file__).resolve().parents[1] / "config" / "published.yaml"
 
 
 class FakeMachine:
-    """Clocks for measure(): each call of ``work`` takes 1 s of wall time, and the timing thread
+    """Clocks for measure(): each call of ``work`` takes 1 s of wall time, and the timing process
     runs ``shares[attempt]`` of it; the sleep before a re-measurement moves to the next attempt."""
 
     def __init__(self, shares):
@@ -289,7 +289,7 @@ def test_a_ratio_reads_every_row_of_its_own_case_and_of_its_divisor():
     assert check.finding(ratio) == ""  # case b's slowed row is not case a's
     ratio.source["where"] = {"T": 128, "case": "b"}
     assert check.finding(ratio).startswith(
-        "disturbed measurement: causal_timing case b, T = 2048: the timing thread ran 50% of the wall time")
+        "disturbed measurement: causal_timing case b, T = 2048: the timing process ran 50% of the wall time")
     raw = _claim("t", "min_ms", 128, raw_time=True)
     raw.source["where"] = {"T": 128, "case": "b"}
     assert check.finding(raw) == ""  # a raw time reads its own row only
@@ -327,7 +327,7 @@ def test_a_claim_of_another_class_or_a_table_without_the_columns_is_never_distur
 
 def _slowed(row):
     """What a reason says of a row of _causal disturbed at T = ``row``."""
-    return (f"causal_timing case default, T = {row}: the timing thread ran 52% of the wall time (below the "
+    return (f"causal_timing case default, T = {row}: the timing process ran 52% of the wall time (below the "
             "share a quiet core gives: experiments._timing) after 3 attempts; 1-minute load 3.31 before, "
             "3.40 after")
 
@@ -356,5 +356,5 @@ def test_a_table_without_cases_or_a_row_key_is_read_whole_and_named_by_its_exper
         "class": "machine-bound", "band": [0.0, 1e9],
         "source": {"experiment": "causal_timing", "where": {"min_ms": 3.0}, "column": "min_ms"}})
     assert disturbed.Check(load).finding(claim) == (
-        "disturbed measurement: causal_timing: the timing thread ran 50% of the wall time (below the share a "
+        "disturbed measurement: causal_timing: the timing process ran 50% of the wall time (below the share a "
         "quiet core gives: experiments._timing) after 2 attempts")

@@ -8,7 +8,7 @@ is one sweep over the lengths; per length, the generation without cache is timed
 then the one with cache. Per length the minimum over repeats of each is kept
 (load lengthens a time, never shortens it); their ratio and its growth per step
 transfer between machines, the seconds do not. Each timed generation is one batch, timed again
-on the same inputs when the timing thread was descheduled during it
+on the same inputs when the process was descheduled during it
 (experiments._timing.measure); ``main`` records per length the lowest ``cpu_share`` of its
 batches, the most ``attempts``, ``disturbed`` (any batch) and the load before and after.
 

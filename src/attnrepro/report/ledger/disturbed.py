@@ -129,7 +129,7 @@ def _described(experiment, row):
             <= set(row.index)  # pragma: no mutate (equivalent: <: the row holds cpu_share too)
     ):
         load = f"; 1-minute load {row['load_before']:.2f} before, {row['load_after']:.2f} after"
-    return (f"{_label(experiment, row)}: the timing thread ran {row['cpu_share']:.0%} of the wall time "
+    return (f"{_label(experiment, row)}: the timing process ran {row['cpu_share']:.0%} of the wall time "
             f"(below the share a quiet core gives: experiments._timing) after {int(row['attempts'])} "
             f"attempt{'s' if int(row['attempts']) != 1 else ''}{load}")
 

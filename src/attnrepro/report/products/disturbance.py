@@ -1,7 +1,7 @@
 """Marks of disturbed measurements in the timing tables and figures.
 
 Each timing experiment records per row whether its measurement stayed disturbed: another process
-took the timing thread's core however often it was timed again (column ``disturbed``,
+took the timing process's core however often it was timed again (column ``disturbed``,
 :mod:`attnrepro.experiments._timing`). A table cell or figure point read from such a row carries
 :data:`MARK`, the ledger's symbol for the verdict "disturbed" (claims.SYMBOLS takes it from here),
 explained by :func:`legend`; a value computed with the previous row too (a ratio, a local slope)
