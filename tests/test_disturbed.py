@@ -140,7 +140,7 @@ def test_a_claim_read_from_a_disturbed_row_is_disturbed_never_differs_and_says_w
     raw = table.loc["raw-2048"]
     assert raw.verdict == "disturbed"
     assert raw.reason.startswith("disturbed measurement: causal_timing case default, T = 2048: the timing "
-                                 "thread ran 52% of the wall time (below the share a quiet core gives: "
+                                 "process ran 52% of the wall time (below the share a quiet core gives: "
                                  "experiments._timing) after 3 attempts; 1-minute load 3.31 before, "
                                  "3.40 after")
     assert "judged on these times it would be differs" in raw.reason
