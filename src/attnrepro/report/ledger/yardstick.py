@@ -151,21 +151,21 @@ def judge(claim, measured, written, shown=lambda v: f"{v:.3g}"):
     disturbed = (f"{left} of {len(measured.ours)} passes disturbed (ours or the article code's), left out"
                  if left else "")
     info, text = machine(claim, measured, shown), written(None, None)
+    beside = f"against the article's own code timed here beside it, article-code {shown(measured.article)}"
+    head = f"ours {text} {beside}"
     if len(ours) < 2:
         verdict = "disturbed" if left else "inconclusive"
         why = f"{len(ours)} undisturbed pass: no spread to judge by"
-        return Judged(verdict, text, join(f"ours {text} against the article's code here "
-                                          f"{shown(measured.article)}", why, disturbed, info, claim.note))
+        return Judged(verdict, text, join(head, why, disturbed, info, claim.note))
     low, high, spread = window(claim, measured.article, ours, theirs)
     text = written(low, high)
+    head = f"ours {text} {beside}"
     verdict = "within tolerance" if low <= measured.value <= high else "differs"
     if verdict == "differs" and left:  # the pooled value holds the disturbed passes too
         verdict = "disturbed"
-    reason = (f"ours {text} against the article's code timed here beside it, {shown(measured.article)}: "
-              f"accepted {shown(low)} to {shown(high)} ({spread}); {_paired(ours, theirs)}")
+    accepted = f"accepted {shown(low)} to {shown(high)} ({spread})"
     if left:
-        reason = join(f"ours {text} against the article's code timed here beside it, "
-                      f"{shown(measured.article)}; {disturbed}",
-                      f"the other {len(ours)}: accepted {shown(low)} to {shown(high)} ({spread}), "
-                      f"{_paired(ours, theirs)}")
+        reason = join(f"{head}; {disturbed}", f"the other {len(ours)}: {accepted}, {_paired(ours, theirs)}")
+    else:
+        reason = f"{head}: {accepted}; {_paired(ours, theirs)}"
     return Judged(verdict, text, join(reason, info, claim.note), (low, high))
