@@ -358,5 +358,5 @@ def test_a_table_without_cases_or_a_row_key_is_read_whole_and_named_by_its_exper
         "class": "machine-bound", "band": [0.0, 1e9],
         "source": {"experiment": "causal_timing", "where": {"min_ms": 3.0}, "column": "min_ms"}})
     assert disturbed.Check(load).finding(claim) == (
-        "disturbed measurement: causal_timing: the timing process ran 50% of the wall time (below the share a "
-        "quiet core gives: experiments._timing) after 2 attempts")
+        "disturbed measurement: causal_timing: the timing process ran 50% of the wall time (below the "
+        "share a quiet core gives: experiments._timing) after 2 attempts")

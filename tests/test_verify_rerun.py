@@ -637,3 +637,22 @@ def test_what_stops_run_ends_the_rerun_and_passes_through(tmp_path, started):
         signal.signal(signal.SIGUSR1, previous)
     pids = _pids(written, 3, started)
     assert [pid for pid in pids if _alive(pid)] == []
+
+
+def test_the_reruns_articles_are_read_from_this_checkout(tmp_path):
+    """The rerun's folder holds no article text: each relative ``text`` is read from this checkout,
+    an absolute one is kept, and an archive's config without ``articles`` takes this checkout's."""
+    repo = Path(__file__).resolve().parents[1]
+    given = {"articles": [{"id": "a", "text": "../t/a.txt"}, {"id": "b", "text": "/abs/b.md"}, "odd"],
+             "x": 1}
+    here = verify_rerun.texts_here(given, repo=tmp_path)
+    assert here["articles"] == [{"id": "a", "text": str(tmp_path / "../t/a.txt")},
+                                {"id": "b", "text": "/abs/b.md"}, "odd"]
+    assert here["x"] == 1 and given["articles"][0]["text"] == "../t/a.txt"  # the archive's own is untouched
+    mine = cfg.load(repo / "config/config.yaml")["articles"]
+    taken = verify_rerun.texts_here({"x": 1}, repo=repo)["articles"]
+    assert [e["id"] for e in taken] == [e["id"] for e in mine]
+    assert [e["text"] for e in taken] == [str(repo / e["text"]) for e in mine]
+    assert verify_rerun.texts_here({"articles": "not a list"}, repo=repo) == {"articles": "not a list"}
+    written = json.loads(verify_rerun.write_config({"x": 1}, tmp_path).read_text())
+    assert all(Path(e["text"]).is_absolute() for e in written["articles"])

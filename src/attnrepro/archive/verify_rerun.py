@@ -127,9 +127,28 @@ def config_for_rerun(top):
     return theirs
 
 
+def texts_here(config, repo=REPO):
+    """``config`` with each article's relative ``text`` read from this checkout (``repo``), not from
+    the rerun's folder, where no article text is copied: the entries are this checkout's own
+    (:func:`article_errors`; an archive's config without ``articles`` takes this checkout's), and a
+    job that reads a text checks its SHA-256."""
+    from attnrepro.dag import config as cfg
+
+    entries = (config["articles"] if "articles" in config
+               else cfg.load(Path(repo) / "config" / "config.yaml").get("articles"))
+    if not isinstance(entries, list):
+        return config
+    here = [{**e, "text": str(Path(repo) / e["text"])}
+            if isinstance(e, dict) and isinstance(e.get("text"), str) and not Path(e["text"]).is_absolute()
+            else e for e in entries]
+    return {**config, "articles": here}
+
+
 def write_config(config, workdir):
-    """The config as JSON in the rerun's folder (Snakemake reads a JSON file as JSON); its path."""
+    """The config as JSON in the rerun's folder (Snakemake reads a JSON file as JSON), its articles'
+    texts read from this checkout (:func:`texts_here`); its path."""
     out = Path(workdir) / CONFIG_JSON
+    config = texts_here(config)
     out.write_text(json.dumps(config, indent=1, sort_keys=True,
                               allow_nan=False,  # pragma: no mutate (equivalent: json reads None as False)
                               ) + "\n")
