@@ -452,7 +452,8 @@ def test_verify_takes_config_lock_commit_and_versions_from_the_crate(tmp_path, m
         patch.setattr(verify_rerun, "run", snakemake)
         assert verify.rerun(top, tmp_path / "rerun", 1) == tmp_path / "rerun/results"
     assert ran[0][-2:] == ["--configfile", str(tmp_path / "rerun" / verify_rerun.CONFIG_JSON)]
-    assert json.loads((tmp_path / "rerun" / verify_rerun.CONFIG_JSON).read_text()) == {"skip": ["train"]}
+    handed = json.loads((tmp_path / "rerun" / verify_rerun.CONFIG_JSON).read_text())
+    assert handed == {"skip": ["train"], "articles": verify_rerun.texts_here({})["articles"]}
     said = verify.warnings(top)
     assert "the archive's commit (abc123) is not this checkout's HEAD" in " ".join(said)
     assert "the archive's run had uncommitted changes to tracked files" in said

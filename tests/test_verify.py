@@ -796,7 +796,8 @@ def test_a_rerun_runs_snakemake_on_the_archives_config_as_json_in_a_copy(tmp_pat
     ((call),) = fake_snakemake.calls
     assert call["cmd"] == [sys.executable, "-m", "snakemake", "--cores", "3", "--configfile", str(config)]
     assert call["workdir"] == work
-    assert json.loads(config.read_text()) == {"skip": ["train"]}  # JSON: Snakemake never reads it as YTE
+    handed = json.loads(config.read_text())  # JSON: Snakemake never reads it as YTE
+    assert handed == {"skip": ["train"], "articles": verify_rerun.texts_here({})["articles"]}  # texts here
     assert call["printed"] == (f"rerunning in {work}: -m snakemake --cores 3 --configfile {config} "
                                f"(log: {work / 'verify-snakemake.log'})\n")
     copied = sorted(p.relative_to(work).as_posix() for p in work.rglob("*") if not p.is_dir())

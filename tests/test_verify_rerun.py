@@ -654,5 +654,4 @@ def test_the_reruns_articles_are_read_from_this_checkout(tmp_path):
     assert [e["id"] for e in taken] == [e["id"] for e in mine]
     assert [e["text"] for e in taken] == [str(repo / e["text"]) for e in mine]
     assert verify_rerun.texts_here({"articles": "not a list"}, repo=repo) == {"articles": "not a list"}
-    written = json.loads(verify_rerun.write_config({"x": 1}, tmp_path).read_text())
-    assert all(Path(e["text"]).is_absolute() for e in written["articles"])
+    assert all(Path(e["text"]).is_absolute() for e in taken)

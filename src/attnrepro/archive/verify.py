@@ -230,7 +230,7 @@ def rerun(top, workdir, cores):
     workdir = Path(workdir)
     try:
         verify_rerun.copy_workflow(workdir, REPO)
-        config_path = verify_rerun.write_config(config, workdir)
+        config_path = verify_rerun.write_config(verify_rerun.texts_here(config), workdir)
     except OSError as error:
         local = verify_extract.local_problem(error, workdir)
         raise CannotVerify(local or f"cannot copy this checkout's workflow into {workdir}: {error}") from None

@@ -145,10 +145,8 @@ def texts_here(config, repo=REPO):
 
 
 def write_config(config, workdir):
-    """The config as JSON in the rerun's folder (Snakemake reads a JSON file as JSON), its articles'
-    texts read from this checkout (:func:`texts_here`); its path."""
+    """The config as JSON in the rerun's folder (Snakemake reads a JSON file as JSON); its path."""
     out = Path(workdir) / CONFIG_JSON
-    config = texts_here(config)
     out.write_text(json.dumps(config, indent=1, sort_keys=True,
                               allow_nan=False,  # pragma: no mutate (equivalent: json reads None as False)
                               ) + "\n")
