@@ -194,3 +194,73 @@ def test_the_kv_cache_and_the_articles_code_agree_whatever_the_allocators_state(
     c = claim("speedup", raw_time=False, published="56.6")
     verdict, _, reason = judged(measured, c)
     assert verdict in ("within tolerance", "disturbed"), reason
+
+
+class Tables:
+    """A ledger load of one timing experiment: ours and the article code's tables, per pass."""
+
+    def __init__(self, ours, theirs, disturbed=()):
+        def rows(values, table):
+            return [{"T": 128, "pass": p, "min_ms": v, "disturbed": (table, p) in disturbed}
+                    for p, v in enumerate(values)]
+
+        other = {"T": 512, "pass": 0, "min_ms": 9.0, "disturbed": False}  # another row: not read
+        self.frames = {"main": [{"T": 128, "min_ms": min(ours)}, {"T": 512, "min_ms": 9.0}],
+                       "article_main": [{"T": 128, "min_ms": min(theirs)}],
+                       "passes": rows(ours, "passes") + [other],
+                       "article_passes": rows(theirs, "article_passes")}
+
+    def __call__(self, experiment, table):
+        import pandas as pd
+
+        assert experiment == "causal_timing"
+        if table not in self.frames:
+            raise FileNotFoundError(table)
+        return pd.DataFrame(self.frames[table]).assign(case="default")
+
+
+def test_the_measurement_is_read_pass_by_pass_from_both_codes_tables():
+    load = Tables([0.20, 0.22, 0.21], [0.19, 0.20, 0.23], disturbed={("article_passes", 1)})
+    m = yardstick.read(claim(), load)
+    assert m == yardstick.Measured(0.20, 0.19, (0.20, 0.22, 0.21), (0.19, 0.20, 0.23), (True, False, True))
+    assert m.kept == ((0.20, 0.21), (0.19, 0.23))
+    # another class, another table, a ratio over another selection, a range per row: not this rule's
+    for other in (Claim(**{**claim().__dict__, "cls": "exact"}),
+                  Claim(**{**claim().__dict__, "source": {**claim().source, "table": "passes"}}),
+                  Claim(**{**claim().__dict__, "source": {**claim().source, "over": {"where": {"T": 512}}}}),
+                  Claim(**{**claim().__dict__, "source": {**claim().source, "per": "T"}})):
+        assert yardstick.read(other, load) is None
+    missing = Tables([0.2], [0.2])
+    del missing.frames["article_main"]  # an experiment that timed no article code
+    assert yardstick.read(claim(), missing) is None
+    uneven = Tables([0.2, 0.3], [0.2])
+    assert yardstick.read(claim(), uneven) is None  # passes that do not pair up judge nothing
+    quiet = Tables([0.2, 0.3], [0.2, 0.3])
+    quiet.frames["passes"] = [{k: v for k, v in r.items() if k != "disturbed"}
+                              for r in quiet.frames["passes"]]
+    assert yardstick.read(claim(), quiet).quiet == (True, True)  # no column: nothing found disturbed
+
+
+def test_a_reason_says_both_values_the_window_the_pairs_and_the_machine_with_its_note():
+    c = Claim(**{**claim().__dict__, "note": "a raw time"})
+    m = yardstick.Measured(0.20, 0.19, (0.20, 0.22, 0.21), (0.19, 0.20, 0.21), (True,) * 3)
+    verdict, text, reason = yardstick.judge(c, m, lambda low, high: "0.200" if low is None else "0.2000",
+                                            lambda v: f"{v:.3g}")
+    assert (verdict, text) == ("within tolerance", "0.2000")
+    assert reason == (
+        "ours 0.2000 against the article's own code timed here beside it, article-code 0.19: accepted 0.172 "
+        "to 0.21 (÷× 1.11, the larger max / min of the two's passes); paired ratios ours / the article's "
+        "code 1 to 1.1 over 3 passes; as information, the author's machine: published 1.28, the article's "
+        "code here 0.19: this machine runs it 6.74x as fast; a raw time")
+    ratio = Claim(**{**claim("time_ratio", raw_time=False, published="20.2").__dict__})
+    said = yardstick.judge(ratio, m, lambda low, high: "0.2", lambda v: f"{v:.3g}")[2]
+    assert "; as information, the author's machine printed 20.2; the article's code gives 0.19 here" in said
+    ranged = Claim(**{**claim().__dict__, "published": "1.2-1.5"})
+    ranged_reason = yardstick.judge(ranged, m, lambda lo, hi: "0.2")[2]
+    assert "this machine runs it 6.32x to 7.89x as fast" in ranged_reason
+    one = yardstick.Measured(0.2, 0.19, (0.2,), (0.19,), (True,))
+    assert yardstick.judge(c, one, lambda lo, hi: "0.200")[2].startswith(
+        "ours 0.200 against the article's own code timed here beside it, article-code 0.19; 1 undisturbed "
+        "pass: no spread to judge by; as information")
+    gone = yardstick.Measured(0.2, 0.19, (0.2, 0.3), (0.19, 0.2), (True, False))
+    assert yardstick.judge(c, gone, lambda lo, hi: "0.200")[0] == "disturbed"
