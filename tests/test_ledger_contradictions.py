@@ -193,3 +193,21 @@ def test_the_overview_draws_the_ledger_bounds_and_no_other(ledger):
     assert "001.t.free" in ticks and "001.t.free" not in drawn  # a timing no window judged: no bar
     slope = drawn["001.prose.t.slope"]  # reproduced / published: the window over the range's centre 2.015
     assert slope == pytest.approx((1.8 / 2.015, 2.0 / 2.015))
+
+
+def test_the_check_at_its_edges():
+    """What the mutants of report.ledger.contradictions asked: one open bound, the window's ends,
+    and a published range that only touches a seed interval."""
+    half = row("5", "reproduced", math.nan, 1.0)
+    assert contradictions.bounds(half) is None and contradictions.contradiction(half) == ""
+    assert contradictions.bounds(row("5", "reproduced", 0.0, math.nan)) is None
+    assert contradictions.contradiction(row("0.5", "reproduced", 0.5, 1.0)) == ""  # its low end is inside
+
+    def seeds(published, low, high, verdict="within tolerance"):
+        return {**row("0.97", verdict, low, high), "class": "stochastic", "published": published}
+
+    assert contradictions.contradiction(seeds("0.95-0.99", 0.99, 1.0)) == ""  # touches at its top
+    assert contradictions.contradiction(seeds("0.95-0.99", 0.90, 0.95)) == ""  # touches at its bottom
+    assert contradictions.contradiction(seeds("0.95-0.99", 0.96, 0.98)) == ""  # holds the window
+    assert contradictions.contradiction(seeds("0.95-0.99", 0.991, 1.0)) == (
+        "within tolerance, but the published value, 0.95-0.99, lies outside its bounds 0.991 to 1")

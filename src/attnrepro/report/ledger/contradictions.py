@@ -57,8 +57,10 @@ def judged(row, low, high):
     (what: "the value it prints"), or for a stochastic row whose window is a seed interval the
     published value's ("the published value"), where ``meets`` says that meeting the window, not
     lying in it, is what counts (an interval overlaps a prediction interval)."""
-    reproduced = printed_ends(row.get("reproduced", ""))
-    published = printed_ends(row.get("published", "")) if row.get("class") == "stochastic" else None
+    # a missing cell reads as any text that is no number: None
+    reproduced = printed_ends(row.get("reproduced", ""))  # pragma: no mutate (equivalent: as said above)
+    published = (printed_ends(row.get("published", ""))  # pragma: no mutate (equivalent: as said above)
+                 if row.get("class") == "stochastic" else None)
     if published is None or published == (low, high):
         return reproduced, f"the value it prints, {row.get('reproduced')},", False
     return published, f"the published value, {row.get('published')},", True
@@ -69,7 +71,9 @@ def contradiction(row):
     does not (or cannot: no window, no number, or a verdict that claims no side of the window)."""
     verdict = row.get("verdict")
     low, high = _number(row.get("accepted_low")), _number(row.get("accepted_high"))
-    if verdict not in INSIDE + OUTSIDE or math.isnan(low) or math.isnan(high):
+    if verdict not in INSIDE + OUTSIDE:  # claims no side of a window
+        return ""
+    if math.isnan(low) or math.isnan(high):  # no window decided
         return ""
     ends, what, meets = judged(row, low, high)
     if ends is None:
