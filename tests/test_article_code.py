@@ -308,3 +308,45 @@ def test_a_selector_without_rows_named_and_one_of_another_table_are_read_right()
     load.frames["single"] = [{"min_ms": 0.3}]
     other = Claim(**{**whole.__dict__, "source": {**whole.source, "table": "single"}})
     assert yardstick.read(other, load) is None  # a table other than main: not a time of the passes
+
+
+def test_the_ledger_judges_a_time_by_the_article_code_and_says_both_values():
+    """verdicts.evaluate on the tables of a timing experiment that timed the article's code: the
+    yardstick decides, the article code's value fills column article_code, its window the bounds;
+    the speed factor is published over the article's code here."""
+    from attnrepro.report.ledger import speed, verdicts
+
+    load = Tables([0.20, 0.22, 0.21], [0.19, 0.20, 0.21])
+    row = verdicts.evaluate([claim()], load).iloc[0]
+    assert (row["article_code"], row["reproduced"], row["verdict"]) == ("0.190", "0.200", "within tolerance")
+    assert (row["accepted_low"], row["accepted_high"]) == pytest.approx((0.19 / (0.21 / 0.19), 0.21))
+    assert row["reason"].startswith("ours 0.200 against the article's own code timed here beside it, "
+                                    "article-code 0.190: accepted 0.172 to 0.210")
+    factors = verdicts.raw_time_factors([claim()], load)
+    assert factors["001"].ratios == {"x.t": pytest.approx(1.28 / 0.19)}  # the article's code, not ours
+    assert speed.judging(verdicts.evaluate([claim()], load), None) == {"001": None}
+    exact = Claim(**{**claim().__dict__, "cls": "exact", "published": "0.2"})
+    plain = verdicts.evaluate([exact], load).iloc[0]
+    assert (plain["article_code"], plain["verdict"]) == ("", "reproduced")  # no time: no yardstick
+    missing = Claim(**{**claim().__dict__, "source": {**claim().source, "where": {"T": 4096}}})
+    assert verdicts.evaluate([missing], load).iloc[0]["article_code"] == ""  # no value: nothing to judge
+
+
+def test_a_time_the_article_measured_alone_is_not_comparable_and_says_what_the_factor_makes_of_it():
+    from attnrepro.report.ledger import speed, verdicts
+
+    alone = Claim(**{**claim().__dict__, "published": "35 s", "why": verdicts.ALONE,
+                     "rationale": "alone there"})
+    factor = speed.Factor("001", 7.0, 6.0, 8.0, {"a": 7.0})
+    assert verdicts.judge(alone, 5.37, factor=factor, rule=speed.Rule(3.0, "w")) == (
+        "inconclusive", "5.37 s", "not comparable (alone there); as information, at this machine's speed "
+        "factor for the article, 7x (from the article's code timed here), the published time would be "
+        "about 5 s here")
+    assert verdicts.judge(alone, 5.37) == ("inconclusive", "5.37 s", "not comparable (alone there)")
+
+
+def test_a_prose_value_is_rewritten_like_itself_on_its_side_of_the_cells_window():
+    from attnrepro.report.ledger import verdicts
+
+    assert verdicts._on_its_side("0.90 s", 0.905, 0.5, 0.9) == "0.91 s"  # its unit kept, outside as 0.905 is
+    assert verdicts._on_its_side("n/a", 0.905, 0.5, 0.9) == "n/a"

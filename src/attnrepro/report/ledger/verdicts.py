@@ -84,7 +84,7 @@ def judge(claim, value, values=None, spread=None, factor=None, rule=None, repeat
     if claim.cls == "stochastic":
         return stochastic.judge(claim, value, text, values, spread)
     if claim.why == ALONE:
-        return _judge_alone(claim, value, text, factor)
+        return _judge_alone(claim, value, factor)
     if claim.raw_time and factor is not None and rule is not None:
         return _judge_raw_time(claim, value, factor, rule, repeats)
     return _judge_timing(claim, value, repeats)
@@ -221,7 +221,7 @@ def _more_digits(published, extra):
 ALONE = "timed-alone"  # the rationale of a time the article measured alone (published.yaml rationales)
 
 
-def _judge_alone(claim, value, text, factor=None):
+def _judge_alone(claim, value, factor=None):
     """A time the article measured alone, measured here beside other jobs: not comparable,
     *inconclusive*; as information, what this machine's speed factor (from the article's code timed
     here: verdicts.raw_time_factors) makes of the published time."""
@@ -354,7 +354,8 @@ def _take_cells_verdicts(claims, rows, values=None):
         if decider is not None:
             low, high = (float(rows[decider].get(k, np.nan)) for k in BOUNDS)
             row.update(zip(BOUNDS, (low, high)))
-            if not (np.isnan(low) or np.isnan(high)):
+            if not (np.isnan(low) or np.isnan(  # pragma: no mutate (equivalent: a Judged window has both
+                    high)):  # bounds or none, judged.Judged, so one NaN never comes)
                 window = (f"the bounds shown, {low:g} to {high:g}, are the window of {decider}, "
                           "whose verdict decided")
                 row["reproduced"] = _on_its_side(row["reproduced"], (values or {}).get(prose_id), low, high)
