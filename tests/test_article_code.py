@@ -337,12 +337,31 @@ def test_a_time_the_article_measured_alone_is_not_comparable_and_says_what_the_f
 
     alone = Claim(**{**claim().__dict__, "published": "35 s", "why": verdicts.ALONE,
                      "rationale": "alone there"})
+    ranged = Claim(**{**alone.__dict__, "published": "28-42 s", "note": "its note"})
+    assert verdicts.judge(ranged, 5.37, factor=speed.Factor("001", 7.0, 6.0, 8.0, {"a": 7.0}))[2].endswith(
+        "the published time would be about 4 to 6 s here; its note")
     factor = speed.Factor("001", 7.0, 6.0, 8.0, {"a": 7.0})
     assert verdicts.judge(alone, 5.37, factor=factor, rule=speed.Rule(3.0, "w")) == (
         "inconclusive", "5.37 s", "not comparable (alone there); as information, at this machine's speed "
         "factor for the article, 7x (from the article's code timed here), the published time would be "
         "about 5 s here")
     assert verdicts.judge(alone, 5.37) == ("inconclusive", "5.37 s", "not comparable (alone there)")
+
+
+def test_a_time_on_its_windows_edge_is_written_with_the_digits_that_put_it_outside():
+    from attnrepro.report.ledger import verdicts
+
+    load = Tables([0.21001, 0.21001], [0.2, 0.2])  # the window: 0.2 / 1.05 to 0.2 x 1.05 = 0.21
+    row = verdicts.evaluate([claim()], load).iloc[0]
+    assert (row["verdict"], row["reproduced"]) == ("differs", "0.21001")  # "0.210" would read inside
+
+
+def test_a_value_on_a_rounding_tie_at_its_claims_decimals_says_so():
+    from attnrepro.report.ledger import verdicts
+
+    tied = Claim(id="x", article="001", section="s", claim="c", published="1.0", cls="exact",
+                 source={"experiment": "e", "column": "c"}, decimals=3)
+    assert verdicts.judge(tied, 0.9995)[2].startswith("on an exact rounding tie: 0.9995 rounds to 1.000")
 
 
 def test_a_prose_value_is_rewritten_like_itself_on_its_side_of_the_cells_window():

@@ -111,7 +111,7 @@ CLAIMS = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test, so that mutation testing sees which tests reach the ledger's functions
 def ledger():
     return verdicts.evaluate(CLAIMS, load)
 

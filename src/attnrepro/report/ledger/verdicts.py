@@ -226,7 +226,7 @@ def _judge_alone(claim, value, factor=None):
     *inconclusive*; as information, what this machine's speed factor (from the article's code timed
     here: verdicts.raw_time_factors) makes of the published time."""
     text = timing_text(value, claim)
-    info = ""
+    info = ""  # pragma: no mutate (equivalent: join drops None as it drops "")
     if factor is not None:
         low, high = published_range(claim.published)
         unit = _parse(claim.published)[2]
@@ -297,13 +297,14 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
         found[claim.id] = value
         other = _other_parameters(claim, value, load, article) if article is not None else None
         window = None  # pragma: no mutate (equivalent: read only as `window or (nan, nan)`)
-        measured = yardstick.read(claim, load) if other is None and value is not None else None
+        article_code = ""  # the article's own code timed here, beside a time it judges
         if other is not None:
             verdict, text, reason = other
-        elif measured is not None:
+        elif (measured := yardstick.read(claim, load)) is not None:  # no value: none
             judged = yardstick.judge(claim, measured, lambda low, high: timing_text(value, claim, low, high),
                                      lambda v: timing_text(v, claim))
             (verdict, text, reason), window = judged, judged.window
+            article_code = timing_text(measured.article, claim)
         else:
             factor = factors.get(claim.article)
             repeats = passes.values(claim.source, load) if claim.cls == "machine-bound" else []
@@ -314,7 +315,7 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
         rows.append({
             "id": claim.id, "article": claim.article, "section": claim.section,
             "claim": claim.claim, "published": claim.published,
-            "article_code": timing_text(measured.article, claim) if measured is not None else "",
+            "article_code": article_code,
             "reproduced": text,
             "class": claim.cls, "verdict": verdict, "reason": reason,
             "accepted_low": float(low), "accepted_high": float(high),
