@@ -129,6 +129,16 @@ def measure(calls, warmup=(), attempts=None, min_share=None, pause=None, clocks=
     return best
 
 
+def repeat_table(sizes, batches, size, call):
+    """One row per (pass, size, call) of ``batches`` ([pass][size] -> Batch) with its wall and CPU
+    seconds; ``size`` and ``call`` name the size and call columns ("n", "run"; "T", "trial")."""
+    return pd.DataFrame([
+        {"pass": p, size: value, call: i, "seconds": s, "cpu_seconds": c}
+        for p, row in enumerate(batches) for value, batch in zip(sizes, row)
+        for i, (s, c) in enumerate(zip(batch.seconds, batch.cpu_seconds))],
+        columns=["pass", size, call, "seconds", "cpu_seconds"])
+
+
 def quietest(batches):
     """The record behind a minimum over several batches: the quietest batch's (highest share). Load
     lengthens a time, never shortens it, so a minimum is disturbed only when every batch was."""

@@ -32,7 +32,9 @@ from attnrepro.core.attention import apply_mask, scores, softmax
 from attnrepro.core.masks import causal
 from attnrepro.experiments import _article_code
 from attnrepro.experiments._allocator import steady_state
-from attnrepro.experiments._timing import loglog_slope, machine_table, measure, quietest, step_ratios
+from attnrepro.experiments._timing import (
+    loglog_slope, machine_table, measure, quietest, repeat_table, step_ratios,
+)
 from attnrepro.experiments._memory import BOOL, F64, ROW, largest_value, term
 from attnrepro.experiments._prices import CAUSAL_CELL, DRAW, FLOP
 
@@ -96,11 +98,7 @@ def pass_columns(lengths, batches):
 
 def repeat_rows(lengths, batches):
     """``repeats``: one row per (pass, T, trial) with its wall and CPU seconds."""
-    return pd.DataFrame([
-        {"pass": p, "T": T, "trial": i, "seconds": s, "cpu_seconds": c}
-        for p, row in enumerate(batches) for T, batch in zip(lengths, row)
-        for i, (s, c) in enumerate(zip(batch.seconds, batch.cpu_seconds))],
-        columns=["pass", "T", "trial", "seconds", "cpu_seconds"])
+    return repeat_table(lengths, batches, "T", "trial")
 
 
 def pooled_columns(lengths, batches):

@@ -29,7 +29,9 @@ import pandas as pd
 
 from attnrepro.experiments import _article_code
 from attnrepro.experiments._allocator import steady_state
-from attnrepro.experiments._timing import loglog_slope, machine_table, measure, step_ratios, summary
+from attnrepro.experiments._timing import (
+    loglog_slope, machine_table, measure, repeat_table, step_ratios, summary,
+)
 from attnrepro.experiments._memory import F32, F64, largest_value, term
 from attnrepro.experiments._prices import DRAW, F32_CELL, FLOP32
 
@@ -98,11 +100,7 @@ def pass_columns(lengths, batches):
 
 def repeat_rows(lengths, batches):
     """``repeats``: one row per (pass, n, run) with its wall and CPU seconds."""
-    return pd.DataFrame([
-        {"pass": p, "n": n, "run": r, "seconds": s, "cpu_seconds": c}
-        for p, row in enumerate(batches) for n, batch in zip(lengths, row)
-        for r, (s, c) in enumerate(zip(batch.seconds, batch.cpu_seconds))],
-        columns=["pass", "n", "run", "seconds", "cpu_seconds"])
+    return repeat_table(lengths, batches, "n", "run")
 
 
 def pooled_columns(lengths, batches):
