@@ -46,7 +46,7 @@ import zlib
 from pathlib import Path
 
 from attnrepro.run import digests, usage
-from attnrepro.archive import verify_crate, verify_extract, verify_rerun
+from attnrepro.archive import terminal, verify_crate, verify_extract, verify_rerun
 from attnrepro.archive.verify_compare import KINDS, compare
 from attnrepro import paths
 
@@ -294,7 +294,13 @@ def _parser():
 
 def main(argv=None):
     """Extract, warn, rerun or take ``--results``, compare and report; the exit status
-    (:data:`EXIT_CODES`). A signal ends the rerun and removes the temporary folder first."""
+    (:data:`EXIT_CODES`). A signal ends the rerun and removes the temporary folder first. All it
+    prints is escaped (:mod:`attnrepro.archive.terminal`): any of it may be the archive's text."""
+    with terminal.escaping():
+        return _main(argv)
+
+
+def _main(argv):
     args = _parser().parse_args(argv)
     try:
         with verify_rerun.handling_signals():
