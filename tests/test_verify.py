@@ -90,12 +90,17 @@ def test_a_timing_experiment_compares_only_what_is_not_measured(tmp_path):
     assert vc.compare_parquet(machine, a / machine, b / machine).status == "skipped"
 
 
+SAME_TIMING = ("; 1 machine-bound, compared without what comes from the clock (times, bounds, verdicts): "
+               "the same verdicts on both sides (1 within tolerance)")
+
+
 def _ledger(changes=None):
     rows = [
         {"id": "001.exact", "class": "exact", "published": "5", "reproduced": "5", "verdict": "reproduced",
-         "reason": ""},
+         "reason": "", "article_code": "", "accepted_low": "", "accepted_high": ""},
         {"id": "001.timing", "class": "machine-bound", "published": "0.2 s", "reproduced": "0.25",
-         "verdict": "within tolerance", "reason": "band"},
+         "verdict": "within tolerance", "reason": "band", "article_code": "0.24", "accepted_low": "0.2",
+         "accepted_high": "0.3"},
     ]
     for (claim, column), value in (changes or {}).items():
         next(r for r in rows if r["id"] == claim)[column] = value
@@ -104,9 +109,13 @@ def _ledger(changes=None):
 
 def test_the_ledger_ignores_a_machine_bound_claims_measurement_only():
     base = _ledger()
-    timing = _ledger({("001.timing", "reproduced"): "0.31", ("001.timing", "verdict"): "differs",
-                      ("001.timing", "reason"): "other CPU"})
+    clock = {"reproduced": "0.31", "verdict": "differs", "reason": "other CPU", "article_code": "0.3",
+             "accepted_low": "0.25", "accepted_high": "0.35"}
+    timing = _ledger({("001.timing", column): value for column, value in clock.items()})
     assert vc.ledger_differences(base, timing) == []
+    for column, value in clock.items():  # an exact claim's every column is compared
+        assert vc.ledger_differences(base, _ledger({("001.exact", column): value})) == [
+            f"claim 001.exact, column {column!r}: archive {base.loc[0, column]!r}, here {value!r}"]
     published = _ledger({("001.timing", "published"): "0.3 s"})
     assert vc.ledger_differences(base, published) == [
         "claim 001.timing, column 'published': archive '0.2 s', here '0.3 s'"]
@@ -124,7 +133,17 @@ def test_a_ledger_column_on_one_side_only_differs(tmp_path):
     assert (entry.status, entry.detail) == ("differs", "columns only in archive [], only here ['numerics']")
     _ledger().to_csv(tmp_path / "b.csv", index=False)
     entry = vc.compare_ledger("results/ledger.csv", tmp_path / "a.csv", tmp_path / "b.csv")
-    assert (entry.status, entry.detail) == ("equal", "2 claims")
+    assert (entry.status, entry.detail) == ("equal", f"2 claims{SAME_TIMING}")
+
+
+def test_the_verdicts_of_machine_bound_claims_are_said_by_count_on_each_side():
+    two = pd.concat([_ledger(), _ledger().iloc[1:].assign(id="001.other", verdict="disturbed")])
+    here = two.assign(verdict=["reproduced", "disturbed", "disturbed"])
+    assert vc.machine_bound_note(two, here) == (
+        "; 2 machine-bound, compared without what comes from the clock (times, bounds, verdicts): their "
+        "verdicts: 1 disturbed, 1 within tolerance in archive, 2 disturbed here")
+    assert vc.machine_bound_note(two.iloc[:1], here.iloc[:1]) == ""  # none machine-bound
+    assert vc.machine_bound_note(two.drop(columns="verdict"), here) == ""  # no verdicts to count
 
 
 def test_cells_of_mixed_types_compare_element_by_element_with_their_types():
@@ -305,7 +324,7 @@ def test_a_ledger_entry_names_the_first_difference_and_counts_the_others(tmp_pat
     assert entry == vc.Entry("ledger", "results/ledger.csv", "differs",
                              "unreadable in archive: EmptyDataError: No columns to parse from file")
     entry = vc.compare_ledger("results/ledger.csv", tmp_path / "a.csv", tmp_path / "a.csv")
-    assert entry == vc.Entry("ledger", "results/ledger.csv", "equal", "2 claims")
+    assert entry == vc.Entry("ledger", "results/ledger.csv", "equal", f"2 claims{SAME_TIMING}")
 
 
 # ---- in-process: two small results folders, every kind of file -----------------------------
@@ -364,7 +383,7 @@ COMPARED = [  # the entries of _two_sides, by kind then path
     ("table", "results/tables/notes.csv", "equal", ""),
     ("table", "results/tables/only_here.csv", "only here", ""),
     ("table", "results/tables/scale_table.csv", "equal", ""),
-    ("ledger", "results/ledger.csv", "equal", "2 claims"),
+    ("ledger", "results/ledger.csv", "equal", f"2 claims{SAME_TIMING}"),
 ]
 
 
@@ -706,7 +725,7 @@ def test_verify_reports_every_file_its_counts_and_the_verdict(tmp_path, capsys, 
         "equal            results/tables/notes.csv",
         "only here        results/tables/only_here.csv",
         "equal            results/tables/scale_table.csv",
-        "equal            results/ledger.csv: 2 claims",
+        f"equal            results/ledger.csv: 2 claims{SAME_TIMING}",
         "parquet: 2 equal, 1 differs, 1 only in archive, 0 only here, 1 skipped",
         "table: 2 equal, 0 differs, 0 only in archive, 1 only here, 1 skipped",
         "ledger: 1 equal, 0 differs, 0 only in archive, 0 only here, 0 skipped",

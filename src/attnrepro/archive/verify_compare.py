@@ -5,8 +5,10 @@
   table of a timing experiment describes the machine and is skipped;
 - every ``results/tables/*.csv`` as text, except the tables built from a timing experiment
   (skipped: every number of theirs is a Parquet column, compared without its times);
-- ``results/ledger.csv`` claim by claim (by id), every column except ``reproduced``, ``verdict``
-  and ``reason`` of a machine-bound claim (a timing).
+- ``results/ledger.csv`` claim by claim (by id), every column except what a machine-bound claim
+  (a timing) takes from the clock (:data:`attnrepro.report.ledger.verdicts.FROM_THE_CLOCK`: its
+  value, the article code's, the window that judged them, the verdict and its reason); how their
+  verdicts differ is said as information.
 
 A file or a column present on one side only differs; so does a file that cannot be read, and
 a ledger whose ids are missing or not unique (its claims cannot be paired).
@@ -18,7 +20,7 @@ from pathlib import Path
 from attnrepro import paths
 from attnrepro.archive import verify_extract
 
-MACHINE_BOUND_COLUMNS = ("reproduced", "verdict", "reason")
+MACHINE_BOUND = "machine-bound"  # the class of a timing claim
 
 
 @dataclass
@@ -197,7 +199,10 @@ def _unpaired(ledger, side):
 
 def ledger_differences(archive, here):
     """[sentence] for what cannot be paired, columns on one side, each claim only on one side and
-    each differing value, in the archive's order."""
+    each differing value, in the archive's order (a machine-bound claim without what it takes from
+    the clock)."""
+    from attnrepro.report.ledger.verdicts import FROM_THE_CLOCK
+
     out = _unpaired(archive, "of the archive") + _unpaired(here, "here")
     if out:
         return out
@@ -209,13 +214,34 @@ def ledger_differences(archive, here):
     shared = [c for c in archive.columns if c in here.columns]
     for claim in (i for i in archive.index if i in here.index):
         a, b = archive.loc[claim], here.loc[claim]
-        machine_bound = "machine-bound" in (a.get("class"), b.get("class"))
+        machine_bound = MACHINE_BOUND in (a.get("class"), b.get("class"))
         for column in shared:
-            if machine_bound and column in MACHINE_BOUND_COLUMNS:
+            if machine_bound and column in FROM_THE_CLOCK:
                 continue
             if a[column] != b[column]:
                 out.append(f"claim {claim}, column {column!r}: archive {a[column]!r}, here {b[column]!r}")
     return out
+
+
+def _verdicts(ledger):
+    """"4 within tolerance, 1 disturbed": the verdicts of a ledger's machine-bound claims, by count."""
+    verdicts = ledger.loc[ledger["class"] == MACHINE_BOUND, "verdict"].value_counts()
+    return ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def machine_bound_note(archive, here):
+    """How many claims are machine-bound and their verdicts on each side, when they differ: what
+    moves with the machine is said, never compared ("" when no claim is machine-bound)."""
+    if not all({"class", "verdict"} <= set(side.columns) for side in (archive, here)):
+        return ""
+    count = int((archive["class"] == MACHINE_BOUND).sum())
+    if not count:
+        return ""
+    theirs, ours = _verdicts(archive), _verdicts(here)
+    verdicts = (f"their verdicts: {theirs} in archive, {ours} here" if theirs != ours
+                else f"the same verdicts on both sides ({theirs})")
+    return (f"; {count} machine-bound, compared without what comes from the clock (times, bounds, "
+            f"verdicts): {verdicts}")
 
 
 def compare_ledger(rel, archive_path, here_path):
@@ -224,7 +250,7 @@ def compare_ledger(rel, archive_path, here_path):
     if differences:
         more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
         return Entry("ledger", rel, "differs", differences[0] + more)
-    return Entry("ledger", rel, "equal", f"{len(archive)} claims")
+    return Entry("ledger", rel, "equal", f"{len(archive)} claims{machine_bound_note(archive, here)}")
 
 
 KINDS = {  # kind: (files of a results folder, comparison)

@@ -329,6 +329,10 @@ def evaluate(claims, load, spread=None, rule=None, article=None):
 BOUNDS = ("accepted_low", "accepted_high")
 COLUMNS = ["id", "article", "section", "claim", "published", "article_code", "reproduced", "class", "verdict",
            "reason", *BOUNDS]
+# what a machine-bound claim's row takes from this run's clocks: its time, the article code's, the
+# window that judged them, and so the verdict and its reason (archive.verify_compare leaves them
+# out of a comparison of two runs' ledgers)
+FROM_THE_CLOCK = ("article_code", "reproduced", "verdict", "reason", *BOUNDS)
 
 
 def _check_echo(claim, load):
