@@ -141,7 +141,7 @@ def test_the_verdicts_of_machine_bound_claims_are_said_by_count_on_each_side():
     here = two.assign(verdict=["reproduced", "disturbed", "disturbed"])
     assert vc.machine_bound_note(two, here) == (
         "; 2 machine-bound, compared without what comes from the clock (times, bounds, verdicts): their "
-        "verdicts: 1 disturbed, 1 within tolerance in archive, 2 disturbed here")
+        "verdicts differ, archive (1 disturbed, 1 within tolerance), here (2 disturbed)")
     assert vc.machine_bound_note(two.iloc[:1], here.iloc[:1]) == ""  # none machine-bound
     assert vc.machine_bound_note(two.drop(columns="verdict"), here) == ""  # no verdicts to count
 

@@ -238,7 +238,7 @@ def machine_bound_note(archive, here):
     if not count:
         return ""
     theirs, ours = _verdicts(archive), _verdicts(here)
-    verdicts = (f"their verdicts: {theirs} in archive, {ours} here" if theirs != ours
+    verdicts = (f"their verdicts differ, archive ({theirs}), here ({ours})" if theirs != ours
                 else f"the same verdicts on both sides ({theirs})")
     return (f"; {count} machine-bound, compared without what comes from the clock (times, bounds, "
             f"verdicts): {verdicts}")
