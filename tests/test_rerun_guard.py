@@ -12,10 +12,15 @@ import sys
 import threading
 import time
 import types
+from pathlib import Path
 
 import pytest
+import yaml
 
+import hostile
+from conftest import REPO, not_in_a_mutant
 from attnrepro.archive import rerun_guard
+from attnrepro.dag import plan
 from processes import (ENDED, LIFETIME, PYTHON, SLEEP, Started, alive, ignoring_ends, named_sleep, pids_in,
                        session, stat, tree, wait_until)
 
@@ -422,3 +427,53 @@ def test_the_rerun_dies_with_its_guard(tmp_path, started):
     proc.wait()
     wait_until(lambda: not any(alive(p) for p in rerun), "the rerun to die with its guard", ENDED)
     proc.stdin.close()
+
+
+# ---- verify killed during a real rerun (the full tier) --------------------------------------
+
+def _training(pid):
+    """A descendant of ``pid`` that runs the train experiment's job, or None."""
+    for child in rerun_guard.descendants(pid):
+        try:
+            argv = Path(f"/proc/{child}/cmdline").read_text().split("\0")
+        except OSError:
+            continue
+        if "attnrepro.jobs.experiment" in argv and "train" in argv:
+            return child
+    return None
+
+
+@pytest.mark.full
+def test_nothing_outlives_verify_killed_by_sigkill_during_a_real_rerun(tmp_path, started):
+    """~20 s: verify reruns an archive whose config trains (config/small.yaml's train, every other
+    experiment skipped) on one core; once a training job runs, verify is killed (SIGKILL). 10 s
+    later, no process of the rerun lives and the temporary folder is gone."""
+    not_in_a_mutant("runs Snakemake")
+    small = yaml.safe_load((REPO / "config/small.yaml").read_text())
+    config = {"skip": sorted(set(plan.EXPERIMENTS) - {"train"}), "train": small["train"],
+              "seed_distribution": {"build": False},
+              "numerics": {"sweep": False, "cases": small["numerics"]["cases"]}}
+    archive = hostile.honest(tmp_path / "archive", config_text=yaml.safe_dump(config))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    with open(tmp_path / "verify.out", "w") as out:
+        verify = subprocess.Popen([sys.executable, "-m", "attnrepro", "verify", str(archive), "--cores", "1"],
+                                  env={**os.environ, "TMPDIR": str(temporary)}, stdout=out,
+                                  stderr=subprocess.STDOUT)
+    started.add(verify.pid)
+    try:
+        wait_until(lambda: _training(verify.pid) or verify.poll() is not None, "a training job", 90)
+        assert verify.poll() is None, (tmp_path / "verify.out").read_text()[-3000:]
+        rerun = rerun_guard.descendants(verify.pid)
+        for pid in rerun:
+            started.add(pid)
+        assert [p for p in rerun if stat(p) is not None] != []
+        assert len(list(temporary.glob("attnrepro-verify-*"))) == 1
+        os.kill(verify.pid, signal.SIGKILL)
+    finally:
+        verify.kill()
+        verify.wait()
+    time.sleep(10)
+    living = [pid for pid, start in started.items() if alive(pid) and stat(pid)[1] == start]
+    assert living == [], [Path(f"/proc/{pid}/cmdline").read_text() for pid in living]
+    assert list(temporary.iterdir()) == []
