@@ -369,6 +369,30 @@ def test_eof_without_a_folder_to_remove_removes_only_the_lock(tmp_path):
     assert not (work / rerun_guard.LOCKS).exists()
 
 
+# a process whose two children sleep, the second ignoring SIGTERM; their pids in argv[1]
+LEAVING = f"""
+import os, signal, subprocess, sys
+polite = subprocess.Popen([{SLEEP!r}, {LIFETIME!r}])
+stubborn = subprocess.Popen([{SLEEP!r}, {LIFETIME!r}],
+                            preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN))
+open(sys.argv[1] + ".tmp", "w").write(f"{{polite.pid}} {{stubborn.pid}}")
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+print(polite.wait(), stubborn.wait(), flush=True)
+"""
+
+
+def test_what_the_rerun_left_is_ended_sigkill_after_the_grace(tmp_path, started):
+    """After the rerun exited: every descendant of the guard gets SIGTERM, and what ignores it
+    SIGKILL once the grace is over."""
+    parent = subprocess.Popen([*PYTHON, LEAVING, str(tmp_path / "pids")], stdout=subprocess.PIPE, text=True)
+    started.add(parent.pid)
+    pids_in(tmp_path / "pids", 2, started)
+    start = time.monotonic()
+    rerun_guard._end_orphans(parent.pid, 0.5)
+    assert 0.5 <= time.monotonic() - start < 3
+    assert parent.communicate(timeout=ENDED)[0] == f"{-signal.SIGTERM} {-signal.SIGKILL}\n"
+
+
 # ---- the guard, as verify starts it ---------------------------------------------------------
 
 # the rerun: a middle process starts a sleep in a session of its own that ignores SIGTERM and exits

@@ -100,14 +100,14 @@ def end(proc, grace=GRACE_SECONDS, root=None):
     proc.wait()
 
 
-def _end_orphans(grace):
-    """After Snakemake exited by itself: end what it left below the guard (a subreaper), if any."""
-    left = descendants(os.getpid())
+def _end_orphans(root, grace):
+    """After Snakemake exited by itself: end what it left below ``root`` (the guard, a subreaper)."""
+    left = descendants(root)
     _signal_all(left, None, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline and any(_alive(p) for p in left):
         time.sleep(POLL_SECONDS)
-    _signal_all(left + descendants(os.getpid()), None, signal.SIGKILL)
+    _signal_all(left + descendants(root), None, signal.SIGKILL)
 
 
 def _die_with(parent):
@@ -172,7 +172,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1)
     code = guard(args.cmd, args.workdir, sys.stdin.fileno(), args.remove, args.grace, root=os.getpid())
-    _end_orphans(args.grace)
+    _end_orphans(os.getpid(), args.grace)
     return code
 
 
