@@ -182,7 +182,7 @@ def test_sigkill_follows_sigterm_after_the_grace_to_a_tenth_of_a_second(monkeypa
     assert proc.returncode == -signal.SIGKILL
 
 
-# the child of the rerun: on SIGINT, it starts a sleep in a session of its own, and lives on
+# the child of the rerun: on SIGINT or SIGTERM, it starts a sleep in a session of its own, and lives on
 LATE = f"""
 import os, signal, subprocess, time
 def on_term(signum, frame):
@@ -190,6 +190,7 @@ def on_term(signum, frame):
     open("late.tmp", "w").write(str(late.pid))
     os.rename("late.tmp", "late")
 signal.signal(signal.SIGINT, on_term)
+signal.signal(signal.SIGTERM, on_term)
 open("ready", "w").close()
 time.sleep({LIFETIME})
 """
@@ -391,6 +392,25 @@ def test_what_the_rerun_left_is_ended_sigkill_after_the_grace(tmp_path, started)
     rerun_guard._end_orphans(parent.pid, 0.5)
     assert 0.5 <= time.monotonic() - start < 3
     assert parent.communicate(timeout=ENDED)[0] == f"{-signal.SIGTERM} {-signal.SIGKILL}\n"
+
+
+# a process whose child, on SIGTERM, starts a sleep (its pid in argv[1]) and lives on
+STARTING_LATE = f"""
+import subprocess, sys
+child = subprocess.Popen([sys.executable, "-S", "-c", {LATE!r}], cwd=sys.argv[1])
+child.wait()
+"""
+
+
+def test_what_the_rerun_left_starts_during_the_grace_is_killed_too(tmp_path, started):
+    parent = subprocess.Popen([*PYTHON, STARTING_LATE, str(tmp_path)])
+    started.add(parent.pid)
+    wait_until((tmp_path / "ready").exists, "the child")
+    rerun_guard._end_orphans(parent.pid, 0.5)
+    (late,) = pids_in(tmp_path / "late", 1, started)
+    wait_until(lambda: not alive(late), "the sleep started during the grace to end", ENDED)
+    parent.kill()
+    parent.wait()
 
 
 # ---- the guard, as verify starts it ---------------------------------------------------------
