@@ -443,7 +443,8 @@ def test_verify_takes_config_lock_commit_and_versions_from_the_crate(tmp_path, m
         verify_crate.path(top, "environment")
     ran = []
 
-    def snakemake(cmd, workdir):
+    def snakemake(cmd, workdir, remove):
+        assert remove is None  # no temporary folder of verify's to remove
         ran.append(cmd)
         (workdir / verify_rerun.LOG).write_text("")
         return 0

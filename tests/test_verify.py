@@ -565,13 +565,14 @@ def test_without_workdir_the_rerun_runs_in_the_temporary_folder_beside_the_extra
     (tmp_path / "a.tar.gz").write_bytes(gzip.compress(_tar(members)))
     seen = []
 
-    def rerun(top, workdir, cores):
-        seen.append((top, workdir, cores, (workdir.parent / "archive/top/config.resolved.yaml").is_file()))
+    def rerun(top, workdir, cores, remove):
+        seen.append((top, workdir, cores, (workdir.parent / "archive/top/config.resolved.yaml").is_file(),
+                     remove))
 
     monkeypatch.setattr(verify, "rerun", rerun)
     assert verify.main([str(tmp_path / "a.tar.gz"), "--cores", "2"]) == 2  # the fake rerun failed
-    ((top, workdir, cores, beside),) = seen
-    assert (workdir.name, cores, beside) == ("rerun", "2", True)
+    ((top, workdir, cores, beside, remove),) = seen
+    assert (workdir.name, cores, beside, remove) == ("rerun", "2", True, workdir.parent)
     assert workdir.parent.name.startswith("attnrepro-verify-")  # a temporary folder named for us
     assert top == workdir.parent / "archive/top" and not workdir.parent.exists()  # removed after
     out = capsys.readouterr().out.splitlines()
@@ -790,9 +791,9 @@ def fake_snakemake(tmp_path, monkeypatch):
     monkeypatch.setattr(verify, "REPO", _checkout(tmp_path / "repo"))
     snakemake = types.SimpleNamespace(calls=[], log=["done\n"], status=0)
 
-    def run(cmd, workdir):
+    def run(cmd, workdir, remove):
         printed = sys.stdout.buffer.getvalue().decode() if hasattr(sys.stdout, "buffer") else ""
-        snakemake.calls.append({"cmd": cmd, "workdir": workdir, "printed": printed})
+        snakemake.calls.append({"cmd": cmd, "workdir": workdir, "printed": printed, "remove": remove})
         (workdir / verify_rerun.LOG).write_text("".join(snakemake.log))
         return snakemake.status
 
@@ -810,9 +811,10 @@ def test_a_rerun_runs_snakemake_on_the_archives_config_as_json_in_a_copy(tmp_pat
     before it starts."""
     monkeypatch.setattr(sys, "stdout", bytes_io.TextIOWrapper(bytes_io.BytesIO(), encoding="utf-8"))
     work = tmp_path / "work"
-    assert verify.rerun(fake_snakemake.top, work, 3) == work / "results"
+    assert verify.rerun(fake_snakemake.top, work, 3, remove=tmp_path / "temporary") == work / "results"
     config = work / "verify-config.json"
     ((call),) = fake_snakemake.calls
+    assert call["remove"] == tmp_path / "temporary"
     assert call["cmd"] == [sys.executable, "-m", "snakemake", "--cores", "3", "--configfile", str(config)]
     assert call["workdir"] == work
     handed = json.loads(config.read_text())  # JSON: Snakemake never reads it as YTE

@@ -1,75 +1,26 @@
 """verify's rerun in-process (:mod:`attnrepro.archive.verify_rerun`): the archive's config read as
-data and checked, then written as JSON; the rerun run in a session of its own and ended, with every
-descendant, on a signal or an error. The processes are real and small (sleep, python -S); every
-wait has a deadline, and what a failing test leaves running is killed after it."""
+data and checked, then written as JSON; the rerun run under its guard, in a session of its own, and
+ended with every descendant on a signal or an error (the guard itself: tests/test_rerun_guard.py).
+The processes are real and small (tests/processes.py)."""
 
-import ctypes
 import datetime
 import json
 import math
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
-import types
 from pathlib import Path
 
 import pytest
 import yaml
 
 from attnrepro.archive import verify_rerun
+from processes import DEADLINE, LIFETIME, PYTHON, Started, alive, pids_in
 from attnrepro.archive.verify_rerun import ConfigRefused
 from attnrepro.dag import config as cfg
 
-DEADLINE = 30  # seconds: the longest wait for a process to start, on a loaded machine
-ENDED = 10  # seconds: the longest wait for a killed process to be gone (a mutant leaving it fails fast)
-LIFETIME = "60"  # seconds a test's sleeping process lives if a test fails to end it
-SLEEP = shutil.which("sleep")
-PYTHON = [sys.executable, "-S", "-c"]  # the standard library only: fast to start
-PR_GET_PDEATHSIG = 2
-
-
-def _wait_until(predicate, what, seconds=DEADLINE):
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
-        time.sleep(0.02)
-
-
-def _state(pid):
-    """(state, start time) of ``pid`` from /proc, or None: read apart from the module under test."""
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return fields[0], fields[19]
-
-
-def _alive(pid):
-    state = _state(pid)
-    return state is not None and state[0] not in ("Z", "X")
-
-
-class Started(dict):
-    """{pid: its start time} of the processes a test started, to kill after it those still running
-    (only the same process: a pid is reused once its process is gone)."""
-
-    def add(self, pid):
-        state = _state(pid)
-        if state is not None:
-            self[pid] = state[1]
-
-    def kill(self):
-        for pid, start in self.items():
-            state = _state(pid)
-            if state is not None and state[0] not in ("Z", "X") and state[1] == start:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
 
 
 @pytest.fixture
@@ -77,57 +28,6 @@ def started():
     pids = Started()
     yield pids
     pids.kill()
-
-
-def _pids(path, count, started):
-    """The ``count`` pids a test's process wrote to ``path`` (written whole: renamed into place)."""
-    _wait_until(path.exists, f"the pids in {path.name}")
-    pids = [int(p) for p in path.read_text().split()]
-    for pid in pids:
-        started.add(pid)
-    assert len(pids) == count, pids
-    return pids
-
-
-def _session(cmd, started, **kwargs):
-    """``cmd`` started as run() starts it: in a session of its own."""
-    proc = subprocess.Popen(cmd, start_new_session=True, **kwargs)
-    started.add(proc.pid)
-    return proc
-
-
-# a process tree: the child (python) starts a grandchild (python) whose child is a sleep named like a
-# /proc stat line, "a) Z 1 (b" (a reader must take the last ")"), and a sleep in a session of its own
-# (out of the child's process group); it writes their pids to the file argv[2] and waits
-TREE = f"""
-import os, subprocess, sys
-named, out = sys.argv[1], sys.argv[2]
-middle = subprocess.Popen([sys.executable, "-S", "-c",
-                           "import subprocess, sys; g = subprocess.Popen([sys.argv[1], {LIFETIME!r}]); "
-                           "print(g.pid, flush=True); g.wait()", named], stdout=subprocess.PIPE, text=True)
-inner = int(middle.stdout.readline())
-apart = subprocess.Popen(["sleep", {LIFETIME!r}], start_new_session=True)
-open(out + ".tmp", "w").write(f"{{middle.pid}} {{inner}} {{apart.pid}}")
-os.rename(out + ".tmp", out)
-middle.wait()
-"""
-
-
-def _named_sleep(tmp_path):
-    named = tmp_path / "a) Z 1 (b"
-    named.symlink_to(SLEEP)
-    return named
-
-
-def _tree(tmp_path, started):
-    """(the child, [its grandchild, the grandchild's child, the grandchild in its own session])."""
-    proc = _session([*PYTHON, TREE, str(_named_sleep(tmp_path)), str(tmp_path / "pids")], started,
-                    cwd=tmp_path)
-    return proc, _pids(tmp_path / "pids", 3, started)
-
-
-def _ignoring_sigterm():
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # kept across exec: sleep ignores it too
 
 
 # ---- the config: only what JSON holds -------------------------------------------------------
@@ -326,197 +226,6 @@ def test_a_rerun_starts_in_a_new_or_empty_folder(tmp_path):
     assert verify_rerun.check_workdir(file) == f"--workdir {file}: not a folder"
 
 
-# ---- the processes: which are alive, which descend from which --------------------------------
-
-def test_a_process_is_alive_until_it_is_a_zombie(tmp_path, started):
-    proc = subprocess.Popen([str(_named_sleep(tmp_path)), LIFETIME])
-    started.add(proc.pid)
-    _wait_until(lambda: _state(proc.pid) is not None, "the sleep")
-    assert verify_rerun._alive(proc.pid) is True  # its name holds ") Z 1 (": the state is after the last ")"
-    proc.kill()
-    _wait_until(lambda: _state(proc.pid)[0] == "Z", "the zombie")  # ended, not yet waited for
-    assert verify_rerun._alive(proc.pid) is False
-    proc.wait()
-    assert verify_rerun._alive(int(open("/proc/sys/kernel/pid_max").read()) + 1) is False  # no such process
-
-
-@pytest.mark.parametrize("line, alive", [
-    ("42 (sleep) S 1 42 42 0", True),
-    ("42 (sleep) R 1 42 42 0", True),
-    ("42 (sleep) D 1 42 42 0", True),
-    ("42 (sleep) Z 1 42 42 0", False),
-    ("42 (sleep) X 1 42 42 0", False),  # dead: seen for an instant while it is reaped
-    ("42 (a) X 1 (b) S 1 42 42 0", True),
-    ("42 (sleep", False),  # cut short
-])
-def test_the_state_of_a_process_is_read_from_its_stat_line(monkeypatch, line, alive):
-    read = []
-
-    class Stat:
-        def __init__(self, path):
-            read.append(path)
-
-        def read_text(self):
-            return line
-
-    monkeypatch.setattr(verify_rerun, "Path", Stat)
-    assert verify_rerun._alive(42) is alive
-    assert read == ["/proc/42/stat"]
-
-
-def test_descendants_are_every_generation_below_a_process(tmp_path, started):
-    proc, pids = _tree(tmp_path, started)
-    try:
-        assert sorted(verify_rerun.descendants(proc.pid)) == sorted(pids)
-        middle, inner, apart = pids
-        assert verify_rerun.descendants(middle) == [inner]
-        assert verify_rerun.descendants(inner) == []
-        assert {proc.pid, *pids} <= set(verify_rerun.descendants(os.getpid()))
-    finally:
-        proc.kill()
-        proc.wait()
-
-
-def test_descendants_are_read_from_each_stat_line_passing_over_what_ended(tmp_path, monkeypatch):
-    """A /proc of stat lines (names holding ") S 1 (" and spaces): listed in this order, a
-    process that ended between the listing and the reading of its stat line (no stat) comes
-    first, and an entry that is no process ("self") is passed over."""
-    proc = tmp_path / "proc"
-    lines = {"self": "not a process", "15": None, "1": "1 (init) S 0 1 1", "20": "20 (a) S 1 (b c) S 1 20 20",
-             "21": "21 (x) R 20 20 20", "22": "22 (y) S 21 20 20", "23": "23 (z) S 1 23 23",
-             "24": "24 (w) S 20 20 20"}
-    for name, line in lines.items():
-        (proc / name).mkdir(parents=True)
-        if line is not None:
-            (proc / name / "stat").write_text(line + " 0 -1 4194304\n")
-    listed = [proc / name for name in lines]
-
-    def fake(path):
-        assert path == "/proc"
-        return types.SimpleNamespace(iterdir=lambda: iter(listed))
-
-    monkeypatch.setattr(verify_rerun, "Path", fake)
-    assert verify_rerun.descendants(20) == [21, 24, 22]  # depth first, from the last child
-    assert verify_rerun.descendants(1) == [20, 23, 21, 24, 22]
-    assert verify_rerun.descendants(22) == []
-    assert verify_rerun.descendants(15) == []
-
-
-# ---- ending the rerun -----------------------------------------------------------------------
-
-def test_end_terminates_the_session_and_every_descendant(tmp_path, started):
-    proc, pids = _tree(tmp_path, started)
-    start = time.monotonic()
-    verify_rerun.end(proc)
-    assert proc.returncode == -signal.SIGTERM  # ended by SIGTERM, long before SIGKILL
-    assert time.monotonic() - start < verify_rerun.GRACE_SECONDS
-    assert [pid for pid in pids if _alive(pid)] == []  # the sleep in a session of its own too
-
-
-def test_end_kills_what_ignores_sigterm_after_the_grace(started):
-    proc = _session([SLEEP, LIFETIME], started, preexec_fn=_ignoring_sigterm)  # returns once it runs sleep
-    start = time.monotonic()
-    verify_rerun.end(proc, grace=0.5)
-    assert time.monotonic() - start >= 0.5
-    assert proc.returncode == -signal.SIGKILL
-
-
-class Clock:
-    """time for end(): sleep advances the clock; ``ready`` (if set) is waited for, in real time,
-    before the first sleep returns."""
-
-    def __init__(self, ready=None):
-        self.now, self.ready, self.sleeps = 0.0, ready, []
-
-    def monotonic(self):
-        return self.now
-
-    def sleep(self, seconds):
-        if self.ready is not None:
-            _wait_until(self.ready, "the process to be ready")
-            self.ready = None
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-
-def _signals_sent(monkeypatch, clock, proc=None):
-    """[(time, signal)] end() sends (and the state of ``proc`` then, if given), on ``clock``."""
-    sent = []
-    signal_all = verify_rerun._signal_all
-
-    def recording(pids, group, signum):
-        sent.append((clock.now, signum) + (() if proc is None else ((_state(proc.pid) or ["gone"])[0],)))
-        signal_all(pids, group, signum)
-
-    monkeypatch.setattr(verify_rerun, "_signal_all", recording)
-    fake = types.SimpleNamespace(monotonic=clock.monotonic, sleep=clock.sleep)
-    monkeypatch.setattr(verify_rerun, "time", fake)
-    return sent
-
-
-@pytest.mark.parametrize("grace, killed_at", [(None, 10.1), (0.5, 0.5), (0.25, 0.3)])
-def test_sigkill_follows_sigterm_after_the_grace_to_a_tenth_of_a_second(monkeypatch, started, grace,
-                                                                         killed_at):
-    """On a clock that only sleeps move: SIGTERM at 0, SIGKILL at the first poll past the grace
-    (10 s unless given), polled every 0.1 s; it waits for the process."""
-    proc = _session([SLEEP, LIFETIME], started, preexec_fn=_ignoring_sigterm)
-    clock = Clock()
-    sent = _signals_sent(monkeypatch, clock)
-    verify_rerun.end(proc, *([] if grace is None else [grace]))
-    assert [(round(at, 9), signum) for at, signum in sent] == [(0, signal.SIGTERM),
-                                                                (killed_at, signal.SIGKILL)]
-    assert set(clock.sleeps) == {0.1}
-    assert proc.returncode == -signal.SIGKILL
-
-
-# the child of the rerun: on SIGTERM, it starts a sleep in a session of its own, and lives on
-LATE = f"""
-import os, signal, subprocess, time
-def on_term(signum, frame):
-    late = subprocess.Popen(["sleep", {LIFETIME!r}], start_new_session=True)
-    open("late.tmp", "w").write(str(late.pid))
-    os.rename("late.tmp", "late")
-signal.signal(signal.SIGTERM, on_term)
-open("ready", "w").close()
-time.sleep({LIFETIME})
-"""
-
-
-def test_what_the_rerun_starts_during_the_grace_is_killed_too(tmp_path, monkeypatch, started):
-    proc = _session([*PYTHON, LATE], started, cwd=tmp_path)
-    _wait_until((tmp_path / "ready").exists, "the child")
-    clock = Clock(ready=(tmp_path / "late").exists)
-    sent = _signals_sent(monkeypatch, clock)
-    verify_rerun.end(proc, grace=0.1)
-    (late,) = _pids(tmp_path / "late", 1, started)
-    assert [signum for _, signum in sent] == [signal.SIGTERM, signal.SIGKILL]
-    assert proc.returncode == -signal.SIGKILL
-    _wait_until(lambda: not _alive(late), "the sleep started during the grace to end", ENDED)
-
-
-def test_end_waits_for_the_descendants_not_only_the_child(tmp_path, monkeypatch, started):
-    """The child ends on SIGTERM; a grandchild in a session of its own ignores it: SIGKILL at the grace."""
-    code = ("import subprocess, signal, sys, os; "
-            f"g = subprocess.Popen([{SLEEP!r}, {LIFETIME!r}], start_new_session=True, "
-            "preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN)); "
-            "open('pid.tmp', 'w').write(str(g.pid)); os.rename('pid.tmp', 'pid'); g.wait()")
-    proc = _session([*PYTHON, code], started, cwd=tmp_path)
-    (grandchild,) = _pids(tmp_path / "pid", 1, started)
-    clock = Clock(ready=lambda: _state(proc.pid)[0] == "Z")  # the child ended by SIGTERM (not waited for)
-    sent = _signals_sent(monkeypatch, clock, proc)
-    verify_rerun.end(proc, grace=0.5)
-    assert [(round(at, 9), signum) for at, signum, _ in sent] == [(0, signal.SIGTERM), (0.5, signal.SIGKILL)]
-    assert sent[1][2] == "Z"  # when SIGKILL is sent, the child's pid is still its own: not waited for
-    assert proc.returncode == -signal.SIGTERM
-    _wait_until(lambda: not _alive(grandchild), "the grandchild to end", ENDED)
-
-
-def test_a_process_or_group_that_is_gone_or_not_ours_is_no_error():
-    none = int(open("/proc/sys/kernel/pid_max").read()) + 1  # no process has this pid
-    verify_rerun._signal_all([none], none, signal.SIGTERM)  # ProcessLookupError, passed over
-    verify_rerun._signal_all([1], none, 0)  # signal 0 (none sent) to init: PermissionError unless root
-
-
 # ---- signals -------------------------------------------------------------------------------
 
 class Before(Exception):
@@ -556,48 +265,45 @@ def test_the_handlers_are_restored_after_a_block_without_a_signal(handlers):
     assert {signal.getsignal(s) for s in verify_rerun.SIGNALS} == {_before}
 
 
-def _pdeathsig():
-    libc = ctypes.CDLL(None, use_errno=True)
-    value = ctypes.c_int()
-    assert libc.prctl(PR_GET_PDEATHSIG, ctypes.byref(value)) == 0
-    return value.value
-
-
-def test_the_rerun_asks_for_sigterm_when_its_parent_dies():
-    before = _pdeathsig()
-    try:
-        verify_rerun._die_with_parent()
-        assert _pdeathsig() == signal.SIGTERM
-    finally:
-        ctypes.CDLL(None).prctl(verify_rerun.PR_SET_PDEATHSIG, before)
-
-
-# ---- run: the rerun's process, its log, its end ----------------------------------------------
+# ---- run: the rerun under its guard, its log, its end ------------------------------------------
 
 PROBE = """
 import ctypes, json, os, sys
 value = ctypes.c_int()
 ctypes.CDLL(None).prctl(2, ctypes.byref(value))
-print(json.dumps([os.getsid(0) == os.getpid(), value.value, os.getcwd(), os.environ.get("PATH"),
-                  os.environ.get("PYTHONPATH"), os.environ.get("VIRTUAL_ENV")]), flush=True)
+guard = os.getppid()
+print(json.dumps([os.getsid(0) == os.getpid(), os.getsid(guard) == guard, value.value, os.getcwd(),
+                  os.environ.get("PATH"), os.environ.get("PYTHONPATH"), os.environ.get("VIRTUAL_ENV"),
+                  open(f"/proc/{guard}/cmdline").read().split("\\0")[1:4]]), flush=True)
 print("to stderr", file=sys.stderr, flush=True)
 sys.exit(3)
 """
 
 
-def test_run_runs_in_a_session_of_its_own_that_ends_with_verify_its_output_logged(tmp_path, monkeypatch):
+def test_run_runs_the_rerun_under_its_guard_each_in_a_session_of_its_own_its_output_logged(tmp_path,
+                                                                                          monkeypatch):
     monkeypatch.setenv("PYTHONPATH", "elsewhere")
     monkeypatch.setenv("VIRTUAL_ENV", "another venv")
     (tmp_path / "verify-snakemake.log").write_text("an earlier log\n")
     assert verify_rerun.run([*PYTHON, PROBE], tmp_path) == 3
     first, second = (tmp_path / "verify-snakemake.log").read_text().splitlines()
-    assert json.loads(first) == [True, signal.SIGTERM, str(tmp_path), os.environ["PATH"], None, None]
+    assert json.loads(first) == [True, True, signal.SIGKILL, str(tmp_path), os.environ["PATH"], None, None,
+                                 ["-m", "attnrepro.archive.rerun_guard", str(tmp_path)]]
     assert second == "to stderr"
+
+
+def test_the_guards_command_names_the_folder_to_remove_before_the_reruns():
+    assert verify_rerun.guard_command(["snakemake", "--cores", "1"], Path("w"), Path("/tmp/x")) == [
+        sys.executable, "-m", "attnrepro.archive.rerun_guard", "w", "--remove", "/tmp/x", "--",
+        "snakemake", "--cores", "1"]
+    assert verify_rerun.guard_command(["a"], "w") == [sys.executable, "-m", verify_rerun.GUARD, "w", "--",
+                                                      "a"]
 
 
 # the rerun: a sleep in its group, a sleep in a session of its own; their pids and its own in argv[1]
 RERUN = f"""
-import os, subprocess, sys
+import os, signal, subprocess, sys
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
 group = subprocess.Popen(["sleep", {LIFETIME!r}])
 apart = subprocess.Popen(["sleep", {LIFETIME!r}], start_new_session=True)
 open(sys.argv[1] + ".tmp", "w").write(f"{{os.getpid()}} {{group.pid}} {{apart.pid}}")
@@ -614,10 +320,14 @@ def _stop(signum, frame):
     raise Stop
 
 
-def test_what_stops_run_ends_the_rerun_and_passes_through(tmp_path, started):
-    """A signal whose handler raises, while run waits: the rerun's processes end before it passes."""
+def test_what_stops_run_ends_the_rerun_removes_the_folder_and_passes_through(tmp_path, started):
+    """A signal whose handler raises, while run waits: run closes the guard's stdin and waits for
+    it; the rerun's processes are gone and the folder removed when it passes."""
     previous = signal.signal(signal.SIGUSR1, _stop)
     written, returned = tmp_path / "pids", threading.Event()
+    work, removed = tmp_path / "work", tmp_path / "temporary"
+    work.mkdir()
+    (removed / "rerun").mkdir(parents=True)
 
     def stop_when_started():
         deadline = time.monotonic() + DEADLINE
@@ -630,13 +340,14 @@ def test_what_stops_run_ends_the_rerun_and_passes_through(tmp_path, started):
     stopper.start()
     try:
         with pytest.raises(Stop):
-            verify_rerun.run([*PYTHON, RERUN, str(written)], tmp_path)
+            verify_rerun.run([*PYTHON, RERUN, str(written)], work, removed)
     finally:
         returned.set()
         stopper.join()
         signal.signal(signal.SIGUSR1, previous)
-    pids = _pids(written, 3, started)
-    assert [pid for pid in pids if _alive(pid)] == []
+    pids = pids_in(written, 3, started)
+    assert [pid for pid in pids if alive(pid)] == []
+    assert not removed.exists() and work.is_dir()
 
 
 def test_the_reruns_articles_are_read_from_this_checkout(tmp_path):

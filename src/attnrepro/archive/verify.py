@@ -14,8 +14,9 @@ the archive's config (``config.resolved.yaml``) is read as data, validated and r
 asks for templating or names a program of its own; this checkout's workflow (``Snakefile``,
 ``workflow/``, ``src/``, ``config/``, ``envs/``, ``requirements/``, as on disk) is copied into a
 temporary folder (or ``--workdir``, new or empty) and ``snakemake --cores N --configfile
-<that config, as JSON>`` reruns the archived run there, in a session of its own that ends with
-verify (:mod:`attnrepro.archive.verify_rerun`); its ``results/`` is then compared.
+<that config, as JSON>`` reruns the archived run there, under a guard that ends it, and removes
+the temporary folder, within seconds of verify's end, however verify ends
+(:mod:`attnrepro.archive.rerun_guard`); its ``results/`` is then compared.
 
 Compared, file by file, exactly (NaN equal to NaN; :mod:`attnrepro.archive.verify_compare`):
 
@@ -219,10 +220,11 @@ def _lock_warnings(top):
 
 # ---- the rerun ---------------------------------------------------------------------------
 
-def rerun(top, workdir, cores):
+def rerun(top, workdir, cores, remove=None):
     """Check the archive's config (:func:`attnrepro.archive.verify_rerun.config_for_rerun`), copy
-    this checkout's workflow to ``workdir`` and run Snakemake there on that config, as JSON; the
-    results folder, or None (after printing the log's tail) when Snakemake fails."""
+    this checkout's workflow to ``workdir`` and run Snakemake there on that config, as JSON, under
+    a guard that removes ``remove`` (the temporary folder) if verify dies; the results folder, or
+    None (after printing the log's tail) when Snakemake fails."""
     try:
         config = verify_rerun.config_for_rerun(top)
     except verify_rerun.ConfigRefused as error:
@@ -237,7 +239,7 @@ def rerun(top, workdir, cores):
     cmd = verify_rerun.snakemake_command(cores, config_path)
     log = workdir / verify_rerun.LOG
     print(f"rerunning in {workdir}: {' '.join(cmd[1:])} (log: {log})", flush=True)
-    if verify_rerun.run(cmd, workdir):
+    if verify_rerun.run(cmd, workdir, remove):
         print("".join(log.read_text().splitlines(True)[-40:]), file=sys.stderr)
         return None
     return workdir / paths.RESULTS
@@ -336,7 +338,7 @@ def _verify(args, tmp):
     if args.results:
         here = _results_dir(args.results)
     else:
-        here = rerun(top, workdir, args.cores)
+        here = rerun(top, workdir, args.cores, remove=tmp)
         if here is None:
             print("verdict: RERUN FAILED (see above)")
             return 2

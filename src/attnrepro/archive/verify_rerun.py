@@ -10,19 +10,17 @@ owned by ``verify`` to its end.
   does not (``articles``: an article without experiments is checked by running its listings).
   Snakemake gets it as JSON, which it reads as JSON (never through YTE, which evaluates ``?``
   values as Python).
-- **Nothing outlives verify.** Snakemake runs in a session of its own, told to end with verify
-  (``PR_SET_PDEATHSIG``); on SIGINT, SIGTERM, SIGHUP or an error, verify ends that session's
-  processes and every descendant of Snakemake, and its temporary folder is removed.
+- **Nothing outlives verify.** Snakemake runs under a guard (:mod:`attnrepro.archive.rerun_guard`)
+  whose stdin is a pipe from verify. When verify ends or dies (SIGKILL included: the kernel closes
+  the pipe), or closes the pipe on SIGINT, SIGTERM, SIGHUP or an error, the guard ends Snakemake
+  and every process below it within seconds, and removes verify's temporary folder.
 """
 
-import ctypes
 import json
-import os
 import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from attnrepro import paths
@@ -37,7 +35,6 @@ COPIED = ("Snakefile", "workflow", "src", "config", "envs", paths.REQUIREMENTS,
 CONFIG_JSON = "verify-config.json"  # in the rerun's folder: the archive's config, as Snakemake reads it
 LOG = "verify-snakemake.log"
 PROGRAMS = ("numerics", "environments")  # the config's key that names programs to run
-GRACE_SECONDS = 10.0  # between SIGTERM and SIGKILL of the rerun's processes
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -187,63 +184,7 @@ def check_workdir(workdir):
 
 # ---- the process -------------------------------------------------------------------------
 
-_LIBC = ctypes.CDLL(None, use_errno=True)
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent():
-    """In the child, before Snakemake starts: SIGTERM when verify dies (even by SIGKILL)."""
-    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def descendants(pid):
-    """The pids of every living descendant of ``pid`` (from /proc; none where there is none)."""
-    children = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            text = (entry / "stat").read_text()
-        except OSError:  # it ended meanwhile
-            continue
-        parent = int(text[text.rindex(")") + 2:].split()[1])
-        children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def _signal_all(pids, group, signum):
-    for kill, target in [(os.killpg, group), *((os.kill, p) for p in pids)]:
-        try:
-            kill(target, signum)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def end(proc, grace=GRACE_SECONDS):
-    """End the rerun ``proc`` and everything it started: SIGTERM to its session's group and to
-    every descendant, then SIGKILL to what remains after ``grace`` seconds."""
-    pids = descendants(proc.pid)
-    _signal_all(pids, proc.pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    # _alive, not proc.poll(): ``proc`` is waited for last, so that its pid (and group) cannot be
-    # another process's when SIGKILL is sent to them
-    while time.monotonic() < deadline and (_alive(proc.pid) or any(_alive(p) for p in pids)):
-        time.sleep(0.1)
-    _signal_all(pids + descendants(proc.pid), proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
-def _alive(pid):
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
+GUARD = "attnrepro.archive.rerun_guard"
 
 
 def _raise(signum, _frame):
@@ -268,15 +209,23 @@ def snakemake_command(cores, config_path):
     return [sys.executable, "-m", "snakemake", "--cores", str(cores), "--configfile", str(config_path)]
 
 
-def run(cmd, workdir):
-    """Run ``cmd`` in ``workdir`` in a session of its own, its output to the log; its exit status.
-    Whatever stops the wait (a signal, an error) ends the session's processes first."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+def guard_command(cmd, workdir, remove=None):
+    """The guard's command line (:mod:`attnrepro.archive.rerun_guard`): it runs ``cmd`` in ``workdir``
+    and removes ``remove`` if verify ends first."""
+    removed = [] if remove is None else ["--remove", str(remove)]
+    return [sys.executable, "-m", GUARD, str(workdir), *removed, "--", *cmd]
+
+
+def run(cmd, workdir, remove=None):
+    """Run ``cmd`` in ``workdir`` under its guard, in a session of its own, its output to the log;
+    its exit status (128+N if a signal N ended it). Whatever stops the wait (a signal, an error)
+    closes the guard's stdin, which ends the rerun's processes and removes ``remove``, and waits
+    for the guard; so does verify's death, however it dies."""
     with open(Path(workdir) / LOG, "w") as fh:
-        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                                start_new_session=True, preexec_fn=_die_with_parent)
+        guard = subprocess.Popen(guard_command(cmd, workdir, remove), stdin=subprocess.PIPE, stdout=fh,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            return proc.wait()
+            return guard.wait()
         finally:
-            if proc.returncode is None:
-                end(proc)
+            guard.stdin.close()  # EOF: the guard ends the rerun, if it still runs
+            guard.wait()
