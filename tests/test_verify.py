@@ -1148,13 +1148,41 @@ def test_zeros_beyond_what_a_tar_pads_are_refused_naming_the_byte(tmp_path):
 def test_a_signal_is_said_and_its_status_is_128_plus_its_number(tmp_path, capsys, monkeypatch):
     import signal
 
-    def stopped(args, tmp):
-        raise verify_rerun.Interrupted(signal.SIGTERM)
+    def stopped(during_rerun):
+        def stop(args, tmp):
+            interrupted = verify_rerun.Interrupted(signal.SIGTERM)
+            interrupted.during_rerun = during_rerun
+            raise interrupted
+        return stop
 
-    monkeypatch.setattr(verify, "_verify", stopped)
+    monkeypatch.setattr(verify, "_verify", stopped(True))
     assert verify.main(["a.tar.gz"]) == 143
     said = "verify: stopped by SIGTERM: the rerun was ended and the temporary folder removed\n"
     assert capsys.readouterr() == ("", said)
+    monkeypatch.setattr(verify, "_verify", stopped(False))  # before a rerun, or with --results: none
+    assert verify.main(["a.tar.gz"]) == 143
+    assert capsys.readouterr() == ("", "verify: stopped by SIGTERM: the temporary folder removed\n")
+
+
+def test_a_signal_during_the_rerun_is_said_to_have_ended_it(tmp_path, monkeypatch):
+    import signal
+
+    class Guard:
+        stdin = type("Pipe", (), {"close": lambda self: None})()
+
+        def __init__(self, *args, **kwargs):
+            self.waits = 0
+
+        def wait(self):
+            self.waits += 1
+            if self.waits == 1:
+                raise verify_rerun.Interrupted(signal.SIGINT)
+            return 130
+
+    monkeypatch.setattr(verify_rerun.subprocess, "Popen", Guard)
+    with pytest.raises(verify_rerun.Interrupted) as info:
+        verify_rerun.run(["snakemake"], tmp_path)
+    assert info.value.during_rerun is True
 
 
 def test_max_size_reads_a_size_and_names_what_it_cannot_read(capsys):

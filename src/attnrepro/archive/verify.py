@@ -313,8 +313,8 @@ def _main(argv):
         print(f"verify: {error}", file=sys.stderr)
         return 2
     except verify_rerun.Interrupted as stop:
-        print(f"verify: stopped by {stop}: the rerun was ended and the temporary folder removed",
-              file=sys.stderr)
+        ended = "the rerun was ended and " if stop.during_rerun else ""
+        print(f"verify: stopped by {stop}: {ended}the temporary folder removed", file=sys.stderr)
         return 128 + stop.signum
 
 

@@ -43,11 +43,13 @@ class ConfigRefused(Exception):
 
 
 class Interrupted(BaseException):
-    """verify received ``signum``: its rerun is ended and its temporary folder removed."""
+    """verify received ``signum``: its rerun, if one was running (``during_rerun``, set by
+    :func:`run`), is ended and its temporary folder removed."""
 
     def __init__(self, signum):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+        self.during_rerun = False
 
 
 # ---- the config --------------------------------------------------------------------------
@@ -226,6 +228,9 @@ def run(cmd, workdir, remove=None):
                                  stderr=subprocess.STDOUT, start_new_session=True)
         try:
             return guard.wait()
+        except Interrupted as stop:
+            stop.during_rerun = True
+            raise
         finally:
             guard.stdin.close()  # EOF: the guard ends the rerun, if it still runs
             guard.wait()
