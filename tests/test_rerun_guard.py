@@ -19,7 +19,7 @@ import yaml
 
 import hostile
 from conftest import REPO, not_in_a_mutant
-from attnrepro.archive import rerun_guard
+from attnrepro.archive import rerun_guard, verify_rerun
 from attnrepro.dag import plan
 from processes import (ENDED, LIFETIME, PYTHON, SLEEP, Started, alive, ignoring_ends, named_sleep, pids_in,
                        session, stat, tree, wait_until)
@@ -521,3 +521,37 @@ def test_nothing_outlives_verify_killed_by_sigkill_during_a_real_rerun(tmp_path,
     living = [pid for pid, start in started.items() if alive(pid) and stat(pid)[1] == start]
     assert living == [], [Path(f"/proc/{pid}/cmdline").read_text() for pid in living]
     assert list(temporary.iterdir()) == []
+
+
+# ---- a guard without a command: verify's temporary folder -----------------------------------
+
+HOLDER = ("import sys, time\n"
+          "from attnrepro.archive import verify_rerun\n"
+          "verify_rerun.removed(sys.argv[1]).__enter__()\n"
+          "print('held', flush=True)\n"
+          "time.sleep(60)\n")
+
+
+def test_the_folder_is_removed_at_the_end_of_the_block(tmp_path):
+    folder = tmp_path / "held"
+    (folder / "sub").mkdir(parents=True)
+    with verify_rerun.removed(folder) as held:
+        (folder / "sub/file").write_text("x")
+        assert held == folder and folder.is_dir()
+    assert not folder.exists()
+
+
+def test_the_folder_is_removed_when_its_holder_is_killed(tmp_path):
+    folder = tmp_path / "held"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub/file").write_text("x")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    time.sleep(0.5)
+    assert folder.is_dir()  # the guard waits while its holder lives
+    holder.kill()
+    holder.wait()
+    deadline = time.monotonic() + 10
+    while folder.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not folder.exists()

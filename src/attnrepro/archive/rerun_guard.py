@@ -1,6 +1,7 @@
 """The guard of verify's rerun: a small process that ends the rerun, whatever ends verify.
 
     python -m attnrepro.archive.rerun_guard WORKDIR [--remove DIR] [--grace S] -- SNAKEMAKE...
+    python -m attnrepro.archive.rerun_guard WORKDIR --remove DIR
 
 verify (:func:`attnrepro.archive.verify_rerun.run`) starts the guard in a session of its own, with
 a pipe from verify on its stdin and the rerun's log on its stdout. The guard makes itself the
@@ -17,6 +18,10 @@ guard dies (``PR_SET_PDEATHSIG`` SIGKILL). Then it waits for whichever comes fir
   SIGKILL to whatever remains after a grace of :data:`GRACE_SECONDS`. Then it removes ``--remove``
   (verify's temporary folder; never a ``--workdir`` of the user's, where only a lock that the
   ended Snakemake left in ``.snakemake/locks`` goes) and exits.
+
+Without a command, the guard only waits for EOF and removes ``--remove``: verify keeps one such
+guard of its temporary folder from start to end (:func:`attnrepro.archive.verify_rerun.removed`),
+so that a verify killed while it extracts or compares leaves no folder behind either.
 
 Nothing but the standard library is imported: the guard starts fast, and runs no project code.
 """
@@ -143,6 +148,14 @@ def status(returncode):
     return 128 - returncode if returncode < 0 else returncode
 
 
+def keep(fd, remove):
+    """Without a command: wait for EOF on ``fd``, then remove ``remove``; 0."""
+    while not _closed(fd, None):
+        pass
+    shutil.rmtree(remove, ignore_errors=True)
+    return 0
+
+
 def guard(cmd, workdir, fd, remove=None, grace=GRACE_SECONDS, root=None):
     """Run ``cmd`` in ``workdir`` until it exits or ``fd`` reaches EOF (the module's docstring);
     the exit status of ``cmd``. On EOF, ``cmd`` and every descendant of ``root`` (``cmd`` itself
@@ -160,19 +173,24 @@ def guard(cmd, workdir, fd, remove=None, grace=GRACE_SECONDS, root=None):
 
 def _parser():
     parser = argparse.ArgumentParser(prog="python -m attnrepro.archive.rerun_guard",
+                                     usage="%(prog)s WORKDIR [--remove DIR] [--grace S] [-- SNAKEMAKE...]",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("workdir", help="where Snakemake runs")
     parser.add_argument("--remove", help="a folder to remove once the rerun is ended on EOF")
     parser.add_argument("--grace", type=float, default=GRACE_SECONDS, help="seconds before SIGKILL")
-    parser.add_argument("cmd", nargs="+", help="Snakemake's command line, after --")
     return parser
 
 
 def main(argv=None):
-    """Become the subreaper of the rerun, guard it; its exit status."""
-    args = _parser().parse_args(argv)
+    """Become the subreaper of the rerun, guard it; its exit status. Without a command after
+    ``--``, only wait for EOF and remove ``--remove`` (:func:`keep`)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    split = argv.index("--") if "--" in argv else len(argv)
+    args, cmd = _parser().parse_args(argv[:split]), argv[split + 1:]
+    if not cmd:
+        return keep(sys.stdin.fileno(), args.remove)
     _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1)
-    code = guard(args.cmd, args.workdir, sys.stdin.fileno(), args.remove, args.grace, root=os.getpid())
+    code = guard(cmd, args.workdir, sys.stdin.fileno(), args.remove, args.grace, root=os.getpid())
     _end_orphans(os.getpid(), args.grace)
     return code
 

@@ -307,7 +307,7 @@ def _main(argv):
     try:
         with verify_rerun.handling_signals():
             prefix = "attnrepro-verify-"  # pragma: no mutate (equivalent: the temporary folder's name)
-            with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+            with tempfile.TemporaryDirectory(prefix=prefix) as tmp, verify_rerun.removed(tmp):
                 return _verify(args, Path(tmp))
     except CannotVerify as error:
         print(f"verify: {error}", file=sys.stderr)

@@ -215,7 +215,7 @@ def guard_command(cmd, workdir, remove=None):
     """The guard's command line (:mod:`attnrepro.archive.rerun_guard`): it runs ``cmd`` in ``workdir``
     and removes ``remove`` if verify ends first."""
     removed = [] if remove is None else ["--remove", str(remove)]
-    return [sys.executable, "-m", GUARD, str(workdir), *removed, "--", *cmd]
+    return [sys.executable, "-m", GUARD, str(workdir), *removed, *(["--", *cmd] if cmd else [])]
 
 
 def run(cmd, workdir, remove=None):
@@ -234,3 +234,22 @@ def run(cmd, workdir, remove=None):
         finally:
             guard.stdin.close()  # EOF: the guard ends the rerun, if it still runs
             guard.wait()
+
+
+class removed:  # noqa: N801 (a context manager, used like a function)
+    """``with removed(folder):``: ``folder`` is removed when the block ends, and also when verify
+    dies meanwhile, however (SIGKILL included): a guard without a command holds the other end of a
+    pipe, and removes the folder at its EOF (:func:`attnrepro.archive.rerun_guard.keep`)."""
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    def __enter__(self):
+        self.guard = subprocess.Popen(guard_command([], self.folder, self.folder), stdin=subprocess.PIPE,
+                                      start_new_session=True)
+        return self.folder
+
+    def __exit__(self, *exc):
+        self.guard.stdin.close()
+        self.guard.wait()
+        return False
