@@ -39,18 +39,23 @@ def test_each_switch_adds_its_jobs():
     swept = cost.jobs(_run({"numerics": {"sweep": True}}))
     assert len(swept) == 116 + 16 * 20  # 16 settings named (14 here, 2 of the article environment) x 20 cases
     assert ("train", "article.default/sort-L8-seed2") in {(job.experiment, job.case) for job in swept}
-    listings = [job for job in cost.jobs(_run({"listings": {"build": True, "timeout_s": 100}}))
-                if job.experiment == "listings"]
-    assert listings == [cost.Job("listings", a, 100, None) for a in ("000", "001", "003")]
+    found = cost.jobs(_run({"listings": {"build": True, "timeout_s": 100}}))
+    assert len(found) == 116 + 3
+    assert found[-3:] == [cost.Job("listings", a, 100, None) for a in ("000", "001", "003")]
+    untimed = _run({"listings": {"build": True}})
+    del untimed["listings"]["timeout_s"]  # as the workflow reads it: an hour
+    assert cost.jobs(untimed)[-1] == cost.Job("listings", "003", 3600, None)
 
 
 def test_an_article_checked_from_its_text_counts_its_two_runs_at_their_time_limit():
-    post = {"id": "post", "text": "post.md", "sha256": "1" * 64, "title": "P", "time_limit_s": 30}
+    post = {"id": "post", "text": "post.md", "sha256": "1" * 64, "title": "P", "time_limit_s": 30,
+            "memory_limit_mib": 1024}
     checks = [job for job in cost.jobs(_run({"articles": [*DEFAULT["articles"], post, {**post, "id": "p2",
                                                                                      "time_limit_s": None}]}))
               if job.experiment == "check"]
-    assert checks == [cost.Job("check", "post", 60, preflight.check_mem_mb(None)),
-                      cost.Job("check", "p2", 2 * bounded.TIME_LIMIT_S, preflight.check_mem_mb(None))]
+    assert checks == [cost.Job("check", "post", 60, preflight.check_mem_mb(1024)),
+                      cost.Job("check", "p2", 2 * bounded.TIME_LIMIT_S, preflight.check_mem_mb(1024))]
+    assert preflight.check_mem_mb(1024) == 1494 != preflight.check_mem_mb(None)
 
 
 def test_the_estimate_sums_the_jobs_and_names_the_largest():
@@ -108,6 +113,17 @@ def test_the_default_run_is_within_the_default_budget_and_says_so():
     assert verify_budget.check(DEFAULT, estimate.seconds, DEFAULT).startswith("rerun estimate: ")  # at it
 
 
+def test_without_memory_asked_or_keys_to_name_the_lines_say_less():
+    listings = cost.Estimate(7200, 1, cost.Job("listings", "000", 7200, None), None, {"listings": 7200})
+    assert verify_budget.summary(listings, 14400) == (
+        "rerun estimate: 2 core-hours in 1 jobs; budget 4 core-hours (--budget)")
+    with pytest.raises(verify_budget.OverBudget) as refused:
+        verify_budget.check(_run({"listings": {"build": True}}), 60, DEFAULT)
+    assert str(refused.value) == (
+        "the archive's config asks about 3.4 core-hours of jobs (119 jobs; listings 3 core-hours), beyond "
+        "this verifier's budget of 1 core-minute: allow it with --budget 4h")
+
+
 # within the schema's bounds (steps at most 10^6), 1,152 times the default run
 THOUSANDFOLD = {"train": {"steps": 1_000_000}, "seed_distribution": {"seeds": list(range(50))}}
 THOUSANDFOLD_TEXT = json.dumps(THOUSANDFOLD) + "\n"
@@ -131,11 +147,15 @@ def test_the_keys_named_are_those_of_the_experiments_sections_that_differ_at_mos
                    "seed_distribution": {"seeds": [0]}})
     assert verify_budget.driving_keys("train", merged, DEFAULT) == [
         "train.steps 3 (here 1500)", "train.batch 2 (here 32)", "train.d 8 (here 32)", "2 more"]
+    three = _run({"train": {"steps": 3, "batch": 2, "d": 8}})
+    assert verify_budget.driving_keys("train", three, DEFAULT) == [
+        "train.steps 3 (here 1500)", "train.batch 2 (here 32)", "train.d 8 (here 32)"]
     assert verify_budget.driving_keys("train", _run({"seed_distribution": {"seeds": [0, 1]}}), DEFAULT) == [
         "seed_distribution.seeds [0, 1] (here 20 values)"]
     crate = _run({"crate": {"title": "t" * 50}})
     assert verify_budget.driving_keys("crate", crate, DEFAULT) == []  # not an experiment
     assert verify_budget._short("t" * 50) == repr("t" * 50)[:37] + "..."
+    assert verify_budget._short("t" * 38) == repr("t" * 38)  # 40 characters: whole
     assert verify_budget.driving_keys("listings", merged, DEFAULT) == []
     assert verify_budget.driving_keys("score_memory", merged, DEFAULT) == []
 
@@ -178,6 +198,10 @@ def test_verify_reruns_it_within_the_budget_given(tmp_path, capsys, no_snakemake
     assert [config["train"]["steps"] for config in no_snakemake] == [1_000_000]
     (line,) = [line for line in out if line.startswith("rerun estimate:")]
     assert line.endswith("; budget 19 core-days (--budget)")
+
+
+def test_the_budget_is_a_time_in_the_help():
+    assert "  --budget TIME      the most core time a rerun may take" in verify._parser().format_help()
 
 
 def test_a_budget_that_is_not_a_duration_is_a_usage_error(tmp_path, capsys):

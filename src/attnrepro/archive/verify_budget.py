@@ -47,7 +47,7 @@ def driving_keys(experiment, config, ours):
     found = []
     for section in SECTIONS.get(experiment, (experiment,)) if experiment in plan.EXPERIMENTS else ():
         theirs, mine = config.get(section) or {}, ours.get(section) or {}
-        for key, value in theirs.items() if isinstance(theirs, dict) else ():
+        for key, value in theirs.items():  # a valid config: each section a mapping
             if value != mine.get(key):
                 found.append(f"{section}.{key} {_short(value)} (here {_short(mine.get(key))})")
     return found[:SHOWN_KEYS] + ([f"{len(found) - SHOWN_KEYS} more"] if len(found) > SHOWN_KEYS else [])

@@ -103,7 +103,8 @@ def shown(seconds, what="core"):
     whole units: "8.3 core-days", "23 core-minutes", "802 core-years" (``what`` "": "8.3 days")."""
     for _, size, name in UNITS:
         if seconds >= size or size == 1:
-            number = f"{seconds / size:.2g}" if seconds < 10 * size else f"{seconds / size:,.0f}"
+            number = (f"{seconds / size:.2g}" if seconds < 10 * size  # pragma: no mutate (equivalent:
+                      else f"{seconds / size:,.0f}")  # from 10 to 99 units, .2g and .0f write the same)
             prefix = f"{what}-" if what else ""
             return f"{number} {prefix}{name}{'' if number == '1' else 's'}"
 
