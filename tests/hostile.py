@@ -151,6 +151,16 @@ def program_config(folder):
     return forged(folder, {**config(text), "results/evil": b"#!/bin/sh\ntouch pwned\n"})
 
 
+def steps_config(folder):
+    """A valid config of 8.3 core-days (a million training steps, the schema's bound), honestly archived."""
+    return honest(folder, "train: {steps: 1000000}\n")
+
+
+def memory_config(folder):
+    """A valid config whose score_memory job needs 327 GiB, with a memory limit that would allow it."""
+    return honest(folder, "memory: {limit_gib: 1000000}\nscore_memory: {n: [256, 100000]}\n")
+
+
 def zeros_2gib(folder):
     return zeros_member(Path(folder) / "zeros.tar.gz", "top/results/zeros.bin", 2 << 30)
 
@@ -211,6 +221,14 @@ CORPUS = {
     "aliased config": (aliased_config, [], "an anchor &a (and 88 more): attnrepro reads YAML as plain data"),
     "tagged config": (tagged_config, [], "the tag !!python/object/apply:os.system"),
     "a program of its own": (program_config, [], "numerics.environments.article: "),
+    "a million training steps": (steps_config, [], "the archive's config asks about 8.3 core-days of jobs "
+                                                   "(116 jobs; train 8.3 core-days; train.steps 1000000 "
+                                                   "(here 1500)), beyond this verifier's budget of 1.5 "
+                                                   "core-hours: allow it with --budget 9d"),
+    # refused by this machine's limit (80% of its memory: below 327 GiB), never the archive's
+    "a memory limit of its own": (memory_config, [], "score_memory.n[1]: 100000 needs about 3.5e+11 bytes = "
+                                                     "327 GiB (causal attention: 4 x (n, n) float64 and its "
+                                                     "mask) in one job; the limit is "),
     "2 GiB of zeros": (zeros_2gib, [], "refused before extraction: its files take more than 1.0 GiB once "
                                         "extracted (at member 'top/results/zeros.bin', 2.0 GiB)"),
     "files larger than declared": (understated, [], "its files exceed the sizes its ro-crate-metadata.json "

@@ -565,7 +565,8 @@ def test_without_workdir_the_rerun_runs_in_the_temporary_folder_beside_the_extra
     (tmp_path / "a.tar.gz").write_bytes(gzip.compress(_tar(members)))
     seen = []
 
-    def rerun(top, workdir, cores, remove):
+    def rerun(top, workdir, cores, budget, remove):
+        assert budget is None  # verify_budget's default
         seen.append((top, workdir, cores, (workdir.parent / "archive/top/config.resolved.yaml").is_file(),
                      remove))
 
@@ -819,7 +820,9 @@ def test_a_rerun_runs_snakemake_on_the_archives_config_as_json_in_a_copy(tmp_pat
     assert call["workdir"] == work
     handed = json.loads(config.read_text())  # JSON: Snakemake never reads it as YTE
     assert handed == {"skip": ["train"], "articles": verify_rerun.texts_here({})["articles"]}  # texts here
-    assert call["printed"] == (f"rerunning in {work}: -m snakemake --cores 3 --configfile {config} "
+    assert call["printed"] == ("rerun estimate: 19 core-minutes in 102 jobs; its largest job asks 1782 MB "
+                               "(scale_sweep default); budget 1.5 core-hours (--budget)\n"
+                               f"rerunning in {work}: -m snakemake --cores 3 --configfile {config} "
                                f"(log: {work / 'verify-snakemake.log'})\n")
     copied = sorted(p.relative_to(work).as_posix() for p in work.rglob("*") if not p.is_dir())
     assert copied == sorted(verify_rerun.workflow_files(verify.REPO) + ["verify-snakemake.log",
@@ -1024,9 +1027,15 @@ def test_the_command_line_reads_as_documented():
                      "workdir": "where to rerun, a new or empty folder (default: a temporary folder, "
                                 "removed after)",
                      "max_size": "the ceiling of the archive's files once extracted (default 1G; 4G, 512M); "
-                                 "an eighth of it bounds a Parquet file's uncompressed data"}
+                                 "an eighth of it bounds a Parquet file's uncompressed data",
+                     "budget": "the most core time a rerun may take, by the project's estimates: a number "
+                               "and s, m, h, d or y (90m, 2h, 3d); the sum of its jobs' seconds, a run on N "
+                               "cores takes about 1/N of it (default: 4 times the default run's estimate, "
+                               "config/config.yaml's: 1.5 core-hours). A config beyond it is refused before "
+                               "any job"}
     args = parser.parse_args(["a.tar.gz"])
     assert (args.archive, args.results, args.cores, args.workdir) == ("a.tar.gz", None, "all", None)
+    assert args.budget is None and parser.parse_args(["a", "--budget", "2h"]).budget == 7200
     assert args.max_size == 1 << 30 and parser.parse_args(["a", "--max-size", "4G"]).max_size == 4 << 30
     assert "128+N  ended by signal N" in parser.format_help()  # the exit codes, in --help
     assert parser.get_default("cores") == "all"
@@ -1128,7 +1137,8 @@ def test_a_disk_that_fills_while_extracting_or_copying_is_named_as_this_machines
     full_here = (f"the local disk holding {tmp_path} is full (No space left on device): the archive is "
                  "not to blame")
     assert str(info.value) == full_here
-    monkeypatch.setattr(verify_rerun, "config_for_rerun", lambda top: {})
+    monkeypatch.setattr(verify_rerun, "config_for_rerun", lambda top: verify_rerun.ForRerun(
+        {}, yaml.safe_load((REPO / "config/config.yaml").read_text()), []))
     monkeypatch.setattr(verify_rerun, "copy_workflow", fill)
     with pytest.raises(verify.CannotVerify) as info:
         verify.rerun(tmp_path, tmp_path / "work/rerun", 1)

@@ -122,7 +122,72 @@ NOT_A_PROGRAM = ("numerics.environments.article: {'python': 'x'} is not this che
 
 
 def test_a_valid_config_is_the_archives_own_not_merged(tmp_path):
-    assert verify_rerun.config_for_rerun(_archive(tmp_path, "skip: [train]\n")) == {"skip": ["train"]}
+    checked = verify_rerun.config_for_rerun(_archive(tmp_path, "skip: [train]\n"))
+    assert checked == ({"skip": ["train"]}, {**cfg.load(cfg.DEFAULT), "skip": ["train"]}, [])
+
+
+REPLACED = ("{}: the archive's {} replaced by this checkout's {} (a key of the verifying machine, never of "
+            "an archive)")
+
+
+def test_the_keys_of_the_machine_are_this_checkouts_a_warning_each_the_science_the_archives(tmp_path):
+    text = ("memory: {limit_gib: 1000000}\nnumerics: {sweep: true, pin: native}\nlistings: {build: true, "
+            "timeout_s: 86400}\nruntime_factor: 2.5\ntrain: {steps: 10}\nseed_distribution: {build: false}\n")
+    checked = verify_rerun.config_for_rerun(_archive(tmp_path, text))
+    assert checked.config == {"memory": {"limit_gib": None}, "numerics": {"sweep": False, "pin": "native"},
+                              "listings": {"build": False, "timeout_s": 3600}, "runtime_factor": 1.0,
+                              "train": {"steps": 10}, "seed_distribution": {"build": False}}
+    assert checked.warnings == [REPLACED.format("memory.limit_gib", "1000000", "null"),
+                                REPLACED.format("numerics.sweep", "true", "false"),
+                                REPLACED.format("listings.build", "true", "false"),
+                                REPLACED.format("listings.timeout_s", "86400", "3600"),
+                                REPLACED.format("runtime_factor", "2.5", "1.0")]
+    assert checked.merged == cfg.merge(cfg.load(cfg.DEFAULT), checked.config)  # what Snakemake sees
+
+
+def test_a_key_of_the_machine_equal_to_this_checkouts_is_left_as_it_is_without_a_word():
+    ours = {"memory": {"limit_gib": None}, "runtime_factor": 1.0, "numerics": {"sweep": False}}
+    theirs = {"memory": {"limit_gib": None, "x": 1}, "runtime_factor": 1, "numerics": {"pin": "native"}}
+    assert verify_rerun.this_machine(theirs, ours) == (theirs, [])
+    assert verify_rerun.this_machine({}, ours) == ({}, [])
+
+
+def test_a_value_equal_but_of_another_kind_is_replaced():
+    config, warnings = verify_rerun.this_machine({"numerics": {"sweep": 0}}, {"numerics": {"sweep": False}})
+    assert config == {"numerics": {"sweep": False}}
+    assert warnings == [REPLACED.format("numerics.sweep", "0", "false")]
+    config, _ = verify_rerun.this_machine({"numerics": {"sweep": False}}, {"numerics": {"sweep": 0}})
+    assert config == {"numerics": {"sweep": 0}}
+
+
+def test_a_key_of_the_machine_this_checkout_has_not_is_left_out_and_the_archives_config_unchanged():
+    theirs = {"memory": {"limit_gib": 5}, "listings": {"build": True, "timeout_s": 9}, "runtime_factor": 3}
+    kept = json.loads(json.dumps(theirs))
+    config, warnings = verify_rerun.this_machine(theirs, {"listings": {"build": True}})
+    assert config == {"memory": {}, "listings": {"build": True}}
+    assert warnings == [REPLACED.format("memory.limit_gib", "5", "absent"),
+                        REPLACED.format("listings.timeout_s", "9", "absent"),
+                        REPLACED.format("runtime_factor", "3", "absent")]
+    assert theirs == kept
+
+
+def test_a_section_that_is_not_a_mapping_is_left_to_the_schema():
+    assert verify_rerun.this_machine({"memory": 5, "listings": None}, cfg.load(cfg.DEFAULT)) == (
+        {"memory": 5, "listings": None}, [])
+
+
+def test_the_archives_memory_limit_never_lifts_this_machines(tmp_path, monkeypatch):
+    from attnrepro.dag import preflight
+
+    monkeypatch.setattr(preflight, "machine_bytes", lambda: 8 << 30)
+    top = _archive(tmp_path, "memory: {limit_gib: 1000000}\nscore_memory: {n: [256, 100000]}\n")
+    with pytest.raises(ConfigRefused) as refused:
+        verify_rerun.config_for_rerun(top)
+    assert str(refused.value) == (
+        f"the archive's config {TOP}/config.resolved.yaml cannot be rerun: score_memory.n[1]: 100000 needs "
+        "about 3.5e+11 bytes = 327 GiB (causal attention: 4 x (n, n) float64 and its mask) in one job; the "
+        "limit is 6.4 GiB (80% of this machine's 8.0 GiB; memory.limit_gib sets another)")
+    assert refused.value.warnings == [REPLACED.format("memory.limit_gib", "1000000", "null")]
 
 
 def test_an_archive_without_a_config_has_nothing_to_rerun(tmp_path):

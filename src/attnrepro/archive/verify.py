@@ -1,7 +1,7 @@
 """Verify someone else's archive: compare its results with a run of this machine.
 
     python -m attnrepro verify results/archive/attnrepro-results-<sha>.tar.gz --results results
-    python -m attnrepro verify ARCHIVE.tar.gz [--cores N] [--workdir DIR] [--max-size 4G]
+    python -m attnrepro verify ARCHIVE.tar.gz [--cores N] [--workdir DIR] [--max-size 4G] [--budget 2h]
 
 The archive is untrusted data. Before anything is extracted, its headers are checked: one folder
 holding ``results/``, files and folders only, no name outside it, each file no larger than its
@@ -11,7 +11,10 @@ uncompressed size are checked from its footer before any is read.
 
 With ``--results DIR`` the archive is compared with a finished results folder. Without it,
 the archive's config (``config.resolved.yaml``) is read as data, validated and refused if it
-asks for templating or names a program of its own; this checkout's workflow (``Snakefile``,
+asks for templating or names a program of its own; the keys that govern the machine (memory
+limit, numerics sweep, listings, runtime factor) take this checkout's values, a warning each; a
+rerun estimated beyond ``--budget`` (core time, default a few times the default run's) is refused
+(:mod:`attnrepro.archive.verify_budget`); this checkout's workflow (``Snakefile``,
 ``workflow/``, ``src/``, ``config/``, ``envs/``, ``requirements/``, as on disk) is copied into a
 temporary folder (or ``--workdir``, new or empty) and ``snakemake --cores N --configfile
 <that config, as JSON>`` reruns the archived run there, under a guard that ends it, and removes
@@ -47,7 +50,8 @@ import zlib
 from pathlib import Path
 
 from attnrepro.run import digests, usage
-from attnrepro.archive import terminal, verify_crate, verify_extract, verify_rerun
+from attnrepro.archive import terminal, verify_budget, verify_crate, verify_extract, verify_rerun
+from attnrepro.dag import config as cfg, cost
 from attnrepro.archive.verify_compare import KINDS, compare
 from attnrepro import paths
 
@@ -57,7 +61,8 @@ EXIT_CODES = """exit status:
   0  every file compared is equal
   1  a file differs, or is on one side only, or nothing was compared
   2  cannot verify: a usage error, an archive refused or unreadable, a config that cannot be
-     rerun, a local disk without room, a rerun that failed (one line on stderr says which)
+     rerun or whose rerun is beyond --budget, a local disk without room, a rerun that failed
+     (one line on stderr says which)
   128+N  ended by signal N (130 SIGINT, 143 SIGTERM): the rerun ended, the temporary folder removed
 """
 
@@ -220,19 +225,30 @@ def _lock_warnings(top):
 
 # ---- the rerun ---------------------------------------------------------------------------
 
-def rerun(top, workdir, cores, remove=None):
-    """Check the archive's config (:func:`attnrepro.archive.verify_rerun.config_for_rerun`), copy
-    this checkout's workflow to ``workdir`` and run Snakemake there on that config, as JSON, under
-    a guard that removes ``remove`` (the temporary folder) if verify dies; the results folder, or
+def rerun(top, workdir, cores, budget=None, remove=None):
+    """Check the archive's config (:func:`attnrepro.archive.verify_rerun.config_for_rerun`: its keys
+    of the machine this checkout's, a warning each) and its estimate against ``budget`` (core
+    seconds; None: :func:`attnrepro.archive.verify_budget.default_seconds`), copy this checkout's
+    workflow to ``workdir`` and run Snakemake there on that config, as JSON, under a guard that
+    removes ``remove`` (the temporary folder) if verify dies; the results folder, or
     None (after printing the log's tail) when Snakemake fails."""
     try:
-        config = verify_rerun.config_for_rerun(top)
+        checked = verify_rerun.config_for_rerun(top)
     except verify_rerun.ConfigRefused as error:
+        for sentence in error.warnings:  # the memory pre-flight's limit is this machine's: say so
+            print(f"warning: {sentence}")
+        raise CannotVerify(str(error)) from None
+    for sentence in checked.warnings:
+        print(f"warning: {sentence}")
+    budget = verify_budget.default_seconds() if budget is None else budget
+    try:
+        print(verify_budget.check(checked.merged, budget, cfg.load(cfg.DEFAULT)))
+    except verify_budget.OverBudget as error:
         raise CannotVerify(str(error)) from None
     workdir = Path(workdir)
     try:
         verify_rerun.copy_workflow(workdir, REPO)
-        config_path = verify_rerun.write_config(verify_rerun.texts_here(config), workdir)
+        config_path = verify_rerun.write_config(verify_rerun.texts_here(checked.config), workdir)
     except OSError as error:
         local = verify_extract.local_problem(error, workdir)
         raise CannotVerify(local or f"cannot copy this checkout's workflow into {workdir}: {error}") from None
@@ -279,6 +295,13 @@ def _size(text):
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _budget(text):
+    try:
+        return verify_budget.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _parser():
     parser = usage.Parser(prog="attnrepro verify", description=__doc__.split("\n")[0], epilog=EXIT_CODES,
                           formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -291,6 +314,13 @@ def _parser():
                         metavar="SIZE", help="the ceiling of the archive's files once extracted (default "
                                              "1G; 4G, 512M); an eighth of it bounds a Parquet file's "
                                              "uncompressed data")
+    parser.add_argument("--budget", type=_budget, metavar="TIME",
+                        help="the most core time a rerun may take, by the project's estimates: a number "
+                             "and s, m, h, d or y (90m, 2h, 3d); the sum of its jobs' seconds, a run on N "
+                             f"cores takes about 1/N of it (default: {verify_budget.FACTOR} times the "
+                             "default run's estimate, config/config.yaml's: "
+                             f"{cost.shown(verify_budget.default_seconds())}). A config beyond it is "
+                             "refused before any job")
     return parser
 
 
@@ -338,7 +368,7 @@ def _verify(args, tmp):
     if args.results:
         here = _results_dir(args.results)
     else:
-        here = rerun(top, workdir, args.cores, remove=tmp)
+        here = rerun(top, workdir, args.cores, args.budget, remove=tmp)
         if here is None:
             print("verdict: RERUN FAILED (see above)")
             return 2

@@ -10,6 +10,10 @@ owned by ``verify`` to its end.
   does not (``articles``: an article without experiments is checked by running its listings).
   Snakemake gets it as JSON, which it reads as JSON (never through YTE, which evaluates ``?``
   values as Python).
+- **The machine is the verifier's.** The keys that govern the machine rather than the science
+  (:data:`MACHINE`: the memory limit, what installs or runs unvetted code, a cluster's speed) take
+  this checkout's values, whatever the archive's are, before the config is validated (the
+  memory pre-flight then holds this machine's limit); each value replaced is one warning.
 - **Nothing outlives verify.** Snakemake runs under a guard (:mod:`attnrepro.archive.rerun_guard`)
   whose stdin is a pipe from verify. When verify ends or dies (SIGKILL included: the kernel closes
   the pipe), or closes the pipe on SIGINT, SIGTERM, SIGHUP or an error, the guard ends Snakemake
@@ -22,6 +26,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from attnrepro import paths
 from attnrepro.archive import verify_crate
@@ -35,11 +40,25 @@ COPIED = ("Snakefile", "workflow", "src", "config", "envs", paths.REQUIREMENTS,
 CONFIG_JSON = "verify-config.json"  # in the rerun's folder: the archive's config, as Snakemake reads it
 LOG = "verify-snakemake.log"
 PROGRAMS = ("numerics", "environments")  # the config's key that names programs to run
+# The keys that govern the verifying machine, not the science: taken from this checkout's config,
+# never from an archive's (docs/archive.md lists each, and the keys left to the archive, with why)
+MACHINE = (
+    ("memory", "limit_gib"),  # the memory pre-flight's limit: this machine's
+    ("numerics", "sweep"),  # installs the articles' environment (about 4 GiB, over the network)
+    ("listings", "build"),  # runs the articles' code verbatim (Pool(16), sockets), up to an hour each
+    ("listings", "timeout_s"),  # how long this machine lets that code run
+    ("runtime_factor",),  # how much slower than the project's machine a cluster's cores are
+)
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class ConfigRefused(Exception):
-    """The archive's config cannot be rerun: one line naming it and its first problems, by key."""
+    """The archive's config cannot be rerun: one line naming it and its first problems, by key;
+    ``warnings``: the keys of the machine replaced before it was validated (:func:`this_machine`)."""
+
+    def __init__(self, message, warnings=()):
+        super().__init__(message)
+        self.warnings = list(warnings)
 
 
 class Interrupted(BaseException):
@@ -96,9 +115,54 @@ def article_errors(theirs, ours):
             for place, entry in enumerate(listed) if entry not in mine]
 
 
+_ABSENT = object()
+
+
+def _at(config, key):
+    """The value of ``config`` at ``key`` (a path of names), or _ABSENT."""
+    for name in key:
+        if not isinstance(config, dict) or name not in config:
+            return _ABSENT
+        config = config[name]
+    return config
+
+
+def _shown_value(value):
+    return "absent" if value is _ABSENT else json.dumps(value)
+
+
+def this_machine(theirs, ours):
+    """(``theirs`` with each :data:`MACHINE` key it holds set to ``ours``'s value, or left out
+    where ``ours`` has none; [one warning per key whose value was not ``ours``'s]). ``theirs`` is
+    not changed."""
+    config, warnings = dict(theirs), []
+    for key in MACHINE:
+        value, mine = _at(config, key), _at(ours, key)
+        if value is _ABSENT or value == mine and isinstance(value, bool) is isinstance(mine, bool):
+            continue
+        parent = config
+        for name in key[:-1]:
+            parent[name] = dict(parent[name])
+            parent = parent[name]
+        if mine is _ABSENT:
+            del parent[key[-1]]
+        else:
+            parent[key[-1]] = mine
+        warnings.append(f"{'.'.join(key)}: the archive's {_shown_value(value)} replaced by this checkout's "
+                        f"{_shown_value(mine)} (a key of the verifying machine, never of an archive)")
+    return config, warnings
+
+
+class ForRerun(NamedTuple):
+    config: dict  # the archive's config, its machine's keys this checkout's: what Snakemake gets
+    merged: dict  # over config/config.yaml, as Snakemake sees it (valid)
+    warnings: list  # one per key of the machine replaced
+
+
 def config_for_rerun(top):
-    """The archive's config, read as data and checked (the module's docstring); the merged config
-    as Snakemake will see it is valid. :class:`ConfigRefused` with every problem, by key."""
+    """The archive's config, read as data and checked (the module's docstring), its keys of the
+    machine this checkout's (:func:`this_machine`): a :class:`ForRerun`, whose merged config is
+    valid. :class:`ConfigRefused` with every problem, by key."""
     from attnrepro.dag import config as cfg
 
     path = verify_crate.path(top, "config") or Path(top) / "config.resolved.yaml"
@@ -110,9 +174,11 @@ def config_for_rerun(top):
     except (cfg.ConfigError, ValueError) as error:
         raise ConfigRefused(f"the archive's config {shown}: {error}") from None
     ours = cfg.load(cfg.DEFAULT)
+    replaced = []
     try:
         errors = program_errors(_plain(theirs), ours) + article_errors(theirs, ours)
-        cfg.validate(cfg.merge(ours, theirs))
+        theirs, replaced = this_machine(theirs, ours)
+        merged = cfg.validate(cfg.merge(ours, theirs))
     except ConfigRefused as error:
         errors = [str(error)]
     except cfg.ConfigError as error:
@@ -122,8 +188,8 @@ def config_for_rerun(top):
     if errors:
         more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
         listed = "; ".join(e.strip() for e in errors[:3])
-        raise ConfigRefused(f"the archive's config {shown} cannot be rerun: {listed}{more}")
-    return theirs
+        raise ConfigRefused(f"the archive's config {shown} cannot be rerun: {listed}{more}", replaced)
+    return ForRerun(theirs, merged, replaced)
 
 
 def texts_here(config, repo=REPO):
