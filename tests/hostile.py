@@ -369,3 +369,74 @@ CORPUS = {
     "environment.json nested 100,000 deep": (deep_environment, [], "refused: its environment.json nests "
                                                                    "lists or objects more than 64 deep"),
 }
+
+
+# ---- forgeries read as data: verify compares the archive and warns (exit 0 or 1) -------------
+
+def nul_in_manifest(folder):
+    archive = honest(folder)
+    members, top = _members(archive)
+    members[f"{top}/MANIFEST.sha256"] += f"{'0' * 64}  results/a\0b.csv\n".encode()
+    return by_hand(archive, members)
+
+
+def nul_in_crate_id(folder):
+    return recrated(folder, lambda text: text.replace('"@graph": [', '"@graph": [{"@id": "results/a\\u0000b", '
+                                                      '"@type": "File", "contentSize": "1"}, ', 1))
+
+
+def id_that_is_a_list(folder):
+    return recrated(folder, lambda text: text.replace('"@graph": [', '"@graph": [{"@id": ["a", "b"]}, ', 1))
+
+
+def small_size_of_1e999(folder):
+    """The ledger's crate entity says ``"contentSize": 1e999``: undeclared, and small."""
+    return recrated(folder, lambda text: text.replace('"contentSize": "34"', '"contentSize": 1e999'))
+
+
+def manifest_naming_one_file_forty_times(folder):
+    """Forty MANIFEST lines name one file of 16 MiB: it is hashed once."""
+    archive = forged(folder, {"results/big.bin": bytes(16 << 20)})
+    members, top = _members(archive)
+    line = next(x for x in members[f"{top}/MANIFEST.sha256"].decode().splitlines() if x.endswith("big.bin"))
+    members[f"{top}/MANIFEST.sha256"] += (line + "\n").encode() * 39
+    return by_hand(archive, members)
+
+
+def deep_parquet():
+    """A Parquet file whose provenance nests 100,000 deep, its integrity record right."""
+    from attnrepro.run import io as result_io
+
+    table = pa.table({"x": [1, 2]})
+    provenance = deep_json().encode()
+    integrity = json.dumps({"content_sha256": result_io.content_hash(table.to_pandas()),
+                            "provenance_sha256": hashlib.sha256(provenance).hexdigest()}).encode()
+    meta = {**(table.schema.metadata or {}), b"attnrepro": provenance, b"attnrepro.integrity": integrity}
+    out = io.BytesIO()
+    pq.write_table(table.replace_schema_metadata(meta), out)
+    return out.getvalue()
+
+
+def deep_provenance(folder):
+    """The deep Parquet file under results/data, in the archive and in the results it is compared with."""
+    name, data = "results/data/001/x/deep.parquet", deep_parquet()
+    archive = forged(folder, {name: data})
+    (Path(folder) / "run" / name).parent.mkdir(parents=True)
+    (Path(folder) / "run" / name).write_bytes(data)
+    return archive
+
+
+# name: (build(folder) -> archive, what a line of its output holds)
+READ_AS_DATA = {
+    "a NUL in a MANIFEST name": (nul_in_manifest, "1 file(s) of the archive do not match its MANIFEST.sha256"),
+    "a NUL in a crate @id": (nul_in_crate_id, "1 file(s) described in ro-crate-metadata.json are missing"),
+    "an @id that is a list": (id_that_is_a_list, "the archive's ro-crate-metadata.json cannot be read (no "
+                                                 "@graph of entities, each with an @id that is a string)"),
+    "a small file's contentSize of 1e999": (small_size_of_1e999, "verdict: REPRODUCED"),
+    "a Parquet provenance nested 100,000 deep": (deep_provenance, "results/data/001/x/deep.parquet: corrupt "
+                                                 "in archive: unreadable provenance: its provenance nests lists "
+                                                 "or objects more than 64 deep"),
+    "forty MANIFEST lines naming one file": (manifest_naming_one_file_forty_times,
+                                             "39 line(s) of its MANIFEST.sha256 name a file that an earlier "
+                                             "line names"),
+}

@@ -11,7 +11,7 @@ import time
 import pytest
 
 import hostile
-from attnrepro.archive import verify, verify_extract, verify_limits
+from attnrepro.archive import verify, verify_extract, verify_limits, verify_rerun
 
 MiB = 1 << 20
 
@@ -57,6 +57,52 @@ def test_a_hostile_archive_is_refused_in_one_line_writing_nothing(tmp_path, name
     assert not (tmp_path / "built" / hostile.PAYLOAD).exists() and not (tmp_path / hostile.PAYLOAD).exists()
     assert list((tmp_path / "tmp").iterdir()) == []  # the temporary folder removed
     assert seconds < 30 and peak < 1024, (seconds, peak)  # refused before its cost, not after
+
+
+@pytest.mark.parametrize("name", hostile.READ_AS_DATA)
+def test_a_forgery_of_what_verify_reads_as_data_is_compared_and_warned_of(tmp_path, name):
+    build, expected = hostile.READ_AS_DATA[name]
+    (tmp_path / "built").mkdir()
+    archive = build(tmp_path / "built")
+    results = tmp_path / "built/run/results"
+    start = time.perf_counter()
+    proc, peak = _verify(tmp_path, archive, "--results", results)
+    seconds = time.perf_counter() - start
+    assert proc.returncode in (0, 1) and proc.stderr == "", proc.stdout + proc.stderr
+    assert any(expected in line for line in proc.stdout.splitlines()), proc.stdout
+    assert proc.stdout.splitlines()[-1].startswith("verdict: ")
+    assert seconds < 30 and peak < 1024, (seconds, peak)
+
+
+def test_a_file_named_by_forty_manifest_lines_is_hashed_once_in_the_time_of_one(tmp_path, monkeypatch):
+    archive = hostile.manifest_naming_one_file_forty_times(tmp_path)
+    top = verify.extract(archive, tmp_path / "out")
+    hashed = []
+    real = verify.digests.file_sha256
+    monkeypatch.setattr(verify.digests, "file_sha256", lambda path: hashed.append(path.name) or real(path))
+    bad, repeated = verify.manifest_mismatches(top)
+    assert ("results/big.bin" in bad, repeated, hashed.count("big.bin")) == (False, 39, 1)
+
+
+def test_the_config_is_bounded_before_it_is_loaded_wherever_the_crate_points(tmp_path):
+    """The archive's config (config.resolved.yaml, or the file its crate names) past its cap is refused
+    from its size, before the YAML loader reads a byte."""
+    top = tmp_path / "top"
+    top.mkdir()
+    cap = verify_limits.Limits().config_bytes
+    (top / "config.resolved.yaml").write_text("skip: []\n" + "#" * (cap - 9))
+    assert verify_rerun.config_for_rerun(top) == {"skip": []}  # the cap itself is read
+    (top / "config.resolved.yaml").write_text("skip: []\n" + "#" * (cap - 8))
+    with pytest.raises(verify_rerun.ConfigRefused) as refused:
+        verify_rerun.config_for_rerun(top)
+    assert str(refused.value) == "the archive's config top/config.resolved.yaml holds more than 1,048,576 bytes"
+
+
+def test_a_missing_file_verify_reads_is_not_a_bound(tmp_path):
+    top = tmp_path / "top"
+    top.mkdir()
+    assert verify.manifest_mismatches(top) == (["MANIFEST.sha256 (absent)"], 0)
+    assert verify._environment(top) == ({}, [])
 
 
 def test_the_honest_archive_of_the_corpus_verifies(tmp_path):

@@ -605,3 +605,27 @@ def test_parquet_errors_name_every_file_under_results_not_to_be_read_in_order(tm
     assert vx.parquet_errors(results, Limits(total_bytes=64 * 999)) == [
         f"results/a/c.parquet: {why}", f"results/b.parquet: {why}"]
     assert vx.parquet_errors(results, Limits()) == []
+
+
+# ---- after the gzip stream ------------------------------------------------------------------
+
+def test_what_follows_the_gzip_stream_is_measured_in_the_compressed_file_unread(tmp_path):
+    data = os.urandom(64 * KiB)
+    packed = gzip.compress(data)
+    for trailing in (0, 3 * MiB):
+        path = tmp_path / f"t{trailing}.gz"
+        path.write_bytes(packed + bytes(trailing))
+        with gzip.open(path) as stream:
+            assert stream.read(len(data)) == data
+            after = vx.compressed_after(stream)
+        assert trailing - 256 * KiB < after <= trailing + len(packed), (trailing, after)
+
+
+def test_an_archive_followed_by_more_than_the_tail_limit_in_its_compressed_file_is_refused(tmp_path):
+    raw = tar_bytes({"top": None, "top/results": None, "top/results/a.csv": b"a"})
+    limits = Limits(tail_bytes=MiB)
+    for trailing, after in ((0, "zeros"), (MiB // 2, "zeros"), (2 * MiB, "trailing")):
+        path = tmp_path / f"{trailing}.tar.gz"
+        path.write_bytes(gzip.compress(raw) + bytes(trailing))
+        top, found, end = vx.open_checked(path, tmp_path / f"out{trailing}", limits)
+        assert (top.name, found, end) == ("top", after, 2048), trailing

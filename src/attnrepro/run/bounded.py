@@ -43,7 +43,7 @@ def read_lines(path, max_bytes, max_lines, name=None):
     before any is split)."""
     name = name or Path(path).name
     data = read_bytes(path, max_bytes, name)
-    if data.count(b"\n") + (not data.endswith(b"\n")) > max_lines:
+    if data.count(b"\n") + (bool(data) and not data.endswith(b"\n")) > max_lines:  # a last line unended
         raise Exceeded(f"{name} holds more than {max_lines:,} lines")
     return data.decode("utf-8").splitlines()
 
