@@ -381,8 +381,8 @@ def nul_in_manifest(folder):
 
 
 def nul_in_crate_id(folder):
-    return recrated(folder, lambda text: text.replace('"@graph": [', '"@graph": [{"@id": "results/a\\u0000b", '
-                                                      '"@type": "File", "contentSize": "1"}, ', 1))
+    entity = '{"@id": "results/a\\u0000b", "@type": "File", "contentSize": "1"}, '
+    return recrated(folder, lambda text: text.replace('"@graph": [', '"@graph": [' + entity, 1))
 
 
 def id_that_is_a_list(folder):
@@ -428,14 +428,14 @@ def deep_provenance(folder):
 
 # name: (build(folder) -> archive, what a line of its output holds)
 READ_AS_DATA = {
-    "a NUL in a MANIFEST name": (nul_in_manifest, "1 file(s) of the archive do not match its MANIFEST.sha256"),
+    "a NUL in a MANIFEST name": (nul_in_manifest, "1 file(s) of the archive do not match its MANIFEST"),
     "a NUL in a crate @id": (nul_in_crate_id, "1 file(s) described in ro-crate-metadata.json are missing"),
     "an @id that is a list": (id_that_is_a_list, "the archive's ro-crate-metadata.json cannot be read (no "
                                                  "@graph of entities, each with an @id that is a string)"),
     "a small file's contentSize of 1e999": (small_size_of_1e999, "verdict: REPRODUCED"),
     "a Parquet provenance nested 100,000 deep": (deep_provenance, "results/data/001/x/deep.parquet: corrupt "
-                                                 "in archive: unreadable provenance: its provenance nests lists "
-                                                 "or objects more than 64 deep"),
+                                                 "in archive: unreadable provenance: its provenance nests "
+                                                 "lists or objects more than 64 deep"),
     "forty MANIFEST lines naming one file": (manifest_naming_one_file_forty_times,
                                              "39 line(s) of its MANIFEST.sha256 name a file that an earlier "
                                              "line names"),

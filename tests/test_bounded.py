@@ -50,7 +50,8 @@ def test_lines_are_counted_as_splitlines_gives_them(tmp_path, data, lines):
 def test_lines_are_capped_in_bytes_before_they_are_counted_and_decoded_as_utf8(tmp_path):
     path = tmp_path / "lock"
     path.write_bytes(b"\n" * 3_000_000)
-    assert refusal(bounded.read_lines, path, 2_999_999, 10**9, "its lock") == "its lock holds more than 2.9 MiB"
+    assert refusal(bounded.read_lines, path, 2_999_999, 10**9, "its lock") == (
+        "its lock holds more than 2.9 MiB")
     assert refusal(bounded.read_lines, path, 3_000_000, 2_999_999) == "lock holds more than 2,999,999 lines"
     path.write_bytes(b"\xff\xfe")
     with pytest.raises(UnicodeDecodeError):
@@ -75,14 +76,16 @@ def test_depth_walks_a_deep_value_without_recursion():
 def test_json_may_nest_its_cap_not_a_level_more(levels):
     text = "[" * levels + "]" * levels
     assert bounded.depth(bounded.loads_json(text, levels)) == levels
-    assert refusal(bounded.loads_json, text, levels - 1) == f"JSON nests lists or objects more than {levels - 1} deep"
+    assert refusal(bounded.loads_json, text, levels - 1) == (
+        f"JSON nests lists or objects more than {levels - 1} deep")
 
 
 @pytest.mark.parametrize("levels", [2_000, 100_000, 1_000_000])
 def test_json_deeper_than_the_interpreters_stack_is_refused_in_one_sentence(levels):
     data = ('{"a": ' * levels + "1" + "}" * levels).encode()
     start = time.perf_counter()
-    assert refusal(bounded.loads_json, data, 64, "its crate") == "its crate nests lists or objects more than 64 deep"
+    assert refusal(bounded.loads_json, data, 64, "its crate") == (
+        "its crate nests lists or objects more than 64 deep")
     assert time.perf_counter() - start < 5
 
 
@@ -97,6 +100,7 @@ def test_a_json_file_is_bounded_in_size_and_depth(tmp_path):
     path = tmp_path / "environment.json"
     path.write_text(json.dumps({"git": {"commit": "abc"}}))
     assert bounded.read_json(path, 100, 2) == {"git": {"commit": "abc"}}
-    assert refusal(bounded.read_json, path, 100, 1) == "environment.json nests lists or objects more than 1 deep"
+    assert refusal(bounded.read_json, path, 100, 1) == (
+        "environment.json nests lists or objects more than 1 deep")
     assert refusal(bounded.read_json, path, 10, 2) == "environment.json holds more than 10 bytes"
     assert refusal(bounded.read_json, path, 10, 2, "its env") == "its env holds more than 10 bytes"

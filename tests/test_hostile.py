@@ -95,7 +95,8 @@ def test_the_config_is_bounded_before_it_is_loaded_wherever_the_crate_points(tmp
     (top / "config.resolved.yaml").write_text("skip: []\n" + "#" * (cap - 8))
     with pytest.raises(verify_rerun.ConfigRefused) as refused:
         verify_rerun.config_for_rerun(top)
-    assert str(refused.value) == "the archive's config top/config.resolved.yaml holds more than 1,048,576 bytes"
+    assert str(refused.value) == (
+        "the archive's config top/config.resolved.yaml holds more than 1,048,576 bytes")
 
 
 def test_a_missing_file_verify_reads_is_not_a_bound(tmp_path):

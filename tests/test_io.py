@@ -521,8 +521,8 @@ def test_an_unreadable_record_or_provenance_is_refused_naming_it(tmp_path):
 
 
 @pytest.mark.parametrize("provenance, problem", [
-    (b"[" * 100_000 + b"]" * 100_000, "unreadable provenance: its provenance nests lists or objects more than "
-                                      "64 deep"),
+    (b"[" * 100_000 + b"]" * 100_000, "unreadable provenance: its provenance nests lists or objects more "
+                                      "than 64 deep"),
     (b'{"a": ' * 65 + b"1" + b"}" * 65, "unreadable provenance: its provenance nests lists or objects more "
                                         "than 64 deep"),
     (b"[1, 2]", "unreadable provenance: a JSON list, not an object"),

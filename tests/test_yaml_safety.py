@@ -83,7 +83,8 @@ def test_a_config_too_large_to_walk_is_refused_before_the_schema(default_config)
 
 def test_a_config_too_large_without_aliases_is_not_said_to_have_any():
     written_out = {"skip": [0] * 1_677_720, "small": 1}  # as a file of 16 MiB would hold them
-    assert cfg.size_errors(written_out) == ["skip: 1,677,721 values, more than the 1,000,000 a config may hold"]
+    assert cfg.size_errors(written_out) == [
+        "skip: 1,677,721 values, more than the 1,000,000 a config may hold"]
     assert cfg.size_errors({"skip": [0] * 999_999}) == []  # the list and its values: the cap itself
 
 
