@@ -7,7 +7,9 @@ The archive is untrusted data. Before anything is extracted, its headers are che
 holding ``results/``, files and folders only, no name outside it, each file no larger than its
 RO-Crate declares, all of them within the ceiling (``--max-size``, default 1 GiB) and
 the local disk's room (:mod:`attnrepro.archive.verify_extract`). Every Parquet file's rows and
-uncompressed size are checked from its footer before any is read.
+uncompressed size are checked from its footer before any is read, and every other file verify
+reads (its crate, manifest, config, lock, environment) against its cap in bytes, lines and JSON
+nesting (:mod:`attnrepro.archive.verify_limits`, :mod:`attnrepro.run.bounded`).
 
 With ``--results DIR`` the archive is compared with a finished results folder. Without it,
 the archive's config (``config.resolved.yaml``) is read as data, validated and refused if it
