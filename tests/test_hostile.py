@@ -12,6 +12,7 @@ import pytest
 
 import hostile
 from attnrepro.archive import verify, verify_extract, verify_limits, verify_rerun
+from attnrepro.run import bounded
 
 MiB = 1 << 20
 
@@ -99,6 +100,25 @@ def test_the_config_is_bounded_before_it_is_loaded_wherever_the_crate_points(tmp
         "the archive's config top/config.resolved.yaml holds more than 1,048,576 bytes")
 
 
+def test_a_file_beyond_its_cap_after_extraction_refuses_the_archive_in_one_line(tmp_path, capsys):
+    archive = hostile.manifest_of_many_lines(tmp_path)
+    assert verify.main([str(archive), "--results", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"verify: {archive}: refused: its MANIFEST.sha256 holds more than 50,000 lines\n")
+
+
+def test_a_lock_beyond_its_lines_is_refused_naming_it(tmp_path):
+    top = tmp_path / "top"
+    (top / "requirements").mkdir(parents=True)
+    (top / "requirements/runtime.lock").write_text("\n" * 50_001)
+    with pytest.raises(bounded.Exceeded) as raised:
+        verify._lock_warnings(top)
+    assert str(raised.value) == "requirements/runtime.lock holds more than 50,000 lines"
+    (top / "requirements/runtime.lock").write_text("pkg==1\n" * 50_000)
+    assert verify._lock_warnings(top)[0].startswith(  # the cap itself is read
+        "requirements/runtime.lock differs: archive ['pkg==1', 'pkg==1', 'pkg==1'], here [")
+
+
 def test_a_missing_file_verify_reads_is_not_a_bound(tmp_path):
     top = tmp_path / "top"
     top.mkdir()
@@ -121,6 +141,14 @@ def test_the_ceiling_is_stated_and_raised_by_max_size(tmp_path, capsys):
         "(at member 'top/results/zeros.bin', 3.0 MiB); --max-size raises the ceiling\n")
     assert verify.main([str(archive), "--results", str(tmp_path), "--max-size", "3M"]) == 1  # extracted
     assert capsys.readouterr().out.splitlines()[-1] == "verdict: NOTHING COMPARED: neither side holds results"
+
+
+def test_what_follows_the_gzip_stream_is_named_as_the_compressed_files(tmp_path, capsys):
+    archive = hostile.zeros_after_the_gzip_stream(tmp_path)
+    assert verify.main([str(archive), "--results", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"verify: {archive}: refused: more than 1.0 MiB of the compressed file follow the end of its tar at "
+        "byte 1024\n")
 
 
 @pytest.mark.parametrize("text, size", [("4G", 4 << 30), ("512M", 512 * MiB), ("3GiB", 3 << 30),

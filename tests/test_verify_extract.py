@@ -629,3 +629,26 @@ def test_an_archive_followed_by_more_than_the_tail_limit_in_its_compressed_file_
         path.write_bytes(gzip.compress(raw) + bytes(trailing))
         top, found, end = vx.open_checked(path, tmp_path / f"out{trailing}", limits)
         assert (top.name, found, end) == ("top", after, 2048), trailing
+
+
+# ---- open_checked, in this process --------------------------------------------------------
+
+def test_open_checked_guards_the_headers_and_the_read_caps(tmp_path):
+    import hostile
+
+    assert refusal(vx.open_checked, hostile.pax_of_2gib(tmp_path), tmp_path / "a", Limits()) == (
+        "a PAX extended header at byte 0 of the tar declares 2.0 GiB, more than 64.0 KiB")
+    raw = tar_bytes({"top": None, "top/results": None, "top/results/a.csv": b"a", "top/MANIFEST.sha256": b"ab"})
+    path = tmp_path / "manifest.tar.gz"
+    path.write_bytes(gzip.compress(raw))
+    assert refusal(vx.open_checked, path, tmp_path / "b", Limits(manifest_bytes=1)) == (
+        "member 'top/MANIFEST.sha256' takes 2 bytes, more than the 1 bytes verify reads of it")
+
+
+def test_a_gnu_long_name_within_its_cap_is_read(tmp_path):
+    name = "top/results/" + "n" * 150
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        tar.addfile(file(name, 1), io.BytesIO(b"x"))
+    members, total = scanned(raw.getvalue())
+    assert ([m.name for m in members], total) == ([name], 1)
