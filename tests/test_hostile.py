@@ -104,7 +104,8 @@ def test_a_file_beyond_its_cap_after_extraction_refuses_the_archive_in_one_line(
     archive = hostile.manifest_of_many_lines(tmp_path)
     assert verify.main([str(archive), "--results", str(tmp_path)]) == 2
     out, err = capsys.readouterr()
-    assert (out, err) == ("", f"verify: {archive}: refused: its MANIFEST.sha256 holds more than 50,000 lines\n")
+    assert (out, err) == (
+        "", f"verify: {archive}: refused: its MANIFEST.sha256 holds more than 50,000 lines\n")
 
 
 def test_a_lock_beyond_its_lines_is_refused_naming_it(tmp_path):

@@ -638,7 +638,8 @@ def test_open_checked_guards_the_headers_and_the_read_caps(tmp_path):
 
     assert refusal(vx.open_checked, hostile.pax_of_2gib(tmp_path), tmp_path / "a", Limits()) == (
         "a PAX extended header at byte 0 of the tar declares 2.0 GiB, more than 64.0 KiB")
-    raw = tar_bytes({"top": None, "top/results": None, "top/results/a.csv": b"a", "top/MANIFEST.sha256": b"ab"})
+    raw = tar_bytes({"top": None, "top/results": None, "top/results/a.csv": b"a",
+                     "top/MANIFEST.sha256": b"ab"})
     path = tmp_path / "manifest.tar.gz"
     path.write_bytes(gzip.compress(raw))
     assert refusal(vx.open_checked, path, tmp_path / "b", Limits(manifest_bytes=1)) == (
