@@ -85,15 +85,21 @@ def by_hand(path, members, tail=b""):
     return Path(path)
 
 
-def zeros_member(path, name, size, chunk=16 << 20):
-    """A .tar.gz whose one member ``name`` holds ``size`` zero bytes, compressed as it is written
-    (a few MB on disk for GiBs of zeros; never all of it in memory)."""
+def zeros_member(path, name, size, chunk=16 << 20, before=None):
+    """A .tar.gz whose member ``name`` holds ``size`` zero bytes, compressed as it is written
+    (a few MB on disk for GiBs of zeros; never all of it in memory), after the members ``before``
+    ({name: bytes})."""
     info = tarfile.TarInfo(name)
     info.size = size
     header = info.tobuf(format=tarfile.GNU_FORMAT)
     compressor = zlib.compressobj(1, zlib.DEFLATED, 31)  # gzip
     zero = bytes(chunk)
     with open(path, "wb") as out:
+        for first, data in (before or {}).items():
+            first_info = tarfile.TarInfo(first)
+            first_info.size = len(data)
+            out.write(compressor.compress(first_info.tobuf(format=tarfile.GNU_FORMAT) + data
+                                          + bytes(-len(data) % 512)))
         out.write(compressor.compress(header))
         left = size + (-size % 512) + 1024  # the data, its padding, the end-of-archive blocks
         while left:
@@ -214,6 +220,121 @@ def footer_bomb(folder):
     return forged(folder, {"results/footer.parquet": data})
 
 
+def _members(archive):
+    """{name: bytes} of the files of an archive, and its top folder."""
+    with tarfile.open(archive) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    return members, Path(archive).name.removesuffix(".tar.gz")
+
+
+def recrated(folder, change, files=None):
+    """A forged archive (``files``, :func:`forged`), then its crate's text passed through ``change``
+    (the MANIFEST still names the crate's first digest: it is only warned of)."""
+    archive = forged(folder, files or {})
+    members, top = _members(archive)
+    name = f"{top}/ro-crate-metadata.json"
+    members[name] = change(members[name].decode()).encode()
+    return by_hand(archive, members)
+
+
+def raw_tar(folder, blocks, name="raw.tar.gz"):
+    """A .tar.gz of tar ``blocks`` written by hand (headers that declare more than follows them)."""
+    return _gzip(Path(folder) / name, b"".join(blocks) + bytes(1024))
+
+
+def _gzip(path, raw, tail=b""):
+    Path(path).write_bytes(gzip.compress(raw, compresslevel=1) + tail)
+    return Path(path)
+
+
+def _header(name, kind, size):
+    info = tarfile.TarInfo(name)
+    info.type, info.size = kind, size
+    return info.tobuf(format=tarfile.USTAR_FORMAT)
+
+
+def _member(name, data):
+    return _header(name, tarfile.REGTYPE, len(data)) + data + bytes(-len(data) % 512)
+
+
+def pax_of_2gib(folder):
+    """A PAX extended header declaring 2 GiB, followed by 512 bytes: tarfile would read 2 GiB."""
+    return raw_tar(folder, [_header("././@PaxHeader", tarfile.XHDTYPE, 2 << 30), bytes(512),
+                            _member("top/results/ledger.csv", LEDGER)])
+
+
+def chained_pax(folder):
+    """3,000 PAX headers before one member: tarfile reads each one call deeper."""
+    record = b"13 comment=x\n"
+    one = _header("././@PaxHeader", tarfile.XHDTYPE, len(record)) + record + bytes(512 - len(record))
+    return raw_tar(folder, [one * 3000, _member("top/results/ledger.csv", LEDGER)])
+
+
+def nested_folders(folder):
+    name = "top/results/" + "a/" * 1500 + "deep.csv"
+    return by_hand(Path(folder) / "nested.tar.gz", {"top/results/ledger.csv": LEDGER, name: b"x"})
+
+
+def zeros_after_the_gzip_stream(folder):
+    """10 MiB of zeros after the gzip stream, in the compressed file (gzip skips them)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        info = tarfile.TarInfo("top/results/ledger.csv")
+        info.size = len(LEDGER)
+        tar.addfile(info, io.BytesIO(LEDGER))
+    return _gzip(Path(folder) / "trailing.tar.gz", raw.getvalue(), tail=bytes(10 << 20))
+
+
+def large_crate(folder):
+    """A crate of 128 MiB (zeros, compressed as written: a few hundred kB)."""
+    return zeros_member(Path(folder) / "crate.tar.gz", "top/ro-crate-metadata.json", 128 << 20,
+                        before={"top/results/ledger.csv": LEDGER})
+
+
+def deep_json(depth=100_000):
+    return "[" * depth + "]" * depth
+
+
+def deep_crate(folder):
+    return recrated(folder, lambda text: text.replace('"@graph": [', '"@graph": [' + deep_json() + ", ", 1))
+
+
+def size_of_1e999(folder):
+    """A file of 2 MiB whose crate says ``"contentSize": 1e999`` (infinity, as JSON reads it)."""
+    return recrated(folder, lambda text: text.replace(f'"contentSize": "{2 << 20}"', '"contentSize": 1e999'),
+                    {"results/big.bin": bytes(2 << 20)})
+
+
+def size_removed(folder):
+    """A file of 2 MiB whose crate declares no size."""
+    return recrated(folder, lambda text: text.replace(f', "contentSize": "{2 << 20}"', ""),
+                    {"results/big.bin": bytes(2 << 20)})
+
+
+def large_config(folder):
+    return forged(folder, config("skip: []\n" + "# filler\n" * (2 << 20)))  # 18 MiB
+
+
+def manifest_of_many_lines(folder):
+    """A MANIFEST.sha256 of 4 Mi empty lines (8 MiB: within its cap in bytes)."""
+    archive = honest(folder)
+    members, top = _members(archive)
+    members[f"{top}/MANIFEST.sha256"] = b"\n" * (4 << 20)
+    return by_hand(archive, members)
+
+
+def lock_of_many_lines(folder):
+    return forged(folder, {paths.RUNTIME_LOCK: b"\n" * (2 << 20)})  # 2 Mi lines in 2 MiB
+
+
+def deep_environment(folder):
+    """environment.json nested 100,000 deep, in an archive without a crate (read from the file)."""
+    archive = forged(folder, {"environment.json": deep_json().encode()})
+    members, top = _members(archive)
+    del members[f"{top}/ro-crate-metadata.json"]
+    return by_hand(archive, members)
+
+
 # name: (build(folder) -> archive, extra arguments, what the one line on stderr holds)
 CORPUS = {
     "templated config": (templated_config, [],
@@ -242,4 +363,98 @@ CORPUS = {
     "too many members": (many_members, [], "refused before extraction: more than 50000 members"),
     "a Parquet bomb": (parquet_bomb, [], "results/bomb.parquet: its 200000000 rows"),
     "a Parquet footer bomb": (footer_bomb, [], "its footer declares 1.0 GiB of metadata"),
+    "a PAX header of 2 GiB": (pax_of_2gib, [], "refused before extraction: a PAX extended header at byte 0 "
+                                                 "of the tar declares 2.0 GiB, more than 64.0 KiB"),
+    "3,000 chained PAX headers": (chained_pax, [], "refused before extraction: more than 4 extended headers "
+                                                   "in a row (at byte 4096 of the tar)"),
+    "1,500 nested folders": (nested_folders, [], "nests 1503 folders deep, more than 32"),
+    "zeros after the gzip stream": (zeros_after_the_gzip_stream, [],
+                                    "refused: more than 1.0 MiB of the compressed file follow the end"),
+    "a crate of 128 MiB": (large_crate, [], "refused before extraction: member 'top/ro-crate-metadata.json' "
+                                            "takes 128.0 MiB, more than the 64.0 MiB verify reads of it"),
+    "a crate nested 100,000 deep": (deep_crate, [], "refused before extraction: ro-crate-metadata.json nests "
+                                                    "lists or objects more than 64 deep"),
+    "a contentSize of 1e999": (size_of_1e999, [], "(at member 'attnrepro-results-hostile/results/big.bin': "
+                                                  "2097152 bytes, none declared)"),
+    "no contentSize": (size_removed, [], "(at member 'attnrepro-results-hostile/results/big.bin': 2097152 "
+                                         "bytes, none declared)"),
+    "a config of 18 MiB": (large_config, [], "member 'attnrepro-results-hostile/config.resolved.yaml' takes "
+                                              "18.0 MiB, more than the 1.0 MiB verify reads of it"),
+    "a MANIFEST of 4 Mi lines": (manifest_of_many_lines, [], "refused: its MANIFEST.sha256 holds more than "
+                                                             "50,000 lines"),
+    "a lock of 2 Mi lines": (lock_of_many_lines, [], "refused: its requirements/runtime.lock holds more than "
+                                                     "50,000 lines"),
+    "environment.json nested 100,000 deep": (deep_environment, [], "refused: its environment.json nests "
+                                                                   "lists or objects more than 64 deep"),
+}
+
+
+# ---- forgeries read as data: verify compares the archive and warns (exit 0 or 1) -------------
+
+def nul_in_manifest(folder):
+    archive = honest(folder)
+    members, top = _members(archive)
+    members[f"{top}/MANIFEST.sha256"] += f"{'0' * 64}  results/a\0b.csv\n".encode()
+    return by_hand(archive, members)
+
+
+def nul_in_crate_id(folder):
+    entity = '{"@id": "results/a\\u0000b", "@type": "File", "contentSize": "1"}, '
+    return recrated(folder, lambda text: text.replace('"@graph": [', '"@graph": [' + entity, 1))
+
+
+def id_that_is_a_list(folder):
+    return recrated(folder, lambda text: text.replace('"@graph": [', '"@graph": [{"@id": ["a", "b"]}, ', 1))
+
+
+def small_size_of_1e999(folder):
+    """The ledger's crate entity says ``"contentSize": 1e999``: undeclared, and small."""
+    return recrated(folder, lambda text: text.replace('"contentSize": "34"', '"contentSize": 1e999'))
+
+
+def manifest_naming_one_file_forty_times(folder):
+    """Forty MANIFEST lines name one file of 16 MiB: it is hashed once."""
+    archive = forged(folder, {"results/big.bin": bytes(16 << 20)})
+    members, top = _members(archive)
+    line = next(x for x in members[f"{top}/MANIFEST.sha256"].decode().splitlines() if x.endswith("big.bin"))
+    members[f"{top}/MANIFEST.sha256"] += (line + "\n").encode() * 39
+    return by_hand(archive, members)
+
+
+def deep_parquet():
+    """A Parquet file whose provenance nests 100,000 deep, its integrity record right."""
+    from attnrepro.run import io as result_io
+
+    table = pa.table({"x": [1, 2]})
+    provenance = deep_json().encode()
+    integrity = json.dumps({"content_sha256": result_io.content_hash(table.to_pandas()),
+                            "provenance_sha256": hashlib.sha256(provenance).hexdigest()}).encode()
+    meta = {**(table.schema.metadata or {}), b"attnrepro": provenance, b"attnrepro.integrity": integrity}
+    out = io.BytesIO()
+    pq.write_table(table.replace_schema_metadata(meta), out)
+    return out.getvalue()
+
+
+def deep_provenance(folder):
+    """The deep Parquet file under results/data, in the archive and in the results it is compared with."""
+    name, data = "results/data/001/x/deep.parquet", deep_parquet()
+    archive = forged(folder, {name: data})
+    (Path(folder) / "run" / name).parent.mkdir(parents=True)
+    (Path(folder) / "run" / name).write_bytes(data)
+    return archive
+
+
+# name: (build(folder) -> archive, what a line of its output holds)
+READ_AS_DATA = {
+    "a NUL in a MANIFEST name": (nul_in_manifest, "1 file(s) of the archive do not match its MANIFEST"),
+    "a NUL in a crate @id": (nul_in_crate_id, "1 file(s) described in ro-crate-metadata.json are missing"),
+    "an @id that is a list": (id_that_is_a_list, "the archive's ro-crate-metadata.json cannot be read (no "
+                                                 "@graph of entities, each with an @id that is a string)"),
+    "a small file's contentSize of 1e999": (small_size_of_1e999, "verdict: REPRODUCED"),
+    "a Parquet provenance nested 100,000 deep": (deep_provenance, "results/data/001/x/deep.parquet: corrupt "
+                                                 "in archive: unreadable provenance: its provenance nests "
+                                                 "lists or objects more than 64 deep"),
+    "forty MANIFEST lines naming one file": (manifest_naming_one_file_forty_times,
+                                             "39 line(s) of its MANIFEST.sha256 name a file that an earlier "
+                                             "line names"),
 }

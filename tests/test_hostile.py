@@ -11,7 +11,8 @@ import time
 import pytest
 
 import hostile
-from attnrepro.archive import verify, verify_extract
+from attnrepro.archive import verify, verify_extract, verify_limits, verify_rerun
+from attnrepro.run import bounded
 
 MiB = 1 << 20
 
@@ -59,6 +60,73 @@ def test_a_hostile_archive_is_refused_in_one_line_writing_nothing(tmp_path, name
     assert seconds < 30 and peak < 1024, (seconds, peak)  # refused before its cost, not after
 
 
+@pytest.mark.parametrize("name", hostile.READ_AS_DATA)
+def test_a_forgery_of_what_verify_reads_as_data_is_compared_and_warned_of(tmp_path, name):
+    build, expected = hostile.READ_AS_DATA[name]
+    (tmp_path / "built").mkdir()
+    archive = build(tmp_path / "built")
+    results = tmp_path / "built/run/results"
+    start = time.perf_counter()
+    proc, peak = _verify(tmp_path, archive, "--results", results)
+    seconds = time.perf_counter() - start
+    assert proc.returncode in (0, 1) and proc.stderr == "", proc.stdout + proc.stderr
+    assert any(expected in line for line in proc.stdout.splitlines()), proc.stdout
+    assert proc.stdout.splitlines()[-1].startswith("verdict: ")
+    assert seconds < 30 and peak < 1024, (seconds, peak)
+
+
+def test_a_file_named_by_forty_manifest_lines_is_hashed_once_in_the_time_of_one(tmp_path, monkeypatch):
+    archive = hostile.manifest_naming_one_file_forty_times(tmp_path)
+    top = verify.extract(archive, tmp_path / "out")
+    hashed = []
+    real = verify.digests.file_sha256
+    monkeypatch.setattr(verify.digests, "file_sha256", lambda path: hashed.append(path.name) or real(path))
+    bad, repeated = verify.manifest_mismatches(top)
+    assert ("results/big.bin" in bad, repeated, hashed.count("big.bin")) == (False, 39, 1)
+
+
+def test_the_config_is_bounded_before_it_is_loaded_wherever_the_crate_points(tmp_path):
+    """The archive's config (config.resolved.yaml, or the file its crate names) past its cap is refused
+    from its size, before the YAML loader reads a byte."""
+    top = tmp_path / "top"
+    top.mkdir()
+    cap = verify_limits.Limits().config_bytes
+    (top / "config.resolved.yaml").write_text("skip: []\n" + "#" * (cap - 9))
+    assert verify_rerun.config_for_rerun(top).config == {"skip": []}  # the cap itself is read
+    (top / "config.resolved.yaml").write_text("skip: []\n" + "#" * (cap - 8))
+    with pytest.raises(verify_rerun.ConfigRefused) as refused:
+        verify_rerun.config_for_rerun(top)
+    assert str(refused.value) == (
+        "the archive's config top/config.resolved.yaml holds more than 1,048,576 bytes")
+
+
+def test_a_file_beyond_its_cap_after_extraction_refuses_the_archive_in_one_line(tmp_path, capsys):
+    archive = hostile.manifest_of_many_lines(tmp_path)
+    assert verify.main([str(archive), "--results", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == (
+        "", f"verify: {archive}: refused: its MANIFEST.sha256 holds more than 50,000 lines\n")
+
+
+def test_a_lock_beyond_its_lines_is_refused_naming_it(tmp_path):
+    top = tmp_path / "top"
+    (top / "requirements").mkdir(parents=True)
+    (top / "requirements/runtime.lock").write_text("\n" * 50_001)
+    with pytest.raises(bounded.Exceeded) as raised:
+        verify._lock_warnings(top)
+    assert str(raised.value) == "requirements/runtime.lock holds more than 50,000 lines"
+    (top / "requirements/runtime.lock").write_text("pkg==1\n" * 50_000)
+    assert verify._lock_warnings(top)[0].startswith(  # the cap itself is read
+        "requirements/runtime.lock differs: archive ['pkg==1', 'pkg==1', 'pkg==1'], here [")
+
+
+def test_a_missing_file_verify_reads_is_not_a_bound(tmp_path):
+    top = tmp_path / "top"
+    top.mkdir()
+    assert verify.manifest_mismatches(top) == (["MANIFEST.sha256 (absent)"], 0)
+    assert verify._environment(top) == ({}, [])
+
+
 def test_the_honest_archive_of_the_corpus_verifies(tmp_path):
     archive = hostile.honest(tmp_path)
     proc, _ = _verify(tmp_path, archive, "--results", tmp_path / "run/results")
@@ -76,10 +144,18 @@ def test_the_ceiling_is_stated_and_raised_by_max_size(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[-1] == "verdict: NOTHING COMPARED: neither side holds results"
 
 
+def test_what_follows_the_gzip_stream_is_named_as_the_compressed_files(tmp_path, capsys):
+    archive = hostile.zeros_after_the_gzip_stream(tmp_path)
+    assert verify.main([str(archive), "--results", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"verify: {archive}: refused: more than 1.0 MiB of the compressed file follow the end of its tar at "
+        "byte 1024\n")
+
+
 @pytest.mark.parametrize("text, size", [("4G", 4 << 30), ("512M", 512 * MiB), ("3GiB", 3 << 30),
                                         ("1000", 1000), ("1.5K", 1536), ("2mb", 2 * MiB)])
 def test_sizes_are_read_as_people_write_them(text, size):
-    assert verify_extract.parse_size(text) == size
+    assert verify_limits.parse_size(text) == size
 
 
 @pytest.mark.parametrize("text", ["", "G", "-1G", "0", "four", "1X"])

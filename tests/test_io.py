@@ -518,3 +518,33 @@ def test_an_unreadable_record_or_provenance_is_refused_naming_it(tmp_path):
     empty.write_bytes(b"")
     for read in (io.read_parquet, io.read_provenance):
         _refused(read, empty, "unreadable: ArrowInvalid: Parquet file size is 0 bytes")
+
+
+@pytest.mark.parametrize("provenance, problem", [
+    (b"[" * 100_000 + b"]" * 100_000, "unreadable provenance: its provenance nests lists or objects more "
+                                      "than 64 deep"),
+    (b'{"a": ' * 65 + b"1" + b"}" * 65, "unreadable provenance: its provenance nests lists or objects more "
+                                        "than 64 deep"),
+    (b"[1, 2]", "unreadable provenance: a JSON list, not an object"),
+    (b'"text"', "unreadable provenance: a JSON str, not an object")])
+def test_a_provenance_too_deep_or_not_an_object_is_a_corrupt_result(tmp_path, provenance, problem):
+    """Someone else's file (an archive's): refused in one sentence, by both readers, never a
+    RecursionError; 64 levels are read."""
+    import hashlib
+    import json
+
+    record = json.dumps({"provenance_sha256": hashlib.sha256(provenance).hexdigest()}).encode()
+    path = _with_metadata(tmp_path, "deep.parquet", provenance=provenance, integrity=record)
+    for read in (io.read_parquet, io.read_provenance):
+        _refused(read, path, problem)
+    deepest = b'{"a": ' * 63 + b"{}" + b"}" * 63
+    record = json.dumps({"provenance_sha256": hashlib.sha256(deepest).hexdigest()}).encode()
+    path = _with_metadata(tmp_path, "deepest.parquet", provenance=deepest, integrity=record)
+    assert io.bounded.depth(io.read_provenance(path, require_integrity=False)) == 64
+
+
+def test_an_integrity_record_nested_too_deep_is_a_corrupt_result(tmp_path):
+    path = _with_metadata(tmp_path, "deep.parquet", provenance=b"{}", integrity=b"[" * 10**5 + b"]" * 10**5)
+    for read in (io.read_parquet, io.read_provenance):
+        _refused(read, path, "unreadable integrity record: its integrity record nests lists or objects more "
+                             "than 64 deep")

@@ -20,9 +20,9 @@ import pytest
 import yaml
 
 from conftest import REPO, copy_repo, snakemake
-from attnrepro.run import io
+from attnrepro.run import bounded, io
 from attnrepro.dag import plan
-from attnrepro.archive import verify, verify_extract, verify_rerun
+from attnrepro.archive import verify, verify_extract, verify_limits, verify_rerun
 from attnrepro.archive import verify_compare as vc
 
 # ---- unit: frames, Parquet files, the ledger, canonical numerics, the lock -----------------
@@ -583,11 +583,11 @@ def test_without_workdir_the_rerun_runs_in_the_temporary_folder_beside_the_extra
 
 def test_a_missing_archive_or_a_folder_is_one_line_naming_it(tmp_path, capsys):
     _, results = _synthetic(tmp_path)
-    for path, error in ((tmp_path / "none.tar.gz", "FileNotFoundError: [Errno 2] No such file or directory"),
-                        (tmp_path, "IsADirectoryError: [Errno 21] Is a directory")):
+    (tmp_path / "link.tar.gz").symlink_to(tmp_path / "gone.tar.gz")
+    for path, said in ((tmp_path / "none.tar.gz", "no such file"), (tmp_path / "link.tar.gz", "no such file"),
+                       (tmp_path, "a folder, not an archive (a .tar.gz file)")):
         assert verify.main([str(path), "--results", str(results)]) == 2
-        assert capsys.readouterr() == ("", f"verify: {path}: unreadable archive: cannot be read ({error}: "
-                                           f"'{path}')\n")
+        assert capsys.readouterr() == ("", f"verify: {path}: {said}\n")  # the archive is not blamed
 
 
 def test_the_end_of_an_archive_is_read_in_bounded_chunks_and_never_past_its_limit():
@@ -614,7 +614,7 @@ def test_the_end_of_an_archive_is_read_in_bounded_chunks_and_never_past_its_limi
 
 def test_manifest_mismatches_name_files_changed_missing_or_outside_the_archive(tmp_path):
     top = tmp_path / "top"
-    assert verify.manifest_mismatches(top) == ["MANIFEST.sha256 (absent)"]
+    assert verify.manifest_mismatches(top) == (["MANIFEST.sha256 (absent)"], 0)
     for name, data in {"results/a.csv": b"a", "results/b.csv": b"b", "../outside.txt": b"o"}.items():
         (top / name).parent.mkdir(parents=True, exist_ok=True)
         (top / name).write_bytes(data)
@@ -622,9 +622,38 @@ def test_manifest_mismatches_name_files_changed_missing_or_outside_the_archive(t
                "../outside.txt": b"o"}
     (top / "MANIFEST.sha256").write_text("".join(f"{hashlib.sha256(data).hexdigest()}  {name}\n"
                                                  for name, data in digests.items()))
-    assert verify.manifest_mismatches(top) == ["results/b.csv", "results/gone.csv", "../outside.txt"]
+    assert verify.manifest_mismatches(top) == (["results/b.csv", "results/gone.csv", "../outside.txt"], 0)
     (top / "MANIFEST.sha256").write_bytes(b"\xff\xfe\xff not text")
-    assert verify.manifest_mismatches(top) == ["MANIFEST.sha256 (unreadable)"]
+    assert verify.manifest_mismatches(top) == (["MANIFEST.sha256 (unreadable)"], 0)
+
+
+def test_a_file_named_by_many_manifest_lines_is_hashed_once(tmp_path, monkeypatch):
+    top = tmp_path / "top"
+    (top / "results").mkdir(parents=True)
+    (top / "results/a.csv").write_bytes(b"a")
+    good, bad = hashlib.sha256(b"a").hexdigest(), "0" * 64
+    lines = [f"{good}  results/a.csv"] * 40 + [f"{bad}  results/a.csv", f"{good}  results/nul\0.csv",
+                                                f"{good}  results/nul\0.csv", "no separator"]
+    (top / "MANIFEST.sha256").write_text("\n".join(lines) + "\n")
+    hashed = []
+    real = verify.digests.file_sha256
+    monkeypatch.setattr(verify.digests, "file_sha256", lambda path: hashed.append(path) or real(path))
+    assert verify.manifest_mismatches(top) == (["results/a.csv", "results/nul\0.csv", ""], 41)
+    assert hashed == [top / "results/a.csv"]  # once, not 41 times; a name with a NUL is no file
+    said = verify.warnings(top)
+    assert "41 line(s) of its MANIFEST.sha256 name a file that an earlier line names" in said
+
+
+@pytest.mark.parametrize("limits, message", [
+    (verify_limits.Limits(manifest_bytes=100), "MANIFEST.sha256 holds more than 100 bytes"),
+    (verify_limits.Limits(text_lines=2), "MANIFEST.sha256 holds more than 2 lines")])
+def test_a_manifest_beyond_its_caps_is_refused_before_it_is_read(tmp_path, limits, message):
+    top = tmp_path / "top"
+    top.mkdir()
+    (top / "MANIFEST.sha256").write_text(f"{'0' * 64}  a\n" * 3)  # 3 lines, 201 bytes
+    with pytest.raises(bounded.Exceeded) as raised:
+        verify.manifest_mismatches(top, limits)
+    assert str(raised.value) == message
 
 
 @pytest.fixture
@@ -883,7 +912,7 @@ def test_the_archive_carries_the_lock_in_its_manifest(archived, tmp_path):
     top = verify.extract(archive, tmp_path)
     assert (top / "requirements/runtime.lock").read_text() == (REPO / "requirements/runtime.lock").read_text()
     assert "  requirements/runtime.lock" in (top / "MANIFEST.sha256").read_text()
-    assert verify.manifest_mismatches(top) == []
+    assert verify.manifest_mismatches(top) == ([], 0)
 
 
 def test_verify_passes_on_the_run_it_archived(archived):
@@ -1059,7 +1088,7 @@ def test_a_manifest_line_names_a_file_whose_name_holds_two_spaces(tmp_path):
     (tmp_path / "results/a  b.csv").write_text("x")
     digest = hashlib.sha256(b"x").hexdigest()
     (tmp_path / "MANIFEST.sha256").write_text(f"{digest}  results/a  b.csv\n")
-    assert verify.manifest_mismatches(tmp_path) == []
+    assert verify.manifest_mismatches(tmp_path) == ([], 0)
 
 
 # ---- an archive is data: the bounds, as verify applies them (tests/test_hostile.py: the corpus) --

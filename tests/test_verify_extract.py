@@ -17,8 +17,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from attnrepro.archive import verify_extract as vx
-from attnrepro.archive.verify_extract import CRATE, GiB, KiB, Limits, MiB, NoRoom, Refused
+from attnrepro.archive import verify_extract as vx, verify_limits
+from attnrepro.run import bounded
+from attnrepro.archive.verify_extract import CRATE, Limits, NoRoom, Refused
+from attnrepro.run.bounded import GiB, KiB, MiB
 
 MARGIN = 64 * MiB  # check_room's margin
 ROOM_HINT = "free space, or set TMPDIR or --workdir elsewhere"
@@ -79,7 +81,7 @@ def refusal(call, *args, error=Refused, **kwargs):
     ("4G", 4 * GiB), ("512M", 512 * MiB), ("3GiB", 3 * GiB), ("2mb", 2 * MiB), ("1.5K", 1536),
     ("1000", 1000), ("1", 1), (" 7k ", 7 * KiB), ("1T", 1 << 40), ("10B", 10), (12, 12)])
 def test_a_size_is_read_as_people_write_it(text, size):
-    assert vx.parse_size(text) == size
+    assert verify_limits.parse_size(text) == size
 
 
 @pytest.mark.parametrize("text, why", [
@@ -89,7 +91,7 @@ def test_a_size_is_read_as_people_write_it(text, size):
     ("-1G", "is not a positive size"), ("nan", "is not a positive size"), ("inf", "is not a finite size"),
     ("1e400", "is not a finite size"), ("1e308G", "is not a finite size")])
 def test_a_size_that_is_none_says_why(text, why):
-    assert refusal(vx.parse_size, text, error=ValueError) == f"{text!r} {why}"
+    assert refusal(verify_limits.parse_size, text, error=ValueError) == f"{text!r} {why}"
 
 
 @pytest.mark.parametrize("size, text", [
@@ -97,7 +99,7 @@ def test_a_size_that_is_none_says_why(text, why):
     (MiB, "1.0 MiB"), (12 * MiB, "12.0 MiB"), (GiB - 1, "1024.0 MiB"), (GiB, "1.0 GiB"),
     (3 * GiB // 2, "1.5 GiB"), (5 << 40, "5120.0 GiB")])
 def test_a_byte_count_is_shown_in_the_largest_unit_it_reaches(size, text):
-    assert vx.shown(size) == text
+    assert bounded.shown(size) == text
 
 
 # ---- the headers ----------------------------------------------------------------------------
@@ -107,9 +109,100 @@ def test_a_byte_count_is_shown_in_the_largest_unit_it_reaches(size, text):
     ("/etc/passwd", "has an absolute name"), ("\\evil", "has an absolute name"),
     ("C:", "has an absolute name"), ("C:evil", "has an absolute name"), ("c:/x", "has an absolute name"),
     ("..", "climbs out of the archive's folder (..)"),
-    ("top/../../evil", "climbs out of the archive's folder (..)")])
+    ("top/../../evil", "climbs out of the archive's folder (..)"),
+    ("/".join("a" * 4), None), ("/".join("a" * 5), "nests 5 folders deep, more than 4"),
+    ("a" * 30, None), ("a" * 31, "has a name of 31 characters, more than 30"),
+    ("top/" + "b" * 255, "has a name of 259 characters, more than 30")])
 def test_a_name_that_cannot_be_extracted_as_it_is_says_why(name, problem):
-    assert vx._name_problem(name) == problem
+    assert vx._name_problem(name, Limits(name_parts=4, name_chars=30)) == problem
+
+
+@pytest.mark.parametrize("part, problem", [
+    ("b" * 255, None), ("é" * 127, None),
+    ("b" * 256, "has a part of its name longer than 255 bytes (the file system's limit)"),
+    ("é" * 128, "has a part of its name longer than 255 bytes (the file system's limit)")])
+def test_a_part_of_a_name_may_take_the_file_systems_255_bytes(part, problem):
+    assert vx._name_problem(f"top/{part}/x", Limits()) == problem
+
+
+def pax_tar(*headers, name="top/results/a", data=b"x", end=True):
+    """An uncompressed tar whose member ``name`` follows ``headers`` ((tar type, bytes declared, bytes
+    written)) written by hand: a header may declare more than follows it. ``end``: the tar's
+    end-of-archive blocks after it."""
+    blocks = []
+    for kind, declared, body in headers:
+        info = tarfile.TarInfo("././@PaxHeader")
+        info.type, info.size = kind, declared
+        blocks.append(info.tobuf(format=tarfile.USTAR_FORMAT) + body + bytes(-len(body) % 512))
+    member = file(name, len(data)).tobuf(format=tarfile.USTAR_FORMAT) + data + bytes(-len(data) % 512)
+    return b"".join(blocks) + member + bytes(1024 if end else 0)
+
+
+def scanned(raw, limits=Limits()):
+    with tarfile.open(fileobj=io.BytesIO(raw), tarinfo=vx.guarded(limits)) as tar:
+        return vx.scan(tar, limits)
+
+
+def pax(records):
+    """A PAX header's body holding ``records`` ({key: value})."""
+    out = b""
+    for key, value in records.items():
+        line = f" {key}={value}\n"
+        size = len(line) + len(str(len(line)))
+        size += len(str(size)) - len(str(len(line)))
+        out += f"{size}{line}".encode()
+    return out
+
+
+def test_an_extended_header_may_declare_its_cap_not_a_byte_more_before_it_is_read():
+    body = pax({"path": "top/results/long-name"})
+    limits = Limits(extended_bytes=len(body))
+    members, _ = scanned(pax_tar((tarfile.XHDTYPE, len(body), body)), limits)
+    assert [m.name for m in members] == ["top/results/long-name"]
+    small = Limits(extended_bytes=len(body) - 1)
+    assert refusal(scanned, pax_tar((tarfile.XHDTYPE, len(body), body)), small) == (
+        f"a PAX extended header at byte 0 of the tar declares {len(body)} bytes, more than "
+        f"{len(body) - 1} bytes")
+    # 2 GiB declared, 512 bytes written: refused before tarfile reads (it would read all it declares)
+    assert refusal(scanned, pax_tar((tarfile.XHDTYPE, 2 * GiB, bytes(512)))) == (
+        "a PAX extended header at byte 0 of the tar declares 2.0 GiB, more than 64.0 KiB")
+    assert refusal(scanned, pax_tar((tarfile.GNUTYPE_LONGNAME, 3 * MiB, b"x" * 512))) == (
+        "a GNU long name header at byte 0 of the tar declares 3.0 MiB, more than 64.0 KiB")
+    assert refusal(scanned, pax_tar((tarfile.GNUTYPE_LONGLINK, 65 * KiB, b"x" * 512))) == (
+        "a GNU long name header at byte 0 of the tar declares 65.0 KiB, more than 64.0 KiB")
+
+
+def test_extended_headers_may_chain_up_to_their_cap_before_each_member():
+    body = pax({"comment": "x"})
+    headers = [(tarfile.XHDTYPE, len(body), body)] * 4
+    members, _ = scanned(pax_tar(*headers, end=False) + pax_tar(*headers, name="top/results/b"))
+    assert [m.name for m in members] == ["top/results/a", "top/results/b"]  # counted anew per member
+    assert refusal(scanned, pax_tar(*headers * 750)) == (
+        "more than 4 extended headers in a row (at byte 4096 of the tar)")  # the fifth; no RecursionError
+
+
+def test_extended_headers_may_take_their_total_not_a_byte_more():
+    body = pax({"comment": "x" * 100})
+    one = pax_tar((tarfile.XHDTYPE, len(body), body), end=False)
+    assert len(scanned(one * 3 + bytes(1024), Limits(extended_total=3 * len(body)))[0]) == 3
+    assert refusal(scanned, one * 3 + bytes(1024), Limits(extended_total=3 * len(body) - 1)) == (
+        f"its extended headers take more than {3 * len(body) - 1} bytes (at byte {2 * len(one)} of the tar)")
+
+
+def test_a_global_pax_header_or_a_sparse_file_is_refused():
+    body = pax({"comment": "x"})
+    assert refusal(scanned, pax_tar((tarfile.XGLTYPE, len(body), body))) == (
+        "a global PAX header at byte 0 of the tar: an archive of a run has none")
+    sparse = file("top/results/s", 10)
+    sparse.type = tarfile.GNUTYPE_SPARSE
+    raw = sparse.tobuf(format=tarfile.GNU_FORMAT) + bytes(1536)
+    assert refusal(scanned, raw) == (
+        "member 'top/results/s' is a sparse file: an archive of a run holds only plain files")
+
+
+def test_a_member_declaring_a_negative_size_is_refused():
+    members = [folder("top"), file("top/a", -5)]
+    assert refusal(vx.scan, Headers(members), Limits()) == "member 'top/a' declares a negative size"
 
 
 def test_scan_returns_every_member_and_the_bytes_of_all():
@@ -184,34 +277,84 @@ def test_the_crate_declares_the_sizes_of_the_files_it_names_with_one():
 def test_a_crate_is_read_up_to_its_limit_not_a_byte_more():
     crate = json.dumps({"@graph": GRAPH}).encode()
     assert declared(crate, Limits(crate_bytes=len(crate))) == SIZES
-    assert declared(crate, Limits(crate_bytes=len(crate) - 1)) == {}
+    assert refusal(declared, crate, Limits(crate_bytes=len(crate) - 1)) == (
+        f"member 'top/{CRATE}' takes {len(crate)} bytes, more than the {len(crate) - 1} bytes verify reads "
+        "of it")
+
+
+def test_a_crate_nested_deeper_than_its_cap_is_refused_in_one_line():
+    graph = json.dumps({"@graph": GRAPH})
+    assert declared(graph.encode(), Limits(json_depth=3)) == SIZES  # the graph, an entity, a list
+    assert refusal(declared, graph.encode(), Limits(json_depth=2)) == (
+        f"{CRATE} nests lists or objects more than 2 deep")
+    deep = ('{"@graph": [' + "[" * 100_000 + "]" * 100_000 + "]}").encode()
+    assert refusal(declared, deep) == f"{CRATE} nests lists or objects more than 64 deep"
 
 
 @pytest.mark.parametrize("crate, name", [
     (None, f"top/{CRATE}"),  # a folder of its name
     (json.dumps({"@graph": GRAPH}).encode(), f"top/results/{CRATE}"),  # not in the top folder
     (b"{not json", f"top/{CRATE}"), (b"[1]", f"top/{CRATE}"), (b'{"graph": []}', f"top/{CRATE}"),
-    (b'{"@graph": 5}', f"top/{CRATE}"), (b'{"@graph": [{"@id": "a", "contentSize": "ten"}]}', f"top/{CRATE}"),
-    (b'{"@graph": [{"@id": "a", "contentSize": [1]}]}', f"top/{CRATE}")])
-def test_without_a_readable_crate_nothing_is_declared(crate, name):
-    assert declared(crate, name=name) == {}
+    (b'{"@graph": 5}', f"top/{CRATE}")])
+def test_without_a_readable_crate_nothing_is_checked(crate, name):
+    assert declared(crate, name=name) is None
+
+
+@pytest.mark.parametrize("size, bytes_", [
+    ('"12"', 12), ("12", 12), ('"007"', 7), ("0", 0), ('"0"', 0), ('"9999999999999999999"', 10**19 - 1),
+    ('"99999999999999999999"', None), ("1e999", None), ('"1e999"', None), ("12.0", None), ('"12.5"', None),
+    ("-3", None), ('"-3"', None), ("true", None), ('"ten"', None), ("[1]", None), ("null", None),
+    ('" 12"', None), ('"12\\n"', None)])
+def test_a_declared_size_is_a_whole_number_of_bytes_or_none(size, bytes_):
+    crate = ('{"@graph": [{"@id": "results/a.csv", "contentSize": %s}]}' % size).encode()
+    assert declared(crate) == ({} if bytes_ is None else {"top/results/a.csv": bytes_})
+
+
+def test_the_files_verify_reads_may_take_their_caps_not_a_byte_more():
+    limits = Limits(crate_bytes=10, manifest_bytes=20, config_bytes=30, lock_bytes=40, environment_bytes=50)
+    members = [file(f"top/{name}", cap) for name, cap in limits.read_caps.items()]
+    assert vx.check_read_caps(members + [file("top/results/x", 100), file("top/a/environment.json", 99)],
+                              "top", limits) is None
+    for name, cap in limits.read_caps.items():
+        assert refusal(vx.check_read_caps, [file(f"top/{name}", cap + 1)], "top", limits) == (
+            f"member 'top/{name}' takes {cap + 1} bytes, more than the {cap} bytes verify reads of it")
+    assert vx.check_read_caps([folder(f"top/{CRATE}", size=11)], "top", limits) is None  # a folder
+    assert set(Limits().read_caps) == {CRATE, "MANIFEST.sha256", "config.resolved.yaml",
+                                       "requirements/runtime.lock", "environment.json"}
 
 
 def test_files_may_exceed_their_declared_sizes_by_the_allowance_in_all():
     members = [folder("top"), folder("top/d", size=50), file("top/a", 10), file("top/same", 4),
-               file("top/b", 8), file("top/smaller", 3), file("top/undeclared", 100)]
+               file("top/b", 8), file("top/smaller", 3), file(f"top/{CRATE}", 999),
+               file("top/MANIFEST.sha256", 99)]
     sizes = {"top/d": 0, "top/a": 7, "top/same": 4, "top/b": 6, "top/smaller": 5}
-    assert vx.check_declared(members, sizes, 5) is None  # 3 + 2 bytes beyond; a folder is no file
-    assert vx.check_declared(members, {}, 0) is None
-    assert refusal(vx.check_declared, members, sizes, 4) == (
+    assert vx.check_declared(members, sizes, 5, "top") is None  # 3 + 2 bytes beyond; a folder is no file
+    assert vx.check_declared(members + [file("top/undeclared", 100)], None, 0, "top") is None  # no crate
+    assert refusal(vx.check_declared, members, sizes, 4, "top") == (
         f"its files exceed the sizes its {CRATE} declares by more than 4 bytes (at member 'top/b': 8 bytes, "
         "6 declared)")
-    assert refusal(vx.check_declared, members, sizes, 2) == (
+    assert refusal(vx.check_declared, members, sizes, 2, "top") == (
         f"its files exceed the sizes its {CRATE} declares by more than 2 bytes (at member 'top/a': 10 bytes, "
         "7 declared)")
-    assert refusal(vx.check_declared, [file("top/a", 3 * MiB)], {"top/a": MiB}, MiB) == (
+    assert refusal(vx.check_declared, [file("top/a", 3 * MiB)], {"top/a": MiB}, MiB, "top") == (
         f"its files exceed the sizes its {CRATE} declares by more than 1.0 MiB (at member 'top/a': "
         f"{3 * MiB} bytes, {MiB} declared)")
+
+
+def test_a_file_without_a_declared_size_counts_in_full():
+    members = [file("top/a", 10), file("top/undeclared", 5)]
+    assert vx.check_declared(members, {"top/a": 10}, 5, "top") is None
+    assert refusal(vx.check_declared, members, {"top/a": 10}, 4, "top") == (
+        f"its files exceed the sizes its {CRATE} declares by more than 4 bytes (at member 'top/undeclared': "
+        "5 bytes, none declared)")
+    assert refusal(vx.check_declared, members, {}, 14, "top") == (
+        f"its files exceed the sizes its {CRATE} declares by more than 14 bytes (at member 'top/undeclared': "
+        "5 bytes, none declared)")
+    # the crate and the manifest, which the crate does not describe, have caps of their own
+    own = [file(f"top/{CRATE}", MiB), file("top/MANIFEST.sha256", MiB), file(f"other/{CRATE}", 1)]
+    assert refusal(vx.check_declared, own, {}, 0, "top") == (
+        f"its files exceed the sizes its {CRATE} declares by more than 0 bytes (at member 'other/{CRATE}': "
+        "1 bytes, none declared)")
 
 
 # ---- the local disk -------------------------------------------------------------------------
@@ -462,3 +605,51 @@ def test_parquet_errors_name_every_file_under_results_not_to_be_read_in_order(tm
     assert vx.parquet_errors(results, Limits(total_bytes=64 * 999)) == [
         f"results/a/c.parquet: {why}", f"results/b.parquet: {why}"]
     assert vx.parquet_errors(results, Limits()) == []
+
+
+# ---- after the gzip stream ------------------------------------------------------------------
+
+def test_what_follows_the_gzip_stream_is_measured_in_the_compressed_file_unread(tmp_path):
+    data = os.urandom(64 * KiB)
+    packed = gzip.compress(data)
+    for trailing in (0, 3 * MiB):
+        path = tmp_path / f"t{trailing}.gz"
+        path.write_bytes(packed + bytes(trailing))
+        with gzip.open(path) as stream:
+            assert stream.read(len(data)) == data
+            after = vx.compressed_after(stream)
+        assert trailing - 256 * KiB < after <= trailing + len(packed), (trailing, after)
+
+
+def test_an_archive_followed_by_more_than_the_tail_limit_in_its_compressed_file_is_refused(tmp_path):
+    raw = tar_bytes({"top": None, "top/results": None, "top/results/a.csv": b"a"})
+    limits = Limits(tail_bytes=MiB)
+    for trailing, after in ((0, "zeros"), (MiB // 2, "zeros"), (2 * MiB, "trailing")):
+        path = tmp_path / f"{trailing}.tar.gz"
+        path.write_bytes(gzip.compress(raw) + bytes(trailing))
+        top, found, end = vx.open_checked(path, tmp_path / f"out{trailing}", limits)
+        assert (top.name, found, end) == ("top", after, 2048), trailing
+
+
+# ---- open_checked, in this process --------------------------------------------------------
+
+def test_open_checked_guards_the_headers_and_the_read_caps(tmp_path):
+    import hostile
+
+    assert refusal(vx.open_checked, hostile.pax_of_2gib(tmp_path), tmp_path / "a", Limits()) == (
+        "a PAX extended header at byte 0 of the tar declares 2.0 GiB, more than 64.0 KiB")
+    raw = tar_bytes({"top": None, "top/results": None, "top/results/a.csv": b"a",
+                     "top/MANIFEST.sha256": b"ab"})
+    path = tmp_path / "manifest.tar.gz"
+    path.write_bytes(gzip.compress(raw))
+    assert refusal(vx.open_checked, path, tmp_path / "b", Limits(manifest_bytes=1)) == (
+        "member 'top/MANIFEST.sha256' takes 2 bytes, more than the 1 bytes verify reads of it")
+
+
+def test_a_gnu_long_name_within_its_cap_is_read(tmp_path):
+    name = "top/results/" + "n" * 150
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        tar.addfile(file(name, 1), io.BytesIO(b"x"))
+    members, total = scanned(raw.getvalue())
+    assert ([m.name for m in members], total) == ([name], 1)

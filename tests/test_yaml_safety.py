@@ -81,6 +81,13 @@ def test_a_config_too_large_to_walk_is_refused_before_the_schema(default_config)
     assert seconds < QUICK
 
 
+def test_a_config_too_large_without_aliases_is_not_said_to_have_any():
+    written_out = {"skip": [0] * 1_677_720, "small": 1}  # as a file of 16 MiB would hold them
+    assert cfg.size_errors(written_out) == [
+        "skip: 1,677,721 values, more than the 1,000,000 a config may hold"]
+    assert cfg.size_errors({"skip": [0] * 999_999}) == []  # the list and its values: the cap itself
+
+
 def test_list_refuses_a_billion_laughs_in_one_line(bomb):
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "attnrepro", "list", "--config", str(bomb)],

@@ -7,7 +7,9 @@ The archive is untrusted data. Before anything is extracted, its headers are che
 holding ``results/``, files and folders only, no name outside it, each file no larger than its
 RO-Crate declares, all of them within the ceiling (``--max-size``, default 1 GiB) and
 the local disk's room (:mod:`attnrepro.archive.verify_extract`). Every Parquet file's rows and
-uncompressed size are checked from its footer before any is read.
+uncompressed size are checked from its footer before any is read, and every other file verify
+reads (its crate, manifest, config, lock, environment) against its cap in bytes, lines and JSON
+nesting (:mod:`attnrepro.archive.verify_limits`, :mod:`attnrepro.run.bounded`).
 
 With ``--results DIR`` the archive is compared with a finished results folder. Without it,
 the archive's config (``config.resolved.yaml``) is read as data, validated and refused if it
@@ -42,21 +44,22 @@ mixed / unknown.
 
 import argparse
 import gzip
-import json
 import sys
 import tarfile
 import tempfile
 import zlib
 from pathlib import Path
 
-from attnrepro.run import digests, usage
-from attnrepro.archive import terminal, verify_budget, verify_crate, verify_extract, verify_rerun
+from attnrepro.run import bounded, digests, usage
+from attnrepro.archive import terminal, verify_budget, verify_crate, verify_extract, verify_limits
+from attnrepro.archive import verify_rerun
 from attnrepro.dag import config as cfg, cost
 from attnrepro.archive.verify_compare import KINDS, compare
 from attnrepro import paths
 
 REPO = paths.REPO
 LOCK = paths.RUNTIME_LOCK
+LIMITS = verify_limits.Limits()  # the caps of the files verify reads after extraction
 EXIT_CODES = """exit status:
   0  every file compared is equal
   1  a file differs, or is on one side only, or nothing was compared
@@ -112,7 +115,7 @@ def _reason(error):
     return f"cannot be read ({type(error).__name__}: {text})"
 
 
-def extract(archive, dest, limits=verify_extract.Limits(), rerun_folder=None):
+def extract(archive, dest, limits=LIMITS, rerun_folder=None):
     """Extract the archive into ``dest`` once its headers passed every check of
     :mod:`attnrepro.archive.verify_extract`; its one top folder. :class:`CannotVerify` (one sentence
     naming the archive, its member, or the local disk) unless the file is a complete, intact
@@ -120,6 +123,10 @@ def extract(archive, dest, limits=verify_extract.Limits(), rerun_folder=None):
     neither the gzip checksum nor what follows a corrupt member header (it takes that header for
     the end of the archive). ``rerun_folder``: where a rerun will write as much as the archive's
     results, whose room is checked too."""
+    if not Path(archive).exists():
+        raise CannotVerify(f"{archive}: no such file")
+    if Path(archive).is_dir():
+        raise CannotVerify(f"{archive}: a folder, not an archive (a .tar.gz file)")
     try:
         if Path(archive).stat().st_size == 0:
             raise CannotVerify(f"{archive}: unreadable archive: an empty file")
@@ -136,29 +143,45 @@ def extract(archive, dest, limits=verify_extract.Limits(), rerun_folder=None):
     if after == "data":
         raise CannotVerify(f"{archive}: unreadable archive: a corrupt member header at byte {end} of the "
                            "tar (the members after it cannot be read)")
-    if after == "long":
+    if after in ("long", "trailing"):
+        where = "of the compressed file " if after == "trailing" else ""
         raise CannotVerify(f"{archive}: refused: more than {verify_extract.shown(limits.tail_bytes)} "
-                           f"follow the end of its tar at byte {end}")
+                           f"{where}follow the end of its tar at byte {end}")
     return top
 
 
-def manifest_mismatches(top):
-    """Files of the archive that are missing or differ from their MANIFEST.sha256 line."""
-    manifest = top / "MANIFEST.sha256"
+def _inside(top, name):
+    """The file ``name`` of the archive's folder ``top``, or None: outside it (``..``, a link), not
+    a file, or not a name at all (a NUL byte)."""
+    if "\0" in name:
+        return None
+    path = top / name
+    return path if path.resolve().is_relative_to(top.resolve()) and path.is_file() else None
+
+
+def manifest_mismatches(top, limits=LIMITS):
+    """(names, repeated): the files of the archive that are missing or differ from their
+    MANIFEST.sha256 line, and how many lines name a file an earlier line named (each file is hashed
+    once, however many lines name it). :class:`attnrepro.run.bounded.Exceeded` when the manifest
+    holds more than its caps."""
+    manifest = top / verify_limits.MANIFEST
     if not manifest.is_file():
-        return ["MANIFEST.sha256 (absent)"]
+        return ["MANIFEST.sha256 (absent)"], 0
     try:
-        lines = manifest.read_text().splitlines()
+        lines = bounded.read_lines(manifest, limits.manifest_bytes, limits.text_lines)
+    except bounded.Exceeded:
+        raise
     except (OSError, ValueError):
-        return ["MANIFEST.sha256 (unreadable)"]
-    bad = []
+        return ["MANIFEST.sha256 (unreadable)"], 0
+    bad, found = {}, {}  # bad: a dict for its order
     for line in lines:
         digest, _, name = line.partition("  ")
-        path = top / name
-        inside = path.resolve().is_relative_to(top.resolve())  # no ../ out of the archive
-        if not inside or not path.is_file() or digests.file_sha256(path) != digest:
-            bad.append(name)
-    return bad
+        if name not in found:
+            path = _inside(top, name)
+            found[name] = digests.file_sha256(path) if path is not None else None
+        if found[name] != digest:
+            bad[name] = True  # pragma: no mutate (equivalent: only the keys are read)
+    return list(bad), len(lines) - len(found)
 
 
 def _environment(top):
@@ -170,7 +193,9 @@ def _environment(top):
     if not path.is_file():
         return {}, []
     try:
-        env = json.loads(path.read_text())
+        env = bounded.read_json(path, LIMITS.environment_bytes, LIMITS.json_depth)
+    except bounded.Exceeded:
+        raise
     except (OSError, ValueError) as error:
         env = error  # pragma: no mutate (equivalent: any value but a dict gives the same warning)
     if isinstance(env, dict) and all(isinstance(env.get(k) or {}, dict) for k in ("git", "versions")):
@@ -180,14 +205,17 @@ def _environment(top):
 
 
 def warnings(top):
-    """Sentences on what differs between the archive's run and this checkout, besides results."""
+    """Sentences on what differs between the archive's run and this checkout, besides results.
+    :class:`attnrepro.run.bounded.Exceeded` when a file they are read from passes its cap."""
     from attnrepro.run import provenance
 
     out = []
-    bad = manifest_mismatches(top)
+    bad, repeated = manifest_mismatches(top)
     if bad:
         out.append(f"{len(bad)} file(s) of the archive do not match its MANIFEST.sha256 "
                    f"(changed after it was written): {', '.join(bad[:3])}")
+    if repeated:
+        out.append(f"{repeated} line(s) of its MANIFEST.sha256 name a file that an earlier line names")
     out += verify_crate.warnings(top)
     env, unreadable = _environment(top)
     out += unreadable
@@ -214,12 +242,16 @@ def _lock_warnings(top):
     if not ours.is_file():
         return [f"this checkout has no {LOCK}: the locks are not compared"]
     try:
-        a, b = theirs.read_text().splitlines(), ours.read_text().splitlines()
+        a = bounded.read_lines(theirs, LIMITS.lock_bytes, LIMITS.text_lines, name=LOCK)
+        b = ours.read_text().splitlines()
+    except bounded.Exceeded:
+        raise
     except (OSError, ValueError) as error:
         return [f"a {LOCK} cannot be read ({type(error).__name__}): the locks are not compared"]
     if a == b:
         return []
-    only_a, only_b = [x for x in a if x not in b], [x for x in b if x not in a]
+    set_a, set_b = set(a), set(b)  # linear: a line looked up in a set, not in the other list
+    only_a, only_b = [x for x in a if x not in set_b], [x for x in b if x not in set_a]
     return [f"{LOCK} differs: archive {only_a[:3]}, here {only_b[:3]}"]
 
 
@@ -290,7 +322,7 @@ def _results_dir(path):
 
 def _size(text):
     try:
-        return verify_extract.parse_size(text)
+        return verify_limits.parse_size(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -310,7 +342,7 @@ def _parser():
     parser.add_argument("--cores", default="all", help="Snakemake's --cores for the rerun (default all)")
     parser.add_argument("--workdir", help="where to rerun, a new or empty folder (default: a temporary "
                                           "folder, removed after)")
-    parser.add_argument("--max-size", type=_size, default=verify_extract.Limits().total_bytes,
+    parser.add_argument("--max-size", type=_size, default=LIMITS.total_bytes,
                         metavar="SIZE", help="the ceiling of the archive's files once extracted (default "
                                              "1G; 4G, 512M); an eighth of it bounds a Parquet file's "
                                              "uncompressed data")
@@ -353,13 +385,17 @@ def _verify(args, tmp):
         raise CannotVerify(f"--results {args.results}: no such folder")
     if not args.results and args.workdir and (problem := verify_rerun.check_workdir(args.workdir)):
         raise CannotVerify(problem)
-    limits = verify_extract.Limits(total_bytes=args.max_size)
+    limits = verify_limits.Limits(total_bytes=args.max_size)
     unpacked = "archive"  # pragma: no mutate (equivalent: a folder's name inside the temporary one)
     folder = "rerun"  # pragma: no mutate (equivalent: a folder's name inside the temporary one)
     workdir = None if args.results else Path(args.workdir or tmp / folder)
     top = extract(args.archive, tmp / unpacked, limits, workdir)
+    try:
+        said = warnings(top)
+    except bounded.Exceeded as error:
+        raise CannotVerify(f"{args.archive}: refused: its {error}") from None
     print(f"archive: {args.archive}")
-    for sentence in warnings(top):
+    for sentence in said:
         print(f"warning: {sentence}")
     too_large = verify_extract.parquet_errors(top / paths.RESULTS, limits)
     if too_large:

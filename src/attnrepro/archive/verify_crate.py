@@ -11,12 +11,12 @@ is read as before; a crate that cannot be read is said, and the files are read a
 """
 
 import functools
-import json
 from pathlib import Path
 
-from attnrepro.run import digests
+from attnrepro.archive.verify_limits import CRATE, Limits
+from attnrepro.run import bounded, digests
 
-CRATE = "ro-crate-metadata.json"
+LIMITS = Limits()
 PIP_LOCK = "https://pip.pypa.io/en/stable/reference/requirements-file-format/"
 SHOWN = 5  # file names shown per sentence
 
@@ -38,15 +38,26 @@ def _types(entity):
 
 @functools.lru_cache(maxsize=4)
 def _graph(path, _stamp):
-    """{@id: entity} of a crate file (``_stamp``: its mtime and size, so a changed file is read again)."""
+    """{@id: entity} of a crate file (``_stamp``: its mtime and size, so a changed file is read again).
+    :class:`attnrepro.run.bounded.Exceeded` beyond its caps (its size, its nesting)."""
     try:
-        data = json.loads(Path(path).read_text())
+        data = bounded.read_json(path, LIMITS.crate_bytes, LIMITS.json_depth, CRATE)
+    except bounded.Exceeded:
+        raise
     except (OSError, ValueError) as error:
         raise Unreadable(f"{type(error).__name__}: {' '.join(str(error).split())[:120]}") from None
     graph = data.get("@graph") if isinstance(data, dict) else None
-    if not isinstance(graph, list) or not all(isinstance(e, dict) and "@id" in e for e in graph):
-        raise Unreadable("no @graph of entities")
+    if not isinstance(graph, list) or not all(isinstance(e, dict) and isinstance(e.get("@id"), str)
+                                              for e in graph):
+        raise Unreadable("no @graph of entities, each with an @id that is a string")
     return {e["@id"]: e for e in graph}
+
+
+def _inside(top, name):
+    """The path ``name`` in the archive's folder ``top``, or None: outside it (``..``, a link), or
+    not a name at all (a NUL byte)."""
+    file = top / name
+    return file if "\0" not in name and file.resolve().is_relative_to(top.resolve()) else None
 
 
 def graph(top):
@@ -87,9 +98,7 @@ def path(top, what):
     else:
         names = [i for i in _ids(_main_workflow(entities).get("buildInstructions"))
                  if PIP_LOCK in _ids(entities.get(i, {}).get("conformsTo"))]
-    top = Path(top)
-    inside = [top / n for n in names[:1] if (top / n).resolve().is_relative_to(top.resolve())]
-    return inside[0] if inside else None
+    return _inside(Path(top), names[0]) if names else None
 
 
 def environment(top):
@@ -124,8 +133,8 @@ def mismatches(top):
     described = {i: e for i, e in entities.items() if "File" in _types(e) and i not in ("./", CRATE)}
     differ, missing = [], []
     for name, entity in sorted(described.items()):
-        file = top / name
-        if not file.resolve().is_relative_to(top.resolve()) or not file.is_file():
+        file = _inside(top, name)
+        if file is None or not file.is_file():
             missing.append(name)
         elif entity.get("sha256") is not None and digests.file_sha256(file) != entity["sha256"]:
             differ.append(name)

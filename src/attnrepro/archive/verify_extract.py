@@ -4,60 +4,45 @@ An archive of a run is untrusted input to ``python -m attnrepro verify``. Before
 written, the tar's headers are read, one at a time (a header says its member's size before its
 data is decompressed), and the archive is refused, with one line naming the member, when:
 
-- a member's name is absolute or climbs out (``..``), or the members are not one folder holding
+- an extended header (PAX, GNU long name or link) declares more than :attr:`Limits.extended_bytes`,
+  more than :attr:`Limits.extended_chain` of them precede one member, or they add up to more than
+  :attr:`Limits.extended_total`: checked by :class:`Guarded` before tarfile reads one (tarfile
+  reads such a header whole, and each one in a chain one call deeper);
+- a member's name is absolute or climbs out (``..``), nests deeper than :attr:`Limits.name_parts`
+  or is longer than :attr:`Limits.name_chars`, or the members are not one folder holding
   ``results/`` (an archive of a run: :mod:`attnrepro.archive.pack`);
 - a member is not a file or a folder (a link, a device, a fifo);
 - the members number more than :attr:`Limits.members`, or their sizes add up to more than the
   ceiling :attr:`Limits.total_bytes` (``verify --max-size`` raises it);
+- a file that verify reads (:attr:`Limits.read_caps`: its crate, manifest, config, lock,
+  environment) is larger than its cap; the same caps bound those reads after extraction
+  (:mod:`attnrepro.run.bounded`);
 - its files hold more than :attr:`Limits.excess_bytes` beyond the sizes its RO-Crate declares
-  (``contentSize``: a file edited after archiving holds a few bytes more or less, and is compared);
+  (``contentSize``: a file edited after archiving holds a few bytes more or less, and is compared;
+  a file it declares no size for counts in full, the crate and the manifest excepted);
 - the local disk has less room than the extraction needs (said as the local disk, not the archive);
-- more than :attr:`Limits.tail_bytes` follow the tar's end, or anything but zeros.
+- more than :attr:`Limits.tail_bytes` follow the tar's end, or anything but zeros, counted both
+  decompressed and in the compressed file (gzip skips zeros after its stream, a byte at a time).
 
 Then every Parquet file is checked from its footer alone (:func:`parquet_errors`): its rows and
 uncompressed bytes, before any is read into memory.
 """
 
 import errno
-import json
-import math
+import os
+import re
 import shutil
 import struct
 import tarfile
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from attnrepro import paths
+from attnrepro.archive.verify_limits import CRATE, MANIFEST, Limits
+from attnrepro.run import bounded
+from attnrepro.run.bounded import MiB, shown
 
-KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
-CRATE = "ro-crate-metadata.json"
-UNITS = {"": 1, "K": KiB, "M": MiB, "G": GiB, "T": 1 << 40}
 LOCAL = {errno.ENOSPC: "is full", errno.EDQUOT: "is over its quota", errno.EROFS: "is read-only"}
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one archive may cost. ``total_bytes``: its files once extracted (the ceiling); the
-    rest follow from what an archive of the default run holds (docs/archive.md, "Bounds")."""
-
-    total_bytes: int = 1 * GiB  # 30 times the default run's archive (33 MiB in 792 members)
-    members: int = 50_000  # files and folders (the default run's: 792)
-    crate_bytes: int = 64 * MiB  # its ro-crate-metadata.json, read before extraction
-    tail_bytes: int = 1 * MiB  # after the tar's end marker (tarfile pads to 10 KiB)
-    footer_bytes: int = 16 * MiB  # a Parquet file's footer (its metadata)
-    excess_bytes: int = 1 * MiB  # beyond the sizes its crate declares (files edited after archiving)
-
-    @property
-    def parquet_bytes(self):
-        """A Parquet file's uncompressed data: an eighth of the ceiling (pandas holds a few copies;
-        the default run's largest: 0.34 MB)."""
-        return self.total_bytes // 8
-
-    @property
-    def parquet_cells(self):
-        """A Parquet file's rows times columns: a cell decoded may take 64 bytes (a Python object;
-        the default run's largest: 82,143 cells)."""
-        return self.total_bytes // 64
+NAME_MAX = 255  # bytes of one part of a name: the file system's own limit
 
 
 class Refused(Exception):
@@ -68,41 +53,70 @@ class NoRoom(Exception):
     """This machine's disk has no room for what the archive needs: one sentence naming the disk."""
 
 
-def parse_size(text):
-    """Bytes of a size as ``--max-size`` takes it: ``4G``, ``512M``, ``3GiB``, ``1000000``."""
-    raw = str(text).strip().upper().removesuffix("IB").removesuffix("B")
-    number, unit = (raw[:-1], raw[-1]) if raw[-1:] in UNITS and raw[
-        -1:  # pragma: no mutate (equivalent: [1:] or [-2:] differ only for a lone unit: no size either way)
-    ] != "" else (raw, "")
-    try:
-        value = float(number) * UNITS[unit]
-    except ValueError:
-        raise ValueError(f"{text!r} is not a size (4G, 512M, 3GiB, or bytes)") from None
-    if not value > 0:
-        raise ValueError(f"{text!r} is not a positive size")
-    if math.isinf(value):
-        raise ValueError(f"{text!r} is not a finite size")
-    return int(value)
-
-
-def shown(size):
-    """A byte count as people read it: 1.5 GiB, 12.0 MiB, 300 bytes."""
-    for unit, factor in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
-        if size >= factor:
-            return f"{size / factor:.1f} {unit}"
-    return f"{size} bytes"
-
-
 # ---- the headers -------------------------------------------------------------------------
 
-def _name_problem(name):
+def _name_problem(name, limits):
     """Why a member's name cannot be extracted as it is, or None."""
     path = PurePosixPath(name)
     if path.is_absolute() or name.startswith("\\") or (len(name) > 1 and name[1] == ":"):
         return "has an absolute name"
     if ".." in path.parts:
         return "climbs out of the archive's folder (..)"
+    if len(path.parts) > limits.name_parts:
+        return f"nests {len(path.parts)} folders deep, more than {limits.name_parts}"
+    if len(name) > limits.name_chars:
+        return f"has a name of {len(name)} characters, more than {limits.name_chars}"
+    if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in path.parts):
+        return f"has a part of its name longer than {NAME_MAX} bytes (the file system's limit)"
     return None
+
+
+class Guarded(tarfile.TarInfo):
+    """A tar header that checks an extended header's declared size, and how many precede a member,
+    before tarfile reads it (tarfile reads one whole, then the next header one call deeper), and
+    refuses what an archive of a run never holds: a global PAX header, a GNU sparse file.
+    :func:`guarded` makes one class per archive: ``limits`` and ``seen`` (the headers so far)."""
+
+    limits = Limits()
+    seen = {"chain": 0, "total": 0}
+
+    def _extended(self, what):
+        seen, limits = self.seen, self.limits
+        seen["chain"] += 1
+        seen["total"] += self.size
+        where = f"at byte {self.offset} of the tar"
+        if self.size > limits.extended_bytes:
+            raise Refused(f"{what} {where} declares {shown(self.size)}, more than "
+                          f"{shown(limits.extended_bytes)}")
+        if seen["chain"] > limits.extended_chain:
+            raise Refused(f"more than {limits.extended_chain} extended headers in a row ({where})")
+        if seen["total"] > limits.extended_total:
+            raise Refused(f"its extended headers take more than {shown(limits.extended_total)} ({where})")
+
+    def _proc_pax(self, tar):
+        if self.type == tarfile.XGLTYPE:
+            raise Refused(f"a global PAX header at byte {self.offset} of the tar: an archive of a run "
+                          "has none")
+        self._extended("a PAX extended header")
+        return super()._proc_pax(tar)
+
+    def _proc_gnulong(self, tar):
+        self._extended("a GNU long name header")
+        return super()._proc_gnulong(tar)
+
+    def _proc_sparse(self, tar):
+        raise Refused(f"member {self.name!r} is a sparse file: an archive of a run holds only plain files")
+
+    def _proc_builtin(self, tar):
+        self.seen["chain"] = 0  # a member: the next one's extended headers are counted anew
+        return super()._proc_builtin(tar)
+
+
+def guarded(limits):
+    """A :class:`Guarded` class for one archive (``tarfile.open(..., tarinfo=guarded(limits))``)."""
+    return type(
+        "Guarded",  # pragma: no mutate (equivalent: the class's name is shown nowhere)
+        (Guarded,), {"limits": limits, "seen": {"chain": 0, "total": 0}})
 
 
 def _kind(member):
@@ -119,11 +133,13 @@ def scan(tar, limits):
     allowed. Returns (members, total bytes)."""
     members, total = [], 0
     while (member := tar.next()) is not None:
-        if (problem := _name_problem(member.name)) is not None:
+        if (problem := _name_problem(member.name, limits)) is not None:
             raise Refused(f"member {member.name!r} {problem}")
         if not (member.isfile() or member.isdir()):
             raise Refused(f"member {member.name!r} is {_kind(member)}: an archive of a run holds only "
                           "files and folders")
+        if member.size < 0:
+            raise Refused(f"member {member.name!r} declares a negative size")
         total += member.size
         if len(members) >= limits.members:
             raise Refused(f"more than {limits.members} members")
@@ -146,37 +162,65 @@ def top_folder(members):
     return top
 
 
-def declared_sizes(tar, members, top, limits):
-    """{member name: size} that the archive's RO-Crate declares (``contentSize`` of its files);
-    {} without a crate, or with one too large or unreadable (verify warns of it after extraction)."""
-    crate = next((m for m in members if m.name == f"{top}/{CRATE}" and m.isfile()), None)
-    if crate is None or crate.size > limits.crate_bytes:
-        return {}
-    try:
-        data = json.loads(tar.extractfile(crate).read())
-        entities = data["@graph"]
-        sizes = {f"{top}/{e['@id']}": int(e["contentSize"]) for e in entities
-                 if isinstance(e, dict) and isinstance(e.get("@id"), str)
-                 and e.get("contentSize") is not None}
-    except (ValueError, TypeError, KeyError):
-        return {}
-    return sizes
-
-
-def check_declared(members, declared, allowance):
-    """:class:`Refused` once the members hold more than ``allowance`` bytes beyond what the crate
-    declares for them: a file edited after archiving (a few bytes; verify warns of its digest and
-    compares it) passes, an archive that understates its cost does not."""
-    excess = 0
+def check_read_caps(members, top, limits):
+    """:class:`Refused` when a file that verify reads (:attr:`Limits.read_caps`) is larger than its
+    cap: refused before extraction, not after."""
     for member in members:
-        if member.isfile() and member.name in declared and (member.size
-                > declared[member.name]  # pragma: no mutate (equivalent: >= adds 0 bytes to the excess)
-        ):
-            excess += member.size - declared[member.name]
-            if excess > allowance:
-                raise Refused(f"its files exceed the sizes its {CRATE} declares by more than "
-                              f"{shown(allowance)} (at member {member.name!r}: {member.size} bytes, "
-                              f"{declared[member.name]} declared)")
+        cap = limits.read_caps.get(member.name.removeprefix(f"{top}/"))
+        if member.isfile() and cap is not None and member.size > cap:
+            raise Refused(f"member {member.name!r} takes {shown(member.size)}, more than the "
+                          f"{shown(cap)} verify reads of it")
+
+
+def _size(value):
+    """A ``contentSize`` as bytes (a whole number, or its digits as a string), else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return int(value) if isinstance(value, str) and re.fullmatch(r"[0-9]{1,19}", value) else None
+
+
+def declared_sizes(tar, members, top, limits):
+    """{member name: size} that the archive's RO-Crate declares (``contentSize`` of its files,
+    whole numbers); None without a crate, or with one that is not JSON or has no ``@graph`` (verify
+    warns of it after extraction). :class:`Refused` when the crate is larger than
+    :attr:`Limits.crate_bytes` or nests deeper than :attr:`Limits.json_depth`."""
+    crate = next((m for m in members if m.name == f"{top}/{CRATE}" and m.isfile()), None)
+    if crate is None:
+        return None
+    check_read_caps([crate], top, limits)
+    try:
+        data = bounded.loads_json(tar.extractfile(crate).read(), limits.json_depth, CRATE)
+    except bounded.Exceeded as error:
+        raise Refused(str(error)) from None
+    except ValueError:
+        return None
+    entities = data.get("@graph") if isinstance(data, dict) else None
+    if not isinstance(entities, list):
+        return None
+    return {f"{top}/{e['@id']}": size for e in entities
+            if isinstance(e, dict) and isinstance(e.get("@id"), str)
+            and (size := _size(e.get("contentSize"))) is not None}
+
+
+def check_declared(members, declared, allowance, top):
+    """:class:`Refused` once the files hold more than ``allowance`` bytes beyond what the crate
+    declares for them, a file it declares no size for counted in full (``declared`` None: no
+    crate, nothing checked; its crate and manifest, which it does not describe, are left to
+    :func:`check_read_caps`): a file edited after archiving (a few bytes; verify warns of its digest
+    and compares it) passes, an archive that understates its cost does not."""
+    if declared is None:
+        return
+    excess, own = 0, (f"{top}/{CRATE}", f"{top}/{MANIFEST}")
+    for member in members:
+        if not member.isfile() or member.name in own:
+            continue
+        size = declared.get(member.name)
+        excess += max(member.size - (size or 0), 0)
+        if excess > allowance:
+            said = "none" if size is None else size
+            raise Refused(f"its files exceed the sizes its {CRATE} declares by more than "
+                          f"{shown(allowance)} (at member {member.name!r}: {member.size} bytes, "
+                          f"{said} declared)")
 
 
 # ---- the local disk ----------------------------------------------------------------------
@@ -292,19 +336,32 @@ def check_rooms(dest, total, rerun_folder, results):
         check_room(rerun_folder, results, f"a rerun of its results ({shown(results)})")
 
 
+def compressed_after(gzip_file):
+    """Bytes of the compressed file that follow where its gzip reader stands (a few kB of the
+    stream's end, unless more follows: gzip skips zeros after its stream a byte at a time, and
+    reads a further stream), from the file's size alone."""
+    raw = gzip_file.fileobj
+    return os.fstat(raw.fileno()).st_size - raw.tell()
+
+
 def open_checked(archive, dest, limits, rerun_folder=None):
     """Extract ``archive`` into ``dest`` once every check above passed. Returns (its top folder, what
-    follows the tar's end: :func:`tail`, the byte where the tar ends). ``rerun_folder``: where a
-    rerun will write as much as the archive's results (its room is checked too)."""
-    with tarfile.open(archive, "r:gz") as tar:
+    follows the tar's end: :func:`tail`, or "trailing" when more than ``limits.tail_bytes`` of the
+    compressed file do, the byte where the tar ends). ``rerun_folder``: where a rerun will write as
+    much as the archive's results (its room is checked too)."""
+    with tarfile.open(archive, "r:gz", tarinfo=guarded(limits)) as tar:
         members, total = scan(tar, limits)
         top = top_folder(members)
-        check_declared(members, declared_sizes(tar, members, top, limits), limits.excess_bytes)
+        check_read_caps(members, top, limits)
+        check_declared(members, declared_sizes(tar, members, top, limits), limits.excess_bytes, top)
         results = sum(m.size for m in members if PurePosixPath(m.name).parts[1:2] == (paths.RESULTS,))
         check_rooms(dest, total, rerun_folder, results)
         end = tar.offset
         tar.extractall(dest, members=(
             members  # pragma: no mutate (equivalent: scan read every header: None extracts the same members)
         ), filter="data")
+        if compressed_after(tar.fileobj) > (  # pragma: no mutate (equivalent: >= moves it one byte)
+                limits.tail_bytes):  # (the reader's read-ahead blurs the count by kilobytes anyway)
+            return Path(dest) / top, "trailing", end
         after = tail(tar.fileobj, end, limits.tail_bytes)
     return Path(dest) / top, after, end

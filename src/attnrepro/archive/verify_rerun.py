@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from attnrepro import paths
-from attnrepro.archive import verify_crate
+from attnrepro.archive import verify_crate, verify_limits
 from attnrepro.numerics import fingerprint
 
 REPO = paths.REPO
@@ -169,6 +169,8 @@ def config_for_rerun(top):
     if not path.is_file():
         raise ConfigRefused("the archive holds no config.resolved.yaml: nothing to rerun")
     shown = path.relative_to(Path(top).parent) if path.is_relative_to(Path(top).parent) else path
+    if path.stat().st_size > (cap := verify_limits.Limits().config_bytes):  # before the loader reads it
+        raise ConfigRefused(f"the archive's config {shown} holds more than {cap:,} bytes")
     try:
         theirs = cfg.load(path)
     except (cfg.ConfigError, ValueError) as error:

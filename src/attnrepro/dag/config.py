@@ -102,14 +102,17 @@ def _control_characters(text):
 MAX_VALUES = 1_000_000  # values a config may hold, its aliases expanded (config.yaml: about 2,000)
 
 
-def _expanded(value, sizes):
+def _expanded(value, sizes, shared):
     """How many values a walk of ``value`` meets, a shared list or mapping counted at every place
-    it appears; ``sizes`` holds each container's count by id, so each is counted once."""
+    it appears; ``sizes`` holds each container's count by id, so each is counted once, and
+    ``shared`` the ids of those met again (YAML aliases)."""
     if not isinstance(value, (dict, list)):
         return 1
-    if id(value) not in sizes:
+    if id(value) in sizes:
+        shared.add(id(value))
+    else:
         items = value.values() if isinstance(value, dict) else value
-        sizes[id(value)] = 1 + sum(_expanded(item, sizes) for item in items)
+        sizes[id(value)] = 1 + sum(_expanded(item, sizes, shared) for item in items)
     return sizes[id(value)]
 
 
@@ -118,11 +121,14 @@ def size_errors(config):
     mappings it shares are expanded (YAML aliases, as Snakemake builds ``--config key=VALUE``:
     nine nested ones are 10^9 values), the top-level keys that hold them. In time linear in the
     distinct containers: checked before anything walks the config (the schema, a message's repr)."""
-    sizes = {}
-    counts = {key: _expanded(value, sizes) for key, value in config.items()}
+    sizes, shared = {}, set()
+    counts = {key: _expanded(value, sizes, shared) for key, value in config.items()}
     if sum(counts.values()) <= MAX_VALUES:
         return []
     large = [key for key, count in counts.items() if count > MAX_VALUES] or [max(counts, key=counts.get)]
+    if not shared:  # no alias: the values are all written out
+        return [f"{_key([key])}: {counts[key]:,} values, more than the {MAX_VALUES:,} a config may hold"
+                for key in large]
     return [f"{_key([key])}: {counts[key]:,} values once its YAML aliases are expanded, more than the "
             f"{MAX_VALUES:,} a config may hold: write each value out" for key in large]
 

@@ -51,10 +51,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from attnrepro.run import ownership, reads
+from attnrepro.run import bounded, ownership, reads
 
 KEY = b"attnrepro"
 INTEGRITY = b"attnrepro.integrity"
+JSON_DEPTH = 64  # lists and objects inside one another in a provenance (a job's: a few levels)
 
 
 class ResultError(Exception):
@@ -276,7 +277,7 @@ def _footer(path, require_integrity):
         raise CorruptResult(path, "no integrity record: not written by attnrepro.run.io, "
                                   "or before it recorded one")
     try:
-        integrity = json.loads(meta[INTEGRITY])
+        integrity = bounded.loads_json(meta[INTEGRITY], JSON_DEPTH, "its integrity record")
         provenance = meta[KEY]
         ok = _sha256(provenance) == integrity["provenance_sha256"]
     except (ValueError, KeyError, TypeError) as error:
@@ -291,7 +292,8 @@ def read_parquet(path, require_integrity=True):
 
     ``require_integrity=False`` also reads a file written before integrity records (an old
     archive, for ``attnrepro verify``); a record that is there is verified all the same."""
-    integrity, _ = _footer(path, require_integrity)
+    integrity, provenance = _footer(path, require_integrity)
+    _decoded(path, provenance)  # a file whose provenance cannot be read is no result
     try:
         frame = pq.read_table(path, page_checksum_verification=True).to_pandas()
     except FileNotFoundError:
@@ -305,11 +307,19 @@ def read_parquet(path, require_integrity=True):
 
 def read_provenance(path, require_integrity=True):
     """The provenance dictionary stored in a result file (its digest verified)."""
-    _, provenance = _footer(path, require_integrity)
+    return _decoded(path, _footer(path, require_integrity)[1])
+
+
+def _decoded(path, provenance):
+    """The provenance bytes of ``path`` decoded; CorruptResult when they are not a JSON object, or
+    nest deeper than :data:`JSON_DEPTH` (an archive's file is someone else's)."""
     try:
-        return json.loads(provenance)
+        found = bounded.loads_json(provenance, JSON_DEPTH, "its provenance")
     except ValueError as error:
         raise CorruptResult(path, f"unreadable provenance: {error}") from error
+    if not isinstance(found, dict):
+        raise CorruptResult(path, f"unreadable provenance: a JSON {type(found).__name__}, not an object")
+    return found
 
 
 def check_params(path, expected):
