@@ -150,15 +150,6 @@ def extract(archive, dest, limits=LIMITS, rerun_folder=None):
     return top
 
 
-def _inside(top, name):
-    """The file ``name`` of the archive's folder ``top``, or None: outside it (``..``, a link), not
-    a file, or not a name at all (a NUL byte)."""
-    if "\0" in name:
-        return None
-    path = top / name
-    return path if path.resolve().is_relative_to(top.resolve()) and path.is_file() else None
-
-
 def manifest_mismatches(top, limits=LIMITS):
     """(names, repeated): the files of the archive that are missing or differ from their
     MANIFEST.sha256 line, and how many lines name a file an earlier line named (each file is hashed
@@ -177,7 +168,7 @@ def manifest_mismatches(top, limits=LIMITS):
     for line in lines:
         digest, _, name = line.partition("  ")
         if name not in found:
-            path = _inside(top, name)
+            path = verify_crate.file_in(top, name)
             found[name] = digests.file_sha256(path) if path is not None else None
         if found[name] != digest:
             bad[name] = True  # pragma: no mutate (equivalent: only the keys are read)

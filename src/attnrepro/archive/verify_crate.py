@@ -53,11 +53,14 @@ def _graph(path, _stamp):
     return {e["@id"]: e for e in graph}
 
 
-def _inside(top, name):
-    """The path ``name`` in the archive's folder ``top``, or None: outside it (``..``, a link), or
-    not a name at all (a NUL byte)."""
-    file = top / name
-    return file if "\0" not in name and file.resolve().is_relative_to(top.resolve()) else None
+def file_in(top, name):
+    """The file ``name`` of the archive's folder ``top``, or None: outside it (``..``, a link), not
+    a file, or not a name at all (a NUL byte, a name too long for this system)."""
+    file = Path(top) / name
+    try:
+        return file if file.resolve().is_relative_to(Path(top).resolve()) and file.is_file() else None
+    except (OSError, ValueError):  # ValueError: a NUL; OSError: ENAMETOOLONG
+        return None
 
 
 def graph(top):
@@ -98,7 +101,7 @@ def path(top, what):
     else:
         names = [i for i in _ids(_main_workflow(entities).get("buildInstructions"))
                  if PIP_LOCK in _ids(entities.get(i, {}).get("conformsTo"))]
-    return _inside(Path(top), names[0]) if names else None
+    return file_in(top, names[0]) if names else None
 
 
 def environment(top):
@@ -133,8 +136,8 @@ def mismatches(top):
     described = {i: e for i, e in entities.items() if "File" in _types(e) and i not in ("./", CRATE)}
     differ, missing = [], []
     for name, entity in sorted(described.items()):
-        file = _inside(top, name)
-        if file is None or not file.is_file():
+        file = file_in(top, name)
+        if file is None:
             missing.append(name)
         elif entity.get("sha256") is not None and digests.file_sha256(file) != entity["sha256"]:
             differ.append(name)
