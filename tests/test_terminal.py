@@ -34,6 +34,14 @@ def test_within_the_block_stdout_and_stderr_are_escaped_and_restored_after(capsy
     assert out == "\\x1b[2K\\x1b[1Averdict: REPRODUCED\\x1b[8m\n" and err == "\\x1b[8m\n"
 
 
+def test_an_error_in_the_block_passes_through_and_the_streams_are_restored():
+    before = sys.stdout, sys.stderr
+    with pytest.raises(KeyError):
+        with terminal.escaping():
+            raise KeyError("x")
+    assert (sys.stdout, sys.stderr) == before
+
+
 def test_an_id_full_of_escapes_is_printed_escaped_by_verify(tmp_path, capsys):
     ledger = f"id,class,reproduced\n001.a,exact,1\n{ERASER},exact,2\n".encode()
     archive = hostile.forged(tmp_path / "built", {"results/ledger.csv": ledger})

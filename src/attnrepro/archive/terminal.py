@@ -13,9 +13,9 @@ import sys
 
 def _escape(char):
     code = ord(char)
-    if code < 0x100:
+    if code < 0x100:  # pragma: no mutate (equivalent: U+0100 is printable, never escaped)
         return f"\\x{code:02x}"
-    if code < 0x10000:
+    if code < 0x10000:  # pragma: no mutate (equivalent: U+10000 is printable, never escaped)
         return f"\\u{code:04x}"
     return f"\\U{code:08x}"
 
