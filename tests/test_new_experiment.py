@@ -95,12 +95,12 @@ CAPTION = 'The toy sum for n = {{ snakemake.config["toy_sum"]["n"] | join(", ") 
 
 # --- the recipe, as CONTRIBUTING.md writes it ---------------------------------------------------
 
-def recipe():
-    """[(title, first line, text)] of the numbered steps of CONTRIBUTING's "Adding an experiment"
+def recipe(heading="Adding an experiment", placeholders=PLACEHOLDERS):
+    """[(title, first line, text)] of the numbered steps of CONTRIBUTING's section ``heading``
     (a step's text: its first line and the indented lines below it), placeholders filled in."""
     text = (REPO / "CONTRIBUTING.md").read_text()
-    section = text.split("\n## Adding an experiment\n", 1)[1].split("\n## ", 1)[0]
-    for placeholder, value in PLACEHOLDERS.items():
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    for placeholder, value in placeholders.items():
         section = section.replace(placeholder, value)
     steps = []
     for block in re.split(r"^(?=\d+\. \*\*)", section, flags=re.MULTILINE)[1:]:
@@ -204,20 +204,26 @@ def _digests(root):
     return out
 
 
-def follow(root, steps):
-    """Do each step of ``steps`` in ``root``; assert it touched the files its first line names
-    and only files (or files under folders) its text names."""
+def _under(path, name):
+    """``path`` is the file ``name``, or a file under the folder ``name`` (ending with /)."""
+    return path == name or (name.endswith("/") and path.startswith(name))
+
+
+def follow(root, steps, functions=STEPS, skipped=NOT_FOLLOWED):
+    """Do each step of ``steps`` in ``root`` by its function of ``functions``, but those ``skipped``;
+    assert it touched the files its first line names and only files (or files under folders) its
+    text names."""
     for title, first, text in steps:
-        if title in NOT_FOLLOWED:
+        if title in skipped:
             continue
         before = _digests(root)
-        STEPS[title](root, text)
+        functions[title](root, text)
         after = _digests(root)
         touched = {p for p in after if before.get(p) != after[p]}
-        assert named(first) <= touched, f"step {title!r} left {sorted(named(first) - touched)} untouched"
+        untouched = {n for n in named(first) if not any(_under(p, n) for p in touched)}
+        assert not untouched, f"step {title!r} left {sorted(untouched)} untouched"
         allowed = named(text)
-        unnamed = {p for p in touched if not any(p == n or (n.endswith("/") and p.startswith(n))
-                                                 for n in allowed)}
+        unnamed = {p for p in touched if not any(_under(p, n) for n in allowed)}
         assert not unnamed, f"step {title!r} touches files its text does not name: {sorted(unnamed)}"
 
 
