@@ -144,8 +144,8 @@ def test_the_verdicts_of_machine_bound_claims_are_said_by_count_on_each_side():
         "verdicts differ, archive (1 disturbed, 1 within tolerance), here (2 disturbed)")
     assert vc.machine_bound_note(two.iloc[:1], here.iloc[:1]) == ""  # none machine-bound
     three = pd.concat([two, _ledger().iloc[1:].assign(id="001.third")])  # by count, then by name
-    assert vc.machine_bound_note(three, three).endswith("the same verdicts on both sides (2 within tolerance, "
-                                                         "1 disturbed)")
+    assert vc.machine_bound_note(three, three).endswith(
+        "the same verdicts on both sides (2 within tolerance, 1 disturbed)")
     bare = three[["class", "verdict"]]  # the two columns it reads, and no other
     assert vc.machine_bound_note(bare, bare).startswith("; 3 machine-bound")
     assert vc.machine_bound_note(two.drop(columns="verdict"), here) == ""  # no verdicts to count
