@@ -25,7 +25,7 @@ import hostile
 from attnrepro.archive import verify
 from attnrepro.run import io as results_io
 
-EXAMPLES = int(os.environ.get("ATTNREPRO_PROPERTY_EXAMPLES", "100"))
+EXAMPLES = int(os.environ.get("ATTNREPRO_PROPERTY_EXAMPLES", "60"))
 PARQUET = "results/data/001/scale_table/d_k-8_scaled-true.parquet"
 TABLE = "results/tables/scale_table.csv"
 META = ("ro-crate-metadata.json", "MANIFEST.sha256")
