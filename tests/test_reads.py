@@ -373,3 +373,97 @@ def test_every_rule_gives_its_job_its_own_name():
             pairs.append((smk.name, given[1], name if named.re.pattern.startswith("name") else f'"{name}"'))
     assert len(pairs) >= 15
     assert [p for p in pairs if p[1] != p[2]] == []
+
+
+# ---- wherever results/ lives: a link out of the repository (a cluster's scratch) ----
+def _linked_results(tmp_path):
+    """A repository in tmp_path/repo whose results/ is a link to tmp_path/scratch."""
+    root, scratch = tmp_path / "repo", tmp_path / "scratch"
+    (scratch / "logs/report").mkdir(parents=True)
+    (scratch / "data").mkdir()
+    root.mkdir()
+    (root / "results").symlink_to(scratch)
+    return root
+
+
+def test_a_file_under_a_linked_results_is_a_file_of_the_run(tmp_path):
+    root = _linked_results(tmp_path)
+    (tmp_path / "scratch/data/a.parquet").write_text("x")
+    recording = reads.start(root)
+    try:
+        (root / "results/data/a.parquet").read_text()
+        (root / "results/data/b.parquet").write_text("mine")
+        (tmp_path / "scratch/data/b.parquet").read_text()  # by its real path: written first
+        (tmp_path / "elsewhere").write_text("")
+        (tmp_path / "elsewhere").read_text()
+    finally:
+        reads.stop(recording)
+    assert list(recording.read) == ["results/data/a.parquet"]
+    assert recording.written == {"results/data/b.parquet"}
+    assert recording.relative(tmp_path / "scratch") == "results"
+    assert recording.relative(root / "results/../results/data/c") == "results/data/c"
+    assert recording.files([root / "results/data/a.parquet"]) == []
+
+
+def test_a_log_under_a_linked_results_is_found_and_its_record_written_there(tmp_path):
+    root = _linked_results(tmp_path)
+    log = root / "results/logs/report/table_x.log"
+    saved = os.dup(2)
+    try:
+        with open(log, "w") as stderr:
+            os.dup2(stderr.fileno(), 2)
+        found = reads.stderr_log(root)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    assert found == root.resolve() / "results/logs/report/table_x.log"
+    reads.write({"files": []}, found)
+    assert (tmp_path / "scratch/logs/report/table_x.reads.json").read_text() == '{\n "files": []\n}\n'
+
+
+def test_a_rule_job_reading_another_jobs_output_under_a_linked_results_fails(quiet, monkeypatch, capsys,
+                                                                            tmp_path):
+    root = _linked_results(tmp_path)
+    monkeypatch.setattr(paths, "REPO", root)
+    monkeypatch.setenv(reads.RULE_ENV, "table_scale")
+    monkeypatch.setattr("sys.argv", ["entry"])
+    (tmp_path / "scratch/data/other.parquet").write_text("another job's")
+    record = tmp_path / "scratch/logs/report/table_scale.reads.json"
+    record.write_text('{"files": []}\n')  # an earlier run's
+    monkeypatch.setattr(reads, "stderr_log", lambda: root / "results/logs/report/table_scale.log")
+    assert harness.run_job(_job(_read(root / "results/data/other.parquet"))) == 1
+    assert capsys.readouterr().err.startswith(
+        "attnrepro: rule table_scale read results/data/other.parquet, not among its inputs: ")
+    assert json.loads(record.read_text())["files"] == ["results/data/other.parquet"]
+
+
+def test_a_job_that_cannot_write_its_record_fails_and_leaves_no_earlier_one(quiet, monkeypatch, capsys,
+                                                                           tmp_path):
+    log = tmp_path / "results/logs/report/x.log"
+    log.parent.mkdir(parents=True)
+    record = tmp_path / "results/logs/report/x.reads.json"
+    record.write_text('{"files": []}\n')  # an earlier run's
+
+    class Full(type(tmp_path)):
+        def write_text(self, *args, **kwargs):
+            raise OSError(28, "No space left on device", str(self))
+
+    monkeypatch.setattr(reads, "stderr_log", lambda: log)
+    monkeypatch.setattr(reads, "Path", Full)
+    monkeypatch.setattr("sys.argv", ["entry"])
+    assert harness.run_job(_job(lambda: None)) == 1
+    assert capsys.readouterr().err == ("attnrepro: cannot write the record of what the job read: "
+                                       f"[Errno 28] No space left on device: '{record}'\n")
+    assert not record.exists()
+
+
+def test_the_interpreter_linked_into_the_repository_is_no_input(monkeypatch, tmp_path):
+    root, venv = tmp_path / "repo", tmp_path / "venv"
+    (venv / "lib").mkdir(parents=True)
+    root.mkdir()
+    (root / ".venv").symlink_to(venv)
+    monkeypatch.setattr(paths, "REPO", root)
+    for name in ("prefix", "base_prefix", "exec_prefix"):
+        monkeypatch.setattr(f"sys.{name}", str(venv) if name == "prefix" else "/usr")
+    assert reads.Recording().relative(root / ".venv/lib/x.py") == ".venv/lib/x.py"  # by its absolute path
+    assert not reads.is_input(".venv/lib/x.py") and reads.is_input(".venv-other/lib/x.py")
