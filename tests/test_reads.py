@@ -110,7 +110,7 @@ def test_outputs_outside_the_repository_are_no_concern_of_the_record(tmp_path):
     recording = reads.Recording(tmp_path / "repo")
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo/a.txt").write_text("")
-    recording.opened(tmp_path / "repo/a.txt", writing=False)
+    recording.opened(tmp_path / "repo/a.txt", writing=False, reading=True)
     assert recording.files([tmp_path / "out.parquet", tmp_path / "repo/b.md"]) == ["a.txt"]
     assert recording.files([tmp_path / "repo/a.txt"]) == []
 
@@ -127,7 +127,7 @@ def test_a_temporary_at_the_top_and_the_interpreter_in_the_repository_are_no_inp
 def test_the_record_names_rule_entry_files_and_modules(monkeypatch, tmp_path):
     monkeypatch.setenv(reads.RULE_ENV, "ledger")
     recording = reads.Recording()
-    recording.opened(REPO / CONFIG, writing=False)
+    recording.opened(REPO / CONFIG, writing=False, reading=True)
     found = reads.record(recording, entry="attnrepro.jobs.ledger")
     assert found["rule"] == "ledger" and found["entry"] == "attnrepro.jobs.ledger"
     assert found["modules"]["attnrepro.run.reads"] == "src/attnrepro/run/reads.py"
@@ -191,11 +191,11 @@ def test_the_record_names_the_entry_the_job_ran_as(quiet, monkeypatch, tmp_path)
 
 def test_a_file_written_before_it_is_read_is_the_jobs_own(tmp_path):
     recording = reads.Recording(tmp_path)
-    recording.opened(tmp_path / "a", writing=True)
-    recording.opened(tmp_path / "a", writing=False)
-    recording.opened(tmp_path / "b", writing=False)
-    recording.opened(tmp_path / "b", writing=True)  # read first: an input all the same
-    recording.opened("/elsewhere/c", writing=False)
+    recording.opened(tmp_path / "a", writing=True, reading=False)
+    recording.opened(tmp_path / "a", writing=False, reading=True)
+    recording.opened(tmp_path / "b", writing=False, reading=True)
+    recording.opened(tmp_path / "b", writing=True, reading=False)  # read first: an input all the same
+    recording.opened("/elsewhere/c", writing=False, reading=True)
     assert list(recording.read) == ["b"]
 
 
@@ -206,6 +206,29 @@ def test_a_file_written_before_it_is_read_is_the_jobs_own(tmp_path):
 ])
 def test_an_open_for_writing_is_told_from_a_read_by_its_flags(flags, writing):
     assert reads._writing(flags) is writing
+
+
+@pytest.mark.parametrize("mode, read", [("r", True), ("rb", True), ("r+", True), ("r+b", True), ("a+", True),
+                                        ("w", False), ("a", False), ("ab", False), ("w+", False)])
+def test_an_open_that_can_read_an_existing_file_is_a_read(tmp_path, mode, read):
+    (tmp_path / "f").write_text("before")
+    recording = reads.start(tmp_path)
+    try:
+        open(tmp_path / "f", mode).close()  # the open is the event: what follows it is no matter
+    finally:
+        reads.stop(recording)
+    assert list(recording.read) == (["f"] if read else [])
+    assert recording.written == (set() if mode in ("r", "rb") else {"f"})
+
+
+@pytest.mark.parametrize("flags, read", [
+    (os.O_RDONLY, True), (os.O_RDWR, True), (os.O_RDWR | os.O_APPEND | os.O_CREAT, True), (None, True),
+    (os.O_WRONLY, False), (os.O_WRONLY | os.O_APPEND | os.O_CREAT, False), (os.O_RDWR | os.O_TRUNC, False),
+])
+def test_an_open_reads_when_its_mode_can_read_and_the_file_was_there(tmp_path, flags, read):
+    (tmp_path / "there").write_text("")
+    assert reads._reading(flags, tmp_path / "there") is read
+    assert reads._reading(flags, tmp_path / "made") is (read and not (flags or 0) & os.O_CREAT)
 
 
 def test_the_hook_tells_writes_from_reads_for_open_and_os_open(tmp_path):

@@ -3,7 +3,8 @@
 The job harness (:func:`attnrepro.run.harness.run_job`) records, from its start to the job's end:
 
 - the **files** of the project (the repository, :data:`attnrepro.paths.REPO`) that the job opened
-  for reading: Python's ``open`` audit event (``open``, ``os.open``, ``io.open_code``), and the
+  in a mode that can read what it held (``"r"``, ``"r+"``, ``"a+"``; :func:`_reading`): Python's
+  ``open`` audit event (``open``, ``os.open``, ``io.open_code``), and the
   :data:`READ_EVENT` that :mod:`attnrepro.run.io` raises for a Parquet file (pyarrow opens those
   in C++, where no audit event is raised);
 - the **modules** of the package it imported: ``sys.modules`` at the job's end, by their file.
@@ -60,14 +61,15 @@ class Recording:
                     return posixpath.normpath(posixpath.join(name, inside))
         return None
 
-    def opened(self, path, writing):
+    def opened(self, path, writing, reading):
+        """Note an open of ``path``: a read of a file the job did not write first is an input's."""
         name = self.relative(path)
         if name is None:
             return
+        if reading and name not in self.written:
+            self.read.setdefault(name)
         if writing:
             self.written.add(name)
-        elif name not in self.written:
-            self.read.setdefault(name)
 
     def modules(self):
         """{module name: repository-relative file} of the package's modules loaded now."""
@@ -109,6 +111,17 @@ def _writing(flags):
     return isinstance(flags, int) and bool(flags & WRITE_FLAGS)
 
 
+def _reading(flags, path):
+    """Whether an ``open`` event may read what the file held before, by its flags (none: the
+    READ_EVENT's, a read): a mode that can read ("r", "r+", "a+"), of a file not truncated ("w+")
+    that was there (``O_CREAT`` may make it); a write-only mode ("w", "a", "x") reads nothing."""
+    if not isinstance(flags, int):
+        return True
+    if flags & os.O_ACCMODE == os.O_WRONLY or flags & os.O_TRUNC:
+        return False
+    return not flags & os.O_CREAT or os.path.exists(path)
+
+
 def _hook(event, args):
     """The audit hook: add the file of an open (or READ_EVENT) to the recording in progress."""
     if not _active or event not in ("open", READ_EVENT):
@@ -116,7 +129,8 @@ def _hook(event, args):
     path = args[0]
     if isinstance(path, int) or path is None:  # a file descriptor: opened already
         return
-    _active[-1].opened(os.fsdecode(path), event == "open" and _writing(args[2]))
+    flags = args[2] if event == "open" else None
+    _active[-1].opened(os.fsdecode(path), _writing(flags), _reading(flags, path))
 
 
 _installed = []
