@@ -65,8 +65,8 @@ def test_a_rule_job_that_reads_an_undeclared_file_fails_naming_rule_file_and_fix
     assert harness.run_job(_job(_read(SCHEMA, CONFIG))) == 1
     line = capsys.readouterr().err.strip()
     assert "\n" not in line
-    assert line.startswith(f"attnrepro: rule table_scale read {CONFIG}, not among its inputs")
-    assert "READS" in line and SCHEMA not in line
+    assert line == (f"attnrepro: rule table_scale read files not among its inputs: {CONFIG} (add it to its "
+                    "rule's input:, or name it in the READS of the module that reads it)")
 
 
 def test_a_file_named_on_the_command_line_or_declared_is_an_input(quiet, monkeypatch, capsys):
@@ -85,7 +85,9 @@ def test_an_undeclared_module_fails_with_the_import_fix(quiet, monkeypatch, caps
     monkeypatch.setattr("sys.argv", ["entry"])
     assert harness.run_job(_job(lambda: None)) == 1
     line = capsys.readouterr().err
-    assert "src/attnrepro/run/harness.py" in line and "plain import" in line
+    assert ("src/attnrepro/run/harness.py (import it with a plain import in the entry, so the rule's code "
+            "inputs see it)") in line
+    assert "input:" not in line
 
 
 def test_by_hand_nothing_is_checked(quiet, monkeypatch):
@@ -136,15 +138,25 @@ def test_the_record_names_rule_entry_files_and_modules(monkeypatch, tmp_path):
     assert list(found) == ["rule", "entry", "files", "modules"]
 
 
-def test_the_refusal_names_rule_files_and_the_fix_word_for_word():
-    modules = {"attnrepro.x": "src/attnrepro/x.py"}
-    assert reads.refusal("index", ["src/attnrepro/x.py", CONFIG], modules) == (
-        f"rule index read src/attnrepro/x.py, {CONFIG}, not among its inputs: import it with a plain "
-        "import (a rule's code inputs are its entry's import closure, attnrepro.dag.code_inputs)")
-    assert reads.refusal("index", [CONFIG, SCHEMA], modules) == (
-        f"rule index read {CONFIG}, {SCHEMA}, not among its inputs: declare it: a module that reads a "
-        "repository file names it in its READS, a results file is one of the rule's inputs, on its "
-        "command line")
+def test_the_refusal_gives_each_file_its_own_fix_word_for_word():
+    assert reads.refusal("index", ["src/attnrepro/x.py", CONFIG, "results/data/a.parquet"]) == (
+        "rule index read files not among its inputs: src/attnrepro/x.py (import it with a plain import "
+        "in the entry, so the rule's code inputs see it); config/config.yaml (add it to its rule's "
+        "input:, or name it in the READS of the module that reads it); results/data/a.parquet (add it "
+        "to its rule's input:)")
+
+
+@pytest.mark.parametrize("name, fixed", [
+    ("src/attnrepro/x.py", "import"), ("src/attnrepro/data/table.csv", "READS"), ("src.py", "READS"),
+    ("tests/src/x.py", "READS"), ("results/x.py", "input:"), ("results/data/a.parquet", "input:"),
+    (CONFIG, "READS"), ("results.csv", "READS"),
+])
+def test_a_module_under_src_is_imported_and_a_data_file_declared(name, fixed):
+    found = reads.fix(name)
+    assert found == {"import": "import it with a plain import in the entry, so the rule's code inputs see it",
+                     "input:": "add it to its rule's input:",
+                     "READS": "add it to its rule's input:, or name it in the READS of the module that "
+                              "reads it"}[fixed]
 
 
 def test_stopping_nothing_or_another_recording_changes_nothing(tmp_path):
@@ -373,9 +385,8 @@ def test_a_job_that_reads_an_undeclared_file_fails_in_the_workflow(tmp_path):
     logs = list((root / paths.LOGS / "001/scale_table").glob("*.log"))
     assert logs
     line = logs[0].read_text().strip().splitlines()[-1]
-    assert line == ("attnrepro: rule scale_table_case read config/config.yaml, not among its inputs: "
-                    "declare it: a module that reads a repository file names it in its READS, "
-                    "a results file is one of the rule's inputs, on its command line")
+    assert line == ("attnrepro: rule scale_table_case read files not among its inputs: config/config.yaml "
+                    "(add it to its rule's input:, or name it in the READS of the module that reads it)")
     assert not list((root / "results/data/001/scale_table").glob("*.parquet"))  # removed by Snakemake
 
 
@@ -455,8 +466,8 @@ def test_a_rule_job_reading_another_jobs_output_under_a_linked_results_fails(qui
     record.write_text('{"files": []}\n')  # an earlier run's
     monkeypatch.setattr(reads, "stderr_log", lambda: root / "results/logs/report/table_scale.log")
     assert harness.run_job(_job(_read(root / "results/data/other.parquet"))) == 1
-    assert capsys.readouterr().err.startswith(
-        "attnrepro: rule table_scale read results/data/other.parquet, not among its inputs: ")
+    assert capsys.readouterr().err == ("attnrepro: rule table_scale read files not among its inputs: "
+                                       "results/data/other.parquet (add it to its rule's input:)\n")
     assert json.loads(record.read_text())["files"] == ["results/data/other.parquet"]
 
 

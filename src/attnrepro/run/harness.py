@@ -17,7 +17,7 @@ to :func:`run_job`, which does, in this order:
 6. what the job read, recorded from the start (:mod:`attnrepro.run.reads`), written beside its log
    (a job whose record cannot be written ends with status 1: its earlier record is removed first);
    under Snakemake, a read of a project file its rule does not declare ends it with status 1 and
-   one line naming the rule, the files and the fix.
+   one line naming the rule and each file with its fix.
 
 An ended run (:class:`attnrepro.run.ownership.RunEnded`) or a corrupt or stale input
 (``attnrepro.run.io.ResultError``), at any step, stops the job with status 1 and one line on
@@ -156,5 +156,5 @@ def checked(found, prefix):
     missing = reads.undeclared(found, reads.declared()) if rule else []
     if not missing:
         return 0
-    print(f"{prefix}: {reads.refusal(rule, missing, found['modules'])}", file=sys.stderr)
+    print(f"{prefix}: {reads.refusal(rule, missing)}", file=sys.stderr)
     return 1

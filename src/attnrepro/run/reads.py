@@ -20,7 +20,8 @@ Under Snakemake the rule's shell sets :data:`RULE_ENV` (its name) and :data:`DEC
 inputs outside ``results/``, joined by ``os.pathsep``; the results files it reads are named on its
 command line, which the rule fills from its inputs): ``job_env`` in workflow/rules/common.smk. A
 job that read a project file its rule does not declare then fails (:func:`undeclared`), with one
-line naming the rule, the files and the fix. By hand (no :data:`RULE_ENV`) nothing is checked.
+line naming the rule and each file with its fix (:func:`fix`). By hand (no :data:`RULE_ENV`)
+nothing is checked.
 The record is written beside the job's log, the file its stderr goes to (a rule's ``2> {log}``,
 :func:`stderr_log`; :func:`attnrepro.paths.reads_of_log`), and nowhere when stderr is no log; an
 earlier run's record is removed first, and a job that cannot write its own fails.
@@ -201,15 +202,23 @@ def undeclared(found, declared_files):
     return sorted(set(found["files"]) - set(declared_files))
 
 
-def refusal(rule, files, modules=None):
-    """The one line that stops a job that read ``files`` its ``rule`` does not declare; ``modules``:
-    the record's ({name: file}): an undeclared module was imported by a name, not a plain import."""
-    imported = set(files) & set((modules or {}).values())
-    fix = ("import it with a plain import (a rule's code inputs are its entry's import closure, "
-           "attnrepro.dag.code_inputs)" if imported else
-           "declare it: a module that reads a repository file names it in its READS, a results "
-           "file is one of the rule's inputs, on its command line")
-    return f"rule {rule} read {', '.join(files)}, not among its inputs: {fix}"
+def fix(name):
+    """How to declare the repository-relative file ``name`` that a job read undeclared: a module of
+    the package, by a plain import in the entry (a rule's code inputs are its entry's import
+    closure, attnrepro.dag.code_inputs); a data file, in its rule's ``input:`` (a repository file
+    the package reads may instead be named in the reading module's ``READS``)."""
+    if paths.under(name, paths.SRC.name) and name.endswith(".py"):
+        return "import it with a plain import in the entry, so the rule's code inputs see it"
+    if paths.under(name, paths.RESULTS):
+        return "add it to its rule's input:"
+    return "add it to its rule's input:, or name it in the READS of the module that reads it"
+
+
+def refusal(rule, files):
+    """The one line that stops a job that read ``files`` its ``rule`` does not declare: each file
+    with its own fix (:func:`fix`)."""
+    fixes = "; ".join(f"{name} ({fix(name)})" for name in files)
+    return f"rule {rule} read files not among its inputs: {fixes}"
 
 
 def stderr_log(root=None):
