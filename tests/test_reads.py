@@ -439,18 +439,19 @@ def test_a_file_under_a_linked_results_is_a_file_of_the_run(tmp_path):
     assert recording.files([root / "results/data/a.parquet"]) == []
 
 
-def test_a_log_under_a_linked_results_is_found_and_its_record_written_there(tmp_path):
+def test_a_log_under_a_linked_results_is_found_and_its_record_written_there(monkeypatch, tmp_path):
     root = _linked_results(tmp_path)
     log = root / "results/logs/report/table_x.log"
+    monkeypatch.setattr(paths, "REPO", root)
     saved = os.dup(2)
     try:
         with open(log, "w") as stderr:
             os.dup2(stderr.fileno(), 2)
-        found = reads.stderr_log(root)
+        found, by_default = reads.stderr_log(root), reads.stderr_log()
     finally:
         os.dup2(saved, 2)
         os.close(saved)
-    assert found == root.resolve() / "results/logs/report/table_x.log"
+    assert found == by_default == root.resolve() / "results/logs/report/table_x.log"
     reads.write({"files": []}, found)
     assert (tmp_path / "scratch/logs/report/table_x.reads.json").read_text() == '{\n "files": []\n}\n'
 
@@ -485,8 +486,8 @@ def test_a_job_that_cannot_write_its_record_fails_and_leaves_no_earlier_one(quie
     monkeypatch.setattr(reads, "stderr_log", lambda: log)
     monkeypatch.setattr(reads, "Path", Full)
     monkeypatch.setattr("sys.argv", ["entry"])
-    assert harness.run_job(_job(lambda: None)) == 1
-    assert capsys.readouterr().err == ("attnrepro: cannot write the record of what the job read: "
+    assert harness.run_job(_job(lambda: None), prefix="attnrepro.report") == 1
+    assert capsys.readouterr().err == ("attnrepro.report: cannot write the record of what the job read: "
                                        f"[Errno 28] No space left on device: '{record}'\n")
     assert not record.exists()
 
@@ -500,4 +501,22 @@ def test_the_interpreter_linked_into_the_repository_is_no_input(monkeypatch, tmp
     for name in ("prefix", "base_prefix", "exec_prefix"):
         monkeypatch.setattr(f"sys.{name}", str(venv) if name == "prefix" else "/usr")
     assert reads.Recording().relative(root / ".venv/lib/x.py") == ".venv/lib/x.py"  # by its absolute path
+    (tmp_path / "link").symlink_to(root)  # the repository reached through a link: the same
+    assert reads.Recording(tmp_path / "link").relative(tmp_path / "link/.venv/lib/x.py") == ".venv/lib/x.py"
     assert not reads.is_input(".venv/lib/x.py") and reads.is_input(".venv-other/lib/x.py")
+
+
+def test_the_jobs_outputs_are_not_its_inputs_though_it_did_not_write_them_in_python(quiet, monkeypatch,
+                                                                                 tmp_path):
+    """An output written where no audit event is raised (pyarrow's C++, a subprocess), then read:
+    the job's own all the same, by the outputs it names."""
+    root = tmp_path / "repo"
+    (root / "results/logs/report").mkdir(parents=True)
+    monkeypatch.setattr(paths, "REPO", root)
+    monkeypatch.setattr(reads, "stderr_log", lambda: root / "results/logs/report/x.log")
+    (root / "results/out.txt").write_text("written by the job's C++")
+    (root / "results/other.txt").write_text("another job's")
+    work = _read(root / "results/out.txt", root / "results/other.txt")
+    assert harness.run_job(_job(work, outputs=[root / "results/out.txt"])) == 0
+    found = json.loads((root / "results/logs/report/x.reads.json").read_text())
+    assert found["files"] == ["results/other.txt"]

@@ -137,7 +137,7 @@ def finish(recording, outputs, prefix=PREFIX):
     that cannot be written (its earlier one is removed first) is said in one line on stderr."""
     reads.stop(recording)
     if recording is None:
-        return None, True
+        return None, True  # pragma: no mutate (equivalent: run_job reads no "written" of a nested job)
     main = sys.modules.get("__main__")
     entry = getattr(getattr(main, "__spec__", None), "name", None)
     found = reads.record(recording, outputs, entry)
