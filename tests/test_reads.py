@@ -65,8 +65,8 @@ def test_a_rule_job_that_reads_an_undeclared_file_fails_naming_rule_file_and_fix
     assert harness.run_job(_job(_read(SCHEMA, CONFIG))) == 1
     line = capsys.readouterr().err.strip()
     assert "\n" not in line
-    assert line.startswith(f"attnrepro: rule table_scale read {CONFIG}, not among its inputs")
-    assert "READS" in line and SCHEMA not in line
+    assert line == (f"attnrepro: rule table_scale read files not among its inputs: {CONFIG} (add it to its "
+                    "rule's input:, or name it in the READS of the module that reads it)")
 
 
 def test_a_file_named_on_the_command_line_or_declared_is_an_input(quiet, monkeypatch, capsys):
@@ -85,7 +85,9 @@ def test_an_undeclared_module_fails_with_the_import_fix(quiet, monkeypatch, caps
     monkeypatch.setattr("sys.argv", ["entry"])
     assert harness.run_job(_job(lambda: None)) == 1
     line = capsys.readouterr().err
-    assert "src/attnrepro/run/harness.py" in line and "plain import" in line
+    assert ("src/attnrepro/run/harness.py (import it with a plain import in the entry, so the rule's code "
+            "inputs see it)") in line
+    assert "input:" not in line
 
 
 def test_by_hand_nothing_is_checked(quiet, monkeypatch):
@@ -110,7 +112,7 @@ def test_outputs_outside_the_repository_are_no_concern_of_the_record(tmp_path):
     recording = reads.Recording(tmp_path / "repo")
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo/a.txt").write_text("")
-    recording.opened(tmp_path / "repo/a.txt", writing=False)
+    recording.opened(tmp_path / "repo/a.txt", writing=False, reading=True)
     assert recording.files([tmp_path / "out.parquet", tmp_path / "repo/b.md"]) == ["a.txt"]
     assert recording.files([tmp_path / "repo/a.txt"]) == []
 
@@ -127,7 +129,7 @@ def test_a_temporary_at_the_top_and_the_interpreter_in_the_repository_are_no_inp
 def test_the_record_names_rule_entry_files_and_modules(monkeypatch, tmp_path):
     monkeypatch.setenv(reads.RULE_ENV, "ledger")
     recording = reads.Recording()
-    recording.opened(REPO / CONFIG, writing=False)
+    recording.opened(REPO / CONFIG, writing=False, reading=True)
     found = reads.record(recording, entry="attnrepro.jobs.ledger")
     assert found["rule"] == "ledger" and found["entry"] == "attnrepro.jobs.ledger"
     assert found["modules"]["attnrepro.run.reads"] == "src/attnrepro/run/reads.py"
@@ -136,15 +138,25 @@ def test_the_record_names_rule_entry_files_and_modules(monkeypatch, tmp_path):
     assert list(found) == ["rule", "entry", "files", "modules"]
 
 
-def test_the_refusal_names_rule_files_and_the_fix_word_for_word():
-    modules = {"attnrepro.x": "src/attnrepro/x.py"}
-    assert reads.refusal("index", ["src/attnrepro/x.py", CONFIG], modules) == (
-        f"rule index read src/attnrepro/x.py, {CONFIG}, not among its inputs: import it with a plain "
-        "import (a rule's code inputs are its entry's import closure, attnrepro.dag.code_inputs)")
-    assert reads.refusal("index", [CONFIG, SCHEMA], modules) == (
-        f"rule index read {CONFIG}, {SCHEMA}, not among its inputs: declare it: a module that reads a "
-        "repository file names it in its READS, a results file is one of the rule's inputs, on its "
-        "command line")
+def test_the_refusal_gives_each_file_its_own_fix_word_for_word():
+    assert reads.refusal("index", ["src/attnrepro/x.py", CONFIG, "results/data/a.parquet"]) == (
+        "rule index read files not among its inputs: src/attnrepro/x.py (import it with a plain import "
+        "in the entry, so the rule's code inputs see it); config/config.yaml (add it to its rule's "
+        "input:, or name it in the READS of the module that reads it); results/data/a.parquet (add it "
+        "to its rule's input:)")
+
+
+@pytest.mark.parametrize("name, fixed", [
+    ("src/attnrepro/x.py", "import"), ("src/attnrepro/data/table.csv", "READS"), ("src.py", "READS"),
+    ("tests/src/x.py", "READS"), ("results/x.py", "input:"), ("results/data/a.parquet", "input:"),
+    (CONFIG, "READS"), ("results.csv", "READS"),
+])
+def test_a_module_under_src_is_imported_and_a_data_file_declared(name, fixed):
+    found = reads.fix(name)
+    assert found == {"import": "import it with a plain import in the entry, so the rule's code inputs see it",
+                     "input:": "add it to its rule's input:",
+                     "READS": "add it to its rule's input:, or name it in the READS of the module that "
+                              "reads it"}[fixed]
 
 
 def test_stopping_nothing_or_another_recording_changes_nothing(tmp_path):
@@ -191,11 +203,11 @@ def test_the_record_names_the_entry_the_job_ran_as(quiet, monkeypatch, tmp_path)
 
 def test_a_file_written_before_it_is_read_is_the_jobs_own(tmp_path):
     recording = reads.Recording(tmp_path)
-    recording.opened(tmp_path / "a", writing=True)
-    recording.opened(tmp_path / "a", writing=False)
-    recording.opened(tmp_path / "b", writing=False)
-    recording.opened(tmp_path / "b", writing=True)  # read first: an input all the same
-    recording.opened("/elsewhere/c", writing=False)
+    recording.opened(tmp_path / "a", writing=True, reading=False)
+    recording.opened(tmp_path / "a", writing=False, reading=True)
+    recording.opened(tmp_path / "b", writing=False, reading=True)
+    recording.opened(tmp_path / "b", writing=True, reading=False)  # read first: an input all the same
+    recording.opened("/elsewhere/c", writing=False, reading=True)
     assert list(recording.read) == ["b"]
 
 
@@ -206,6 +218,29 @@ def test_a_file_written_before_it_is_read_is_the_jobs_own(tmp_path):
 ])
 def test_an_open_for_writing_is_told_from_a_read_by_its_flags(flags, writing):
     assert reads._writing(flags) is writing
+
+
+@pytest.mark.parametrize("mode, read", [("r", True), ("rb", True), ("r+", True), ("r+b", True), ("a+", True),
+                                        ("w", False), ("a", False), ("ab", False), ("w+", False)])
+def test_an_open_that_can_read_an_existing_file_is_a_read(tmp_path, mode, read):
+    (tmp_path / "f").write_text("before")
+    recording = reads.start(tmp_path)
+    try:
+        open(tmp_path / "f", mode).close()  # the open is the event: what follows it is no matter
+    finally:
+        reads.stop(recording)
+    assert list(recording.read) == (["f"] if read else [])
+    assert recording.written == (set() if mode in ("r", "rb") else {"f"})
+
+
+@pytest.mark.parametrize("flags, read", [
+    (os.O_RDONLY, True), (os.O_RDWR, True), (os.O_RDWR | os.O_APPEND | os.O_CREAT, True), (None, True),
+    (os.O_WRONLY, False), (os.O_WRONLY | os.O_APPEND | os.O_CREAT, False), (os.O_RDWR | os.O_TRUNC, False),
+])
+def test_an_open_reads_when_its_mode_can_read_and_the_file_was_there(tmp_path, flags, read):
+    (tmp_path / "there").write_text("")
+    assert reads._reading(flags, tmp_path / "there") is read
+    assert reads._reading(flags, tmp_path / "made") is (read and not (flags or 0) & os.O_CREAT)
 
 
 def test_the_hook_tells_writes_from_reads_for_open_and_os_open(tmp_path):
@@ -350,9 +385,8 @@ def test_a_job_that_reads_an_undeclared_file_fails_in_the_workflow(tmp_path):
     logs = list((root / paths.LOGS / "001/scale_table").glob("*.log"))
     assert logs
     line = logs[0].read_text().strip().splitlines()[-1]
-    assert line == ("attnrepro: rule scale_table_case read config/config.yaml, not among its inputs: "
-                    "declare it: a module that reads a repository file names it in its READS, "
-                    "a results file is one of the rule's inputs, on its command line")
+    assert line == ("attnrepro: rule scale_table_case read files not among its inputs: config/config.yaml "
+                    "(add it to its rule's input:, or name it in the READS of the module that reads it)")
     assert not list((root / "results/data/001/scale_table").glob("*.parquet"))  # removed by Snakemake
 
 
@@ -373,3 +407,116 @@ def test_every_rule_gives_its_job_its_own_name():
             pairs.append((smk.name, given[1], name if named.re.pattern.startswith("name") else f'"{name}"'))
     assert len(pairs) >= 15
     assert [p for p in pairs if p[1] != p[2]] == []
+
+
+# ---- wherever results/ lives: a link out of the repository (a cluster's scratch) ----
+def _linked_results(tmp_path):
+    """A repository in tmp_path/repo whose results/ is a link to tmp_path/scratch."""
+    root, scratch = tmp_path / "repo", tmp_path / "scratch"
+    (scratch / "logs/report").mkdir(parents=True)
+    (scratch / "data").mkdir()
+    root.mkdir()
+    (root / "results").symlink_to(scratch)
+    return root
+
+
+def test_a_file_under_a_linked_results_is_a_file_of_the_run(tmp_path):
+    root = _linked_results(tmp_path)
+    (tmp_path / "scratch/data/a.parquet").write_text("x")
+    recording = reads.start(root)
+    try:
+        (root / "results/data/a.parquet").read_text()
+        (root / "results/data/b.parquet").write_text("mine")
+        (tmp_path / "scratch/data/b.parquet").read_text()  # by its real path: written first
+        (tmp_path / "elsewhere").write_text("")
+        (tmp_path / "elsewhere").read_text()
+    finally:
+        reads.stop(recording)
+    assert list(recording.read) == ["results/data/a.parquet"]
+    assert recording.written == {"results/data/b.parquet"}
+    assert recording.relative(tmp_path / "scratch") == "results"
+    assert recording.relative(root / "results/../results/data/c") == "results/data/c"
+    assert recording.files([root / "results/data/a.parquet"]) == []
+
+
+def test_a_log_under_a_linked_results_is_found_and_its_record_written_there(monkeypatch, tmp_path):
+    root = _linked_results(tmp_path)
+    log = root / "results/logs/report/table_x.log"
+    monkeypatch.setattr(paths, "REPO", root)
+    saved = os.dup(2)
+    try:
+        with open(log, "w") as stderr:
+            os.dup2(stderr.fileno(), 2)
+        found, by_default = reads.stderr_log(root), reads.stderr_log()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    assert found == by_default == root.resolve() / "results/logs/report/table_x.log"
+    reads.write({"files": []}, found)
+    assert (tmp_path / "scratch/logs/report/table_x.reads.json").read_text() == '{\n "files": []\n}\n'
+
+
+def test_a_rule_job_reading_another_jobs_output_under_a_linked_results_fails(quiet, monkeypatch, capsys,
+                                                                            tmp_path):
+    root = _linked_results(tmp_path)
+    monkeypatch.setattr(paths, "REPO", root)
+    monkeypatch.setenv(reads.RULE_ENV, "table_scale")
+    monkeypatch.setattr("sys.argv", ["entry"])
+    (tmp_path / "scratch/data/other.parquet").write_text("another job's")
+    record = tmp_path / "scratch/logs/report/table_scale.reads.json"
+    record.write_text('{"files": []}\n')  # an earlier run's
+    monkeypatch.setattr(reads, "stderr_log", lambda: root / "results/logs/report/table_scale.log")
+    assert harness.run_job(_job(_read(root / "results/data/other.parquet"))) == 1
+    assert capsys.readouterr().err == ("attnrepro: rule table_scale read files not among its inputs: "
+                                       "results/data/other.parquet (add it to its rule's input:)\n")
+    assert json.loads(record.read_text())["files"] == ["results/data/other.parquet"]
+
+
+def test_a_job_that_cannot_write_its_record_fails_and_leaves_no_earlier_one(quiet, monkeypatch, capsys,
+                                                                           tmp_path):
+    log = tmp_path / "results/logs/report/x.log"
+    log.parent.mkdir(parents=True)
+    record = tmp_path / "results/logs/report/x.reads.json"
+    record.write_text('{"files": []}\n')  # an earlier run's
+
+    class Full(type(tmp_path)):
+        def write_text(self, *args, **kwargs):
+            raise OSError(28, "No space left on device", str(self))
+
+    monkeypatch.setattr(reads, "stderr_log", lambda: log)
+    monkeypatch.setattr(reads, "Path", Full)
+    monkeypatch.setattr("sys.argv", ["entry"])
+    assert harness.run_job(_job(lambda: None), prefix="attnrepro.report") == 1
+    assert capsys.readouterr().err == ("attnrepro.report: cannot write the record of what the job read: "
+                                       f"[Errno 28] No space left on device: '{record}'\n")
+    assert not record.exists()
+
+
+def test_the_interpreter_linked_into_the_repository_is_no_input(monkeypatch, tmp_path):
+    root, venv = tmp_path / "repo", tmp_path / "venv"
+    (venv / "lib").mkdir(parents=True)
+    root.mkdir()
+    (root / ".venv").symlink_to(venv)
+    monkeypatch.setattr(paths, "REPO", root)
+    for name in ("prefix", "base_prefix", "exec_prefix"):
+        monkeypatch.setattr(f"sys.{name}", str(venv) if name == "prefix" else "/usr")
+    assert reads.Recording().relative(root / ".venv/lib/x.py") == ".venv/lib/x.py"  # by its absolute path
+    (tmp_path / "link").symlink_to(root)  # the repository reached through a link: the same
+    assert reads.Recording(tmp_path / "link").relative(tmp_path / "link/.venv/lib/x.py") == ".venv/lib/x.py"
+    assert not reads.is_input(".venv/lib/x.py") and reads.is_input(".venv-other/lib/x.py")
+
+
+def test_the_jobs_outputs_are_not_its_inputs_though_it_did_not_write_them_in_python(quiet, monkeypatch,
+                                                                                 tmp_path):
+    """An output written where no audit event is raised (pyarrow's C++, a subprocess), then read:
+    the job's own all the same, by the outputs it names."""
+    root = tmp_path / "repo"
+    (root / "results/logs/report").mkdir(parents=True)
+    monkeypatch.setattr(paths, "REPO", root)
+    monkeypatch.setattr(reads, "stderr_log", lambda: root / "results/logs/report/x.log")
+    (root / "results/out.txt").write_text("written by the job's C++")
+    (root / "results/other.txt").write_text("another job's")
+    work = _read(root / "results/out.txt", root / "results/other.txt")
+    assert harness.run_job(_job(work, outputs=[root / "results/out.txt"])) == 0
+    found = json.loads((root / "results/logs/report/x.reads.json").read_text())
+    assert found["files"] == ["results/other.txt"]

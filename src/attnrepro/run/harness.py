@@ -14,9 +14,10 @@ to :func:`run_job`, which does, in this order:
    are removed, and its inputs' provenance parameters are compared with what the run plans for
    them (``attnrepro.run.io.check_inputs``; that module loads NumPy, so it is imported only now);
 5. the work; its status (None is 0);
-6. what the job read, recorded from the start (:mod:`attnrepro.run.reads`), written beside its log;
+6. what the job read, recorded from the start (:mod:`attnrepro.run.reads`), written beside its log
+   (a job whose record cannot be written ends with status 1: its earlier record is removed first);
    under Snakemake, a read of a project file its rule does not declare ends it with status 1 and
-   one line naming the rule, the files and the fix.
+   one line naming the rule and each file with its fix.
 
 An ended run (:class:`attnrepro.run.ownership.RunEnded`) or a corrupt or stale input
 (``attnrepro.run.io.ResultError``), at any step, stops the job with status 1 and one line on
@@ -124,21 +125,28 @@ def run_job(job, *, prefix=PREFIX, pin=canonical.SETTING, setting=None, n_thread
         print(f"{prefix}: {message}", file=sys.stderr)
         return 1
     finally:
-        found = finish(recording, outputs)
-    return status if status or found is None else checked(found, prefix)
+        found, written = finish(recording, outputs, prefix)
+    if status or found is None:
+        return status
+    return checked(found, prefix) if written else 1
 
 
-def finish(recording, outputs):
+def finish(recording, outputs, prefix=PREFIX):
     """End ``recording`` (attnrepro.run.reads) and write its record beside the job's log; the
-    record, None for a nested job (its outer job records both)."""
+    record (None for a nested job: its outer job records both) and whether it was written. A record
+    that cannot be written (its earlier one is removed first) is said in one line on stderr."""
     reads.stop(recording)
     if recording is None:
-        return None
+        return None, True  # pragma: no mutate (equivalent: run_job reads no "written" of a nested job)
     main = sys.modules.get("__main__")
     entry = getattr(getattr(main, "__spec__", None), "name", None)
     found = reads.record(recording, outputs, entry)
-    reads.write(found, reads.stderr_log())
-    return found
+    try:
+        reads.write(found, reads.stderr_log())
+    except OSError as error:
+        print(f"{prefix}: cannot write the record of what the job read: {error}", file=sys.stderr)
+        return found, False
+    return found, True
 
 
 def checked(found, prefix):
@@ -148,5 +156,5 @@ def checked(found, prefix):
     missing = reads.undeclared(found, reads.declared()) if rule else []
     if not missing:
         return 0
-    print(f"{prefix}: {reads.refusal(rule, missing, found['modules'])}", file=sys.stderr)
+    print(f"{prefix}: {reads.refusal(rule, missing)}", file=sys.stderr)
     return 1

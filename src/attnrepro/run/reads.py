@@ -3,7 +3,8 @@
 The job harness (:func:`attnrepro.run.harness.run_job`) records, from its start to the job's end:
 
 - the **files** of the project (the repository, :data:`attnrepro.paths.REPO`) that the job opened
-  for reading: Python's ``open`` audit event (``open``, ``os.open``, ``io.open_code``), and the
+  in a mode that can read what it held (``"r"``, ``"r+"``, ``"a+"``; :func:`_reading`): Python's
+  ``open`` audit event (``open``, ``os.open``, ``io.open_code``), and the
   :data:`READ_EVENT` that :mod:`attnrepro.run.io` raises for a Parquet file (pyarrow opens those
   in C++, where no audit event is raised);
 - the **modules** of the package it imported: ``sys.modules`` at the job's end, by their file.
@@ -11,19 +12,24 @@ The job harness (:func:`attnrepro.run.harness.run_job`) records, from its start 
 Not inputs (:func:`is_input`): a file the job wrote before reading it (its outputs and their
 temporaries), the run's records (``.snakemake/``, ``results/logs/``, ``results/benchmarks/``),
 compiled bytecode (``__pycache__``), the interpreter and its packages (``sys.prefix``: a venv may
-sit in the repository), and anything outside the repository (the standard library, ``/tmp``).
+sit in the repository), and anything outside the run (the standard library, ``/tmp``). A path is
+in the run when its real path or its absolute path lies in the repository, or its real path in the
+real folder of ``results/`` (a link to a cluster's scratch is checked as a folder is).
 
 Under Snakemake the rule's shell sets :data:`RULE_ENV` (its name) and :data:`DECLARED_ENV` (its
 inputs outside ``results/``, joined by ``os.pathsep``; the results files it reads are named on its
 command line, which the rule fills from its inputs): ``job_env`` in workflow/rules/common.smk. A
 job that read a project file its rule does not declare then fails (:func:`undeclared`), with one
-line naming the rule, the files and the fix. By hand (no :data:`RULE_ENV`) nothing is checked.
+line naming the rule and each file with its fix (:func:`fix`). By hand (no :data:`RULE_ENV`)
+nothing is checked.
 The record is written beside the job's log, the file its stderr goes to (a rule's ``2> {log}``,
-:func:`stderr_log`; :func:`attnrepro.paths.reads_of_log`), and nowhere when stderr is no log.
+:func:`stderr_log`; :func:`attnrepro.paths.reads_of_log`), and nowhere when stderr is no log; an
+earlier run's record is removed first, and a job that cannot write its own fails.
 """
 
 import json
 import os
+import posixpath
 import sys
 from pathlib import Path
 
@@ -40,25 +46,31 @@ _active = []  # the recording in progress (at most one: a nested job records int
 class Recording:
     """The project files one job opened (read or written) and the modules it imported."""
 
-    def __init__(self, root=paths.REPO):
+    def __init__(self, root=None):
+        root = paths.REPO if root is None else root  # read now: a test may move the repository
         self.root = Path(os.path.realpath(root))
+        self.places = _places(root)
         self.read, self.written = {}, set()  # read: repository-relative paths, in the order first read
 
     def relative(self, path):
-        """``path`` relative to the repository (POSIX), or None when it lies outside it."""
-        try:
-            return Path(os.path.realpath(path)).relative_to(self.root).as_posix()
-        except ValueError:
-            return None
+        """``path`` relative to the repository (POSIX), or None when it lies outside the run: by its
+        real path, else by its absolute path (:func:`_places`)."""
+        for where in (os.path.realpath(path), os.path.abspath(path)):
+            for folder, name in self.places:
+                inside = _inside(where, folder)
+                if inside is not None:
+                    return posixpath.normpath(posixpath.join(name, inside))
+        return None
 
-    def opened(self, path, writing):
+    def opened(self, path, writing, reading):
+        """Note an open of ``path``: a read of a file the job did not write first is an input's."""
         name = self.relative(path)
         if name is None:
             return
+        if reading and name not in self.written:
+            self.read.setdefault(name)
         if writing:
             self.written.add(name)
-        elif name not in self.written:
-            self.read.setdefault(name)
 
     def modules(self):
         """{module name: repository-relative file} of the package's modules loaded now."""
@@ -77,10 +89,38 @@ class Recording:
         return [f for f in self.read if is_input(f, own) and (self.root / f).is_file()]
 
 
+def _places(root):
+    """The folders of the run and the repository-relative name each stands for: the repository
+    (its real and its absolute path) and the real folder of its ``results/``, which may be a link
+    out of it (to a cluster's scratch): a results file there is a file of the run all the same."""
+    real = os.path.realpath(root)
+    return ((real, ""), (os.path.realpath(os.path.join(real, paths.RESULTS)), paths.RESULTS),
+            (os.path.abspath(root), ""))
+
+
+def _inside(path, folder):
+    """``path`` relative to ``folder`` (POSIX; "." for the folder itself), or None outside it."""
+    try:
+        return Path(path).relative_to(folder).as_posix()
+    except ValueError:
+        return None
+
+
 def _writing(flags):
     """Whether an ``open`` event opens for writing, by its flags (``open`` and ``os.open`` give
     them: "w" and "r+" alike set one of WRITE_FLAGS)."""
     return isinstance(flags, int) and bool(flags & WRITE_FLAGS)
+
+
+def _reading(flags, path):
+    """Whether an ``open`` event may read what the file held before, by its flags (none: the
+    READ_EVENT's, a read): a mode that can read ("r", "r+", "a+"), of a file not truncated ("w+")
+    that was there (``O_CREAT`` may make it); a write-only mode ("w", "a", "x") reads nothing."""
+    if not isinstance(flags, int):
+        return True
+    if flags & os.O_ACCMODE == os.O_WRONLY or flags & os.O_TRUNC:
+        return False
+    return not flags & os.O_CREAT or os.path.exists(path)
 
 
 def _hook(event, args):
@@ -90,13 +130,14 @@ def _hook(event, args):
     path = args[0]
     if isinstance(path, int) or path is None:  # a file descriptor: opened already
         return
-    _active[-1].opened(os.fsdecode(path), event == "open" and _writing(args[2]))
+    flags = args[2] if event == "open" else None
+    _active[-1].opened(os.fsdecode(path), _writing(flags), _reading(flags, path))
 
 
 _installed = []
 
 
-def start(root=paths.REPO):
+def start(root=None):
     """Begin recording (the audit hook is installed once per process: hooks cannot be removed);
     the recording in progress if a job is running in this process already (it records for both)."""
     if not _installed:
@@ -131,7 +172,8 @@ def is_input(name, outputs=()):
     if any(paths.under(name, folder) for folder in RECORDS):
         return False
     prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    return not any(paths.under(os.path.join(os.path.realpath(paths.REPO), name), p) for p in prefixes)
+    where = os.path.join(os.path.realpath(paths.REPO), name)  # and where a link there points (a venv)
+    return not any(paths.under(w, p) for w in (where, os.path.realpath(where)) for p in prefixes)
 
 
 def record(recording, outputs=(), entry=None):
@@ -160,18 +202,26 @@ def undeclared(found, declared_files):
     return sorted(set(found["files"]) - set(declared_files))
 
 
-def refusal(rule, files, modules=None):
-    """The one line that stops a job that read ``files`` its ``rule`` does not declare; ``modules``:
-    the record's ({name: file}): an undeclared module was imported by a name, not a plain import."""
-    imported = set(files) & set((modules or {}).values())
-    fix = ("import it with a plain import (a rule's code inputs are its entry's import closure, "
-           "attnrepro.dag.code_inputs)" if imported else
-           "declare it: a module that reads a repository file names it in its READS, a results "
-           "file is one of the rule's inputs, on its command line")
-    return f"rule {rule} read {', '.join(files)}, not among its inputs: {fix}"
+def fix(name):
+    """How to declare the repository-relative file ``name`` that a job read undeclared: a module of
+    the package, by a plain import in the entry (a rule's code inputs are its entry's import
+    closure, attnrepro.dag.code_inputs); a data file, in its rule's ``input:`` (a repository file
+    the package reads may instead be named in the reading module's ``READS``)."""
+    if paths.under(name, paths.SRC.name) and name.endswith(".py"):
+        return "import it with a plain import in the entry, so the rule's code inputs see it"
+    if paths.under(name, paths.RESULTS):
+        return "add it to its rule's input:"
+    return "add it to its rule's input:, or name it in the READS of the module that reads it"
 
 
-def stderr_log(root=paths.REPO):
+def refusal(rule, files):
+    """The one line that stops a job that read ``files`` its ``rule`` does not declare: each file
+    with its own fix (:func:`fix`)."""
+    fixes = "; ".join(f"{name} ({fix(name)})" for name in files)
+    return f"rule {rule} read files not among its inputs: {fixes}"
+
+
+def stderr_log(root=None):
     """The log the job's stderr is written to (Linux's /proc/self/fd/2), when it is a ``.log`` under
     ``results/logs`` of the repository ``root``; else None (a terminal, a pipe, another file)."""
     try:
@@ -181,13 +231,15 @@ def stderr_log(root=paths.REPO):
     name = Recording(root).relative(target)
     if name is None or not name.endswith(".log") or not paths.under(name, paths.LOGS):
         return None
-    return Path(os.path.realpath(root)) / name
+    return Path(os.path.realpath(paths.REPO if root is None else root)) / name
 
 
 def write(found, log):
-    """Write the record ``found`` beside ``log`` (None: nowhere); its path."""
+    """Write the record ``found`` beside ``log`` (None: nowhere); its path. A record of an earlier
+    run is removed first: a job that cannot write its own leaves none that looks current (OSError)."""
     if log is None:
         return None
     target = Path(paths.reads_of_log(str(log)))
+    target.unlink(missing_ok=True)
     target.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
     return target
