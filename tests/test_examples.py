@@ -67,6 +67,9 @@ SKIPPED = [
      "runs an article's listings (001's: 23 trainings, minutes); tests/test_listings.py runs the job on a "
      "synthetic article"),
     (r"attnrepro\.articles\.session\b", "a synopsis: attnrepro.articles.bounded writes its LISTINGS.json"),
+    (r"attnrepro\.archive\.rerun_guard\b",
+     "verify's own guard, a synopsis whose words (WORKDIR, DIR, SNAKEMAKE) verify fills in; "
+     "tests/test_rerun_guard.py runs it as verify does"),
     (r"attnrepro article check (FILE|post\.md|notebook\.ipynb|\.\./shared/my-post\.md)\b",
      "a synopsis, or README's worked example: the article is the reader's (../shared/my-post.md is "
      "imaginary); tests/test_article_check.py runs the command on articles written for it"),
