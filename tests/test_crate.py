@@ -16,6 +16,7 @@ import crate_validation
 from conftest import REPO
 from attnrepro import paths
 from attnrepro.archive import crate, crate_entities, crate_jobs, pack, verify, verify_crate, verify_rerun
+from attnrepro.archive import verify_warnings
 from attnrepro.dag import config as cfg, plan, sweep_plan
 from attnrepro.evidence import sweep
 from attnrepro.report.evidence import numerics_evaluate
@@ -455,7 +456,7 @@ def test_verify_takes_config_lock_commit_and_versions_from_the_crate(tmp_path, m
     assert ran[0][-2:] == ["--configfile", str(tmp_path / "rerun" / verify_rerun.CONFIG_JSON)]
     handed = json.loads((tmp_path / "rerun" / verify_rerun.CONFIG_JSON).read_text())
     assert handed == {"skip": ["train"], "articles": verify_rerun.texts_here({})["articles"]}
-    said = verify.warnings(top)
+    said = verify_warnings.warnings(top)
     assert "the archive's commit (abc123) is not this checkout's HEAD" in " ".join(said)
     assert "the archive's run had uncommitted changes to tracked files" in said
     assert any(s.startswith("requirements/runtime.lock differs: archive ['pins/pip.lock']") for s in said)
@@ -465,7 +466,7 @@ def test_verify_takes_config_lock_commit_and_versions_from_the_crate(tmp_path, m
     assert "1 file(s) described in ro-crate-metadata.json are missing from the archive: Snakefile" in said
 
     (top / "ro-crate-metadata.json").write_text("{not json")
-    said = verify.warnings(top)
+    said = verify_warnings.warnings(top)
     unreadable = "the archive's ro-crate-metadata.json cannot be read (JSONDecodeError"
     assert any(s.startswith(unreadable) for s in said)
     assert verify_crate.path(top, "config") is None  # read as before: config.resolved.yaml

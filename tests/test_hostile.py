@@ -11,7 +11,7 @@ import time
 import pytest
 
 import hostile
-from attnrepro.archive import verify, verify_extract, verify_limits, verify_rerun
+from attnrepro.archive import verify, verify_extract, verify_limits, verify_rerun, verify_warnings
 from attnrepro.run import bounded
 
 MiB = 1 << 20
@@ -79,9 +79,10 @@ def test_a_file_named_by_forty_manifest_lines_is_hashed_once_in_the_time_of_one(
     archive = hostile.manifest_naming_one_file_forty_times(tmp_path)
     top = verify.extract(archive, tmp_path / "out")
     hashed = []
-    real = verify.digests.file_sha256
-    monkeypatch.setattr(verify.digests, "file_sha256", lambda path: hashed.append(path.name) or real(path))
-    bad, repeated = verify.manifest_mismatches(top)
+    real = verify_warnings.digests.file_sha256
+    monkeypatch.setattr(verify_warnings.digests, "file_sha256",
+                        lambda path: hashed.append(path.name) or real(path))
+    bad, repeated = verify_warnings.manifest_mismatches(top)
     assert ("results/big.bin" in bad, repeated, hashed.count("big.bin")) == (False, 39, 1)
 
 
@@ -113,18 +114,18 @@ def test_a_lock_beyond_its_lines_is_refused_naming_it(tmp_path):
     (top / "requirements").mkdir(parents=True)
     (top / "requirements/runtime.lock").write_text("\n" * 50_001)
     with pytest.raises(bounded.Exceeded) as raised:
-        verify._lock_warnings(top)
+        verify_warnings._lock_warnings(top)
     assert str(raised.value) == "requirements/runtime.lock holds more than 50,000 lines"
     (top / "requirements/runtime.lock").write_text("pkg==1\n" * 50_000)
-    assert verify._lock_warnings(top)[0].startswith(  # the cap itself is read
+    assert verify_warnings._lock_warnings(top)[0].startswith(  # the cap itself is read
         "requirements/runtime.lock differs: archive ['pkg==1', 'pkg==1', 'pkg==1'], here [")
 
 
 def test_a_missing_file_verify_reads_is_not_a_bound(tmp_path):
     top = tmp_path / "top"
     top.mkdir()
-    assert verify.manifest_mismatches(top) == (["MANIFEST.sha256 (absent)"], 0)
-    assert verify._environment(top) == ({}, [])
+    assert verify_warnings.manifest_mismatches(top) == (["MANIFEST.sha256 (absent)"], 0)
+    assert verify_warnings._environment(top) == ({}, [])
 
 
 def test_the_honest_archive_of_the_corpus_verifies(tmp_path):

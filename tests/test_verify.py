@@ -22,7 +22,7 @@ import yaml
 from conftest import REPO, copy_repo, snakemake
 from attnrepro.run import bounded, io
 from attnrepro.dag import plan
-from attnrepro.archive import verify, verify_extract, verify_limits, verify_rerun
+from attnrepro.archive import verify, verify_extract, verify_limits, verify_rerun, verify_warnings
 from attnrepro.archive import verify_compare as vc
 
 # ---- unit: frames, Parquet files, the ledger, canonical numerics, the lock -----------------
@@ -222,14 +222,14 @@ def test_canonical_status_of_a_side(tmp_path):
 
 
 def test_the_lock_is_compared_with_this_checkouts(tmp_path):
-    assert verify._lock_warnings(tmp_path) == [
+    assert verify_warnings._lock_warnings(tmp_path) == [
         "the archive holds no requirements/runtime.lock: the locks are not compared"]
     lock = (REPO / "requirements/runtime.lock").read_text()
     (tmp_path / "requirements").mkdir()
     (tmp_path / "requirements/runtime.lock").write_text(lock)
-    assert verify._lock_warnings(tmp_path) == []
+    assert verify_warnings._lock_warnings(tmp_path) == []
     (tmp_path / "requirements/runtime.lock").write_text(lock.replace("numpy==", "numpy==0.0.0+", 1))
-    (warning,) = verify._lock_warnings(tmp_path)
+    (warning,) = verify_warnings._lock_warnings(tmp_path)
     assert "requirements/runtime.lock differs" in warning and "numpy==0.0.0+" in warning
 
 
@@ -619,7 +619,7 @@ def test_the_end_of_an_archive_is_read_in_bounded_chunks_and_never_past_its_limi
 
 def test_manifest_mismatches_name_files_changed_missing_or_outside_the_archive(tmp_path):
     top = tmp_path / "top"
-    assert verify.manifest_mismatches(top) == (["MANIFEST.sha256 (absent)"], 0)
+    assert verify_warnings.manifest_mismatches(top) == (["MANIFEST.sha256 (absent)"], 0)
     for name, data in {"results/a.csv": b"a", "results/b.csv": b"b", "../outside.txt": b"o"}.items():
         (top / name).parent.mkdir(parents=True, exist_ok=True)
         (top / name).write_bytes(data)
@@ -627,9 +627,10 @@ def test_manifest_mismatches_name_files_changed_missing_or_outside_the_archive(t
                "../outside.txt": b"o"}
     (top / "MANIFEST.sha256").write_text("".join(f"{hashlib.sha256(data).hexdigest()}  {name}\n"
                                                  for name, data in digests.items()))
-    assert verify.manifest_mismatches(top) == (["results/b.csv", "results/gone.csv", "../outside.txt"], 0)
+    assert verify_warnings.manifest_mismatches(top) == (
+        ["results/b.csv", "results/gone.csv", "../outside.txt"], 0)
     (top / "MANIFEST.sha256").write_bytes(b"\xff\xfe\xff not text")
-    assert verify.manifest_mismatches(top) == (["MANIFEST.sha256 (unreadable)"], 0)
+    assert verify_warnings.manifest_mismatches(top) == (["MANIFEST.sha256 (unreadable)"], 0)
 
 
 def test_a_file_named_by_many_manifest_lines_is_hashed_once(tmp_path, monkeypatch):
@@ -641,11 +642,12 @@ def test_a_file_named_by_many_manifest_lines_is_hashed_once(tmp_path, monkeypatc
                                                 f"{good}  results/nul\0.csv", "no separator"]
     (top / "MANIFEST.sha256").write_text("\n".join(lines) + "\n")
     hashed = []
-    real = verify.digests.file_sha256
-    monkeypatch.setattr(verify.digests, "file_sha256", lambda path: hashed.append(path) or real(path))
-    assert verify.manifest_mismatches(top) == (["results/a.csv", "results/nul\0.csv", ""], 41)
+    real = verify_warnings.digests.file_sha256
+    monkeypatch.setattr(verify_warnings.digests, "file_sha256",
+                        lambda path: hashed.append(path) or real(path))
+    assert verify_warnings.manifest_mismatches(top) == (["results/a.csv", "results/nul\0.csv", ""], 41)
     assert hashed == [top / "results/a.csv"]  # once, not 41 times; a name with a NUL is no file
-    said = verify.warnings(top)
+    said = verify_warnings.warnings(top)
     assert "41 line(s) of its MANIFEST.sha256 name a file that an earlier line names" in said
 
 
@@ -657,7 +659,7 @@ def test_a_manifest_beyond_its_caps_is_refused_before_it_is_read(tmp_path, limit
     top.mkdir()
     (top / "MANIFEST.sha256").write_text(f"{'0' * 64}  a\n" * 3)  # 3 lines, 201 bytes
     with pytest.raises(bounded.Exceeded) as raised:
-        verify.manifest_mismatches(top, limits)
+        verify_warnings.manifest_mismatches(top, limits)
     assert str(raised.value) == message
 
 
@@ -684,10 +686,10 @@ def _archive_top(root, files):
 
 
 def test_warnings_name_what_differs_from_this_checkout(tmp_path, this_checkout):
-    lock = (verify.REPO / verify.LOCK).read_bytes()
+    lock = (verify.REPO / verify_warnings.LOCK).read_bytes()
     env = {"git": {"commit": "abc", "dirty": False}, "versions": {"numpy": "2.0", "scipy": "1.0"}}
-    same = {"results/a.csv": b"a", "environment.json": json.dumps(env).encode(), verify.LOCK: lock}
-    assert verify.warnings(_archive_top(tmp_path / "same", same)) == []
+    same = {"results/a.csv": b"a", "environment.json": json.dumps(env).encode(), verify_warnings.LOCK: lock}
+    assert verify_warnings.warnings(_archive_top(tmp_path / "same", same)) == []
 
     env = {"git": {"commit": "def", "dirty": True}, "versions": {"numpy": "1.0", "torch": "2.0"}}
     top = _archive_top(tmp_path / "other", {**{f"results/{n}.csv": b"" for n in "abcd"},
@@ -695,7 +697,7 @@ def test_warnings_name_what_differs_from_this_checkout(tmp_path, this_checkout):
     for name in "abcd":
         (top / f"results/{name}.csv").write_text("changed")
     this_checkout["dirty"] = True
-    assert verify.warnings(top) == [
+    assert verify_warnings.warnings(top) == [
         "4 file(s) of the archive do not match its MANIFEST.sha256 (changed after it was written): "
         "results/a.csv, results/b.csv, results/c.csv",
         "the archive's commit (def) is not this checkout's HEAD (abc)",
@@ -704,18 +706,18 @@ def test_warnings_name_what_differs_from_this_checkout(tmp_path, this_checkout):
         "the archive holds no requirements/runtime.lock: the locks are not compared",
         "package versions differ: archive numpy 1.0 here 2.0; torch 2.0 here 2.1"]
     this_checkout["commit"] = None
-    assert verify.warnings(top)[1] == ("the archive's commit (def) is not this checkout's HEAD "
+    assert verify_warnings.warnings(top)[1] == ("the archive's commit (def) is not this checkout's HEAD "
                                        "(not a git checkout)")
 
 
 @pytest.mark.parametrize("environment", [None, b"{", b"[]", b'{"git": "abc"}', b'{"versions": ["x"]}'])
 def test_an_archive_without_a_readable_environment_is_warned_of(tmp_path, this_checkout, environment):
-    files = {"requirements/runtime.lock": (verify.REPO / verify.LOCK).read_bytes()}
+    files = {"requirements/runtime.lock": (verify.REPO / verify_warnings.LOCK).read_bytes()}
     top = _archive_top(tmp_path, {**files, **({"environment.json": environment} if environment else {})})
     (top / "MANIFEST.sha256").unlink()
     unreadable = ["the archive's environment.json cannot be read: its commit and package versions are not "
                   "compared"] if environment else []
-    assert verify.warnings(top) == [
+    assert verify_warnings.warnings(top) == [
         "1 file(s) of the archive do not match its MANIFEST.sha256 (changed after it was written): "
         "MANIFEST.sha256 (absent)", *unreadable,
         "the archive's commit (not recorded) is not this checkout's HEAD (abc)"]
@@ -739,7 +741,7 @@ def _archived_results(tmp_path, results):
     shutil.copy(verify.REPO / "Snakefile", results.parent)  # the crate's main workflow, as archived
     files.append("Snakefile")
     return archive.write(tmp_path / "attnrepro-results-test.tar.gz", files, "skip: []\n", results.parent,
-                         (verify.REPO / verify.LOCK).read_text())
+                         (verify.REPO / verify_warnings.LOCK).read_text())
 
 
 def test_verify_reports_every_file_its_counts_and_the_verdict(tmp_path, capsys, this_checkout):
@@ -917,7 +919,7 @@ def test_the_archive_carries_the_lock_in_its_manifest(archived, tmp_path):
     top = verify.extract(archive, tmp_path)
     assert (top / "requirements/runtime.lock").read_text() == (REPO / "requirements/runtime.lock").read_text()
     assert "  requirements/runtime.lock" in (top / "MANIFEST.sha256").read_text()
-    assert verify.manifest_mismatches(top) == ([], 0)
+    assert verify_warnings.manifest_mismatches(top) == ([], 0)
 
 
 def test_verify_passes_on_the_run_it_archived(archived):
@@ -932,7 +934,7 @@ def test_verify_passes_on_the_run_it_archived(archived):
     assert any(line.startswith("equal            results/ledger.csv: ") for line in lines)
     assert "skipped          results/tables/causal_timing.csv" in out
     assert "parquet: " in out and ", 0 differs, 0 only in archive, 0 only here" in out
-    assert verify.LOCK not in out and "MANIFEST" not in out  # the lock archived, equal to ours
+    assert verify_warnings.LOCK not in out and "MANIFEST" not in out  # the lock archived, equal to ours
     assert "canonical numerics: archive " in out and "canonical numerics: here " in out
     assert lines[-1].startswith("verdict: REPRODUCED")
 
@@ -1076,15 +1078,15 @@ def test_the_command_line_reads_as_documented():
 
 
 def test_a_lock_that_differs_is_named_by_its_first_three_lines_on_each_side(tmp_path):
-    lines = (REPO / verify.LOCK).read_text().splitlines()
+    lines = (REPO / verify_warnings.LOCK).read_text().splitlines()
     ours = [line for line in lines if "==" in line]
     theirs = [line for line in lines if line not in ours[:4]]
     (tmp_path / "requirements").mkdir()
-    (tmp_path / verify.LOCK).write_text("\n".join(theirs + [f"extra{i}==1" for i in range(4)]))
-    assert verify._lock_warnings(tmp_path) == [
-        f"{verify.LOCK} differs: archive {['extra0==1', 'extra1==1', 'extra2==1']}, here {ours[:3]}"]
+    (tmp_path / verify_warnings.LOCK).write_text("\n".join(theirs + [f"extra{i}==1" for i in range(4)]))
+    assert verify_warnings._lock_warnings(tmp_path) == [
+        f"{verify_warnings.LOCK} differs: archive {['extra0==1', 'extra1==1', 'extra2==1']}, here {ours[:3]}"]
     (tmp_path / "requirements/runtime.lock").write_bytes(b"\xff\xfe not text")
-    assert verify._lock_warnings(tmp_path) == [
+    assert verify_warnings._lock_warnings(tmp_path) == [
         "a requirements/runtime.lock cannot be read (UnicodeDecodeError): the locks are not compared"]
 
 
@@ -1093,7 +1095,7 @@ def test_a_manifest_line_names_a_file_whose_name_holds_two_spaces(tmp_path):
     (tmp_path / "results/a  b.csv").write_text("x")
     digest = hashlib.sha256(b"x").hexdigest()
     (tmp_path / "MANIFEST.sha256").write_text(f"{digest}  results/a  b.csv\n")
-    assert verify.manifest_mismatches(tmp_path) == ([], 0)
+    assert verify_warnings.manifest_mismatches(tmp_path) == ([], 0)
 
 
 # ---- an archive is data: the bounds, as verify applies them (tests/test_hostile.py: the corpus) --
