@@ -14,8 +14,8 @@ from attnrepro.dag import code_inputs, plan
 from attnrepro.numerics import fingerprint
 from attnrepro import paths as layout
 
-from conftest import (REPO, copy_repo, copy_run, declared_inputs, planned_jobs, planned_reasons, small_config,
-                      snakemake)
+from conftest import (COPIED, REPO, copy_repo, copy_run, declared_inputs, link_articles, missing,
+                      planned_jobs, planned_reasons, small_config, snakemake)
 
 # file -> the rules of the small run (targets all and archive) that declare it: the jobs that run it.
 # The figures are given their titles (--sections: report.products.style), and read neither the plan
@@ -162,6 +162,48 @@ def test_a_changed_pin_reruns_exactly_the_jobs_whose_code_imports_it(small_run, 
     # the reason shows the new pin beside the old
     assert all("torch==2.13.0+cpu" in r and "torch==2.13.1+cpu" in r for j, r in reasons.items()
                if j.split("/")[0] in changed)
+
+
+def _copy_of_the_default_run(dest):
+    """A copy of this checkout's finished default run (`make reproduce`): the workflow, results/ and
+    Snakemake's records, their times kept; a skip (a failure under ATTNREPRO_REQUIRE_ALL) without it."""
+    import shutil
+
+    from attnrepro.dag import config as cfg
+
+    resolved = REPO / layout.RESULTS / "config.resolved.yaml"
+    if not (REPO / layout.LEDGER_CSV).is_file() or not resolved.is_file():
+        missing("the default run's results (make reproduce)")
+    if cfg.load(resolved) != cfg.load(REPO / "config" / "config.yaml"):
+        missing("results/ are not the default config's (make reproduce)")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in (*COPIED, layout.RESULTS, ".snakemake"):
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, symlinks=True, ignore=ignore)
+        else:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+    link_articles(dest)
+    return dest
+
+
+@pytest.mark.full
+def test_editing_one_commands_help_reruns_only_that_commands_jobs(tmp_path):
+    """For real, on the default run: in a copy with nothing to do, one help text of the edition
+    command edited (its module, attnrepro.report.commands.edition), `snakemake -n` lists the
+    editions alone: no table, figure, ledger or index (62 jobs while every report command's options
+    lived in one module)."""
+    root = _copy_of_the_default_run(tmp_path / "run")
+    assert snakemake(root, "-n", configfile=None).stdout.count("Nothing to be done") == 1
+    module = root / "src/attnrepro/report/commands/edition.py"
+    text = module.read_text()
+    assert text.count('help="results/ledger.csv"') == 1
+    module.write_text(text.replace('help="results/ledger.csv"', 'help="the run\'s results/ledger.csv"'))
+    proc = snakemake(root, "-n", configfile=None)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    editions = {rule for rule in planned_jobs(proc) if rule.startswith("edition_")}
+    assert planned_jobs(proc) == {**{rule: 1 for rule in editions}, "all": 1} and len(editions) == 3
 
 
 def test_the_report_layer_imports_nothing_from_the_model():
