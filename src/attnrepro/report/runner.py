@@ -66,8 +66,8 @@ def main(command, prog, argv=None):
     """The entry of ``command`` (a module of attnrepro.report.commands) run as ``prog``: its options
     parsed from ``argv`` (described by its ``HELP``, or its ``DESCRIPTION`` and ``EPILOG`` when it has
     them), its work run through the harness, writing the files its ``OUTPUTS`` name."""
-    described = parser(prog, getattr(command, "DESCRIPTION", command.HELP),
-                       getattr(command, "EPILOG", usage.EXIT_STATUS))
-    command.add_options(described)
-    args = described.parse_args(argv)
+    line = parser(prog, getattr(command, "DESCRIPTION", command.HELP),
+                  getattr(command, "EPILOG", usage.EXIT_STATUS))
+    command.add_options(line)
+    args = line.parse_args(argv)
     return run(args, command.run, outputs(args, command.OUTPUTS))
