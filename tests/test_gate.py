@@ -389,13 +389,22 @@ def test_the_gate_on_the_small_run_flags_exactly_its_claims_of_other_parameters(
 PRINTED = "000.attention_vs_sdpa.max-diff-torch"  # a claim of config/published.yaml (a one-row table)
 
 
-def test_the_gate_reads_each_printed_claim_in_the_runs_tables(run, capsys):
+def test_the_gate_reads_each_printed_claim_in_the_runs_tables(run, capsys, monkeypatch):
     """``--tables``: a printed cell that does not read as the ledger is one more problem, listed
     beside the ledger's own; the claims (``--published``) name the cells. Its command line and
     what it prints when it passes, as CI reads them."""
     with pytest.raises(SystemExit):
         cli.main(["gate", "--help"])
-    assert "  ledger                results/ledger.csv\n" in capsys.readouterr().out
+    said = " ".join(capsys.readouterr().out.split())
+    for option in ("ledger results/ledger.csv",
+                   "--golden GOLDEN the golden files' folder (tests/golden): compare the run with them",
+                   "--data DATA the run's Parquet folder (with --golden)",
+                   "--tables TABLES the run's results/tables: each claim's printed cell must read as the "
+                   "ledger's reproduced value (attnrepro.report.ledger.agreement)"):
+        assert option in said, option
+    monkeypatch.chdir(run)  # --data: results/data by default
+    assert cli.main(["gate", "results/ledger.csv", "--golden", "golden"]) == 0
+    assert capsys.readouterr().out.endswith("; equal to the golden files in golden\n")
     ledger, tables = run / "results/ledger.csv", run / "results/tables"
     assert cli.main(["gate", str(ledger)]) == 0
     said = capsys.readouterr().out
