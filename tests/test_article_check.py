@@ -25,7 +25,7 @@ import yaml
 from attnrepro import paths
 from attnrepro.articles import bounded, draft, forms, listings
 from attnrepro.report import ledger_io
-from attnrepro.report.commands import article_check
+from attnrepro.report import article_check
 from attnrepro.report.ledger import coverage, verdicts
 from attnrepro.run import digests, io
 

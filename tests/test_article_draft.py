@@ -10,7 +10,7 @@ import pytest
 
 from attnrepro.articles import draft, listings
 from attnrepro.articles.blocks import Block
-from attnrepro.report.commands import article_check
+from attnrepro.report import article_check
 from attnrepro.report.ledger.claims import format_like
 from attnrepro.run import usage
 

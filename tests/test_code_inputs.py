@@ -14,8 +14,8 @@ from attnrepro.dag import code_inputs, plan
 from attnrepro.numerics import fingerprint
 from attnrepro import paths as layout
 
-from conftest import (REPO, copy_repo, copy_run, declared_inputs, planned_jobs, planned_reasons, small_config,
-                      snakemake)
+from conftest import (COPIED, REPO, copy_repo, copy_run, declared_inputs, link_articles, missing,
+                      planned_jobs, planned_reasons, small_config, snakemake)
 
 # file -> the rules of the small run (targets all and archive) that declare it: the jobs that run it.
 # The figures are given their titles (--sections: report.products.style), and read neither the plan
@@ -81,12 +81,32 @@ def test_the_modules_that_build_the_dag_are_code_inputs_only_of_the_jobs_that_ru
     # its module imports the terms of its peak_memory and work: the job runs them
     assert {"src/attnrepro/experiments/_prices.py", "src/attnrepro/experiments/_memory.py"} <= rules[
         "scale_table_case"]
-    report_jobs = {r for r in rules if r.startswith(("table_", "figure_"))} | {"ledger", "seeds", "index"}
-    assert all("src/attnrepro/report/job.py" in rules[r] for r in report_jobs)
-    # an entry imports no other command's work: a table's is no figure's input, the index's no table's
-    tables = {r for r in rules if r.startswith("table_")}
-    assert _declaring(rules, "src/attnrepro/report/commands/table.py") == tables
-    assert _declaring(rules, "src/attnrepro/report/commands/index.py") == {"index"}
+    # a report command's module (its options and its work) is an input of its own rules alone, the
+    # runner of every report job's: editing the edition's help reruns the editions, nothing else
+    commands = _report_commands(rules)
+    assert {"table", "figure", "ledger", "seeds", "index", "edition", "ledger_overview",
+            "machine_speed"} <= set(commands)
+    for command, its_rules in commands.items():
+        assert _declaring(rules, f"src/attnrepro/report/commands/{command}.py") == its_rules, command
+    assert _declaring(rules, "src/attnrepro/report/commands/edition.py") == {
+        r for r in rules if r.startswith("edition_")} != set()
+    products = commands["table"] | commands["figure"]
+    assert _declaring(rules, "src/attnrepro/report/commands/_product.py") == products
+    report_jobs = set().union(*commands.values())
+    assert _declaring(rules, "src/attnrepro/report/runner.py") == report_jobs | {"archive"}
+    assert _declaring(rules, "src/attnrepro/report/cli.py") == set()
+
+
+def _report_commands(rules):
+    """{report command: the rules (of ``rules``) that run its entry}, by the rules' names."""
+    by_prefix = {"table_": "table", "figure_": "figure", "edition_": "edition", "check_": "article_check"}
+    commands = {}
+    for rule in rules:
+        prefixed = [c for prefix, c in by_prefix.items() if rule.startswith(prefix)]
+        command = prefixed[0] if prefixed else rule
+        if (REPO / "src/attnrepro/report/commands" / f"{command}.py").is_file():
+            commands.setdefault(command, set()).add(rule)
+    return commands
 
 
 @pytest.mark.full
@@ -142,6 +162,48 @@ def test_a_changed_pin_reruns_exactly_the_jobs_whose_code_imports_it(small_run, 
     # the reason shows the new pin beside the old
     assert all("torch==2.13.0+cpu" in r and "torch==2.13.1+cpu" in r for j, r in reasons.items()
                if j.split("/")[0] in changed)
+
+
+def _copy_of_the_default_run(dest):
+    """A copy of this checkout's finished default run (`make reproduce`): the workflow, results/ and
+    Snakemake's records, their times kept; a skip (a failure under ATTNREPRO_REQUIRE_ALL) without it."""
+    import shutil
+
+    from attnrepro.dag import config as cfg
+
+    resolved = REPO / layout.RESULTS / "config.resolved.yaml"
+    if not (REPO / layout.LEDGER_CSV).is_file() or not resolved.is_file():
+        missing("the default run's results (make reproduce)")
+    if cfg.load(resolved) != cfg.load(REPO / "config" / "config.yaml"):
+        missing("results/ are not the default config's (make reproduce)")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in (*COPIED, layout.RESULTS, ".snakemake"):
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, symlinks=True, ignore=ignore)
+        else:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+    link_articles(dest)
+    return dest
+
+
+@pytest.mark.full
+def test_editing_one_commands_help_reruns_only_that_commands_jobs(tmp_path):
+    """For real, on the default run: in a copy with nothing to do, one help text of the edition
+    command edited (its module, attnrepro.report.commands.edition), `snakemake -n` lists the
+    editions alone: no table, figure, ledger or index (62 jobs while every report command's options
+    lived in one module)."""
+    root = _copy_of_the_default_run(tmp_path / "run")
+    assert snakemake(root, "-n", configfile=None).stdout.count("Nothing to be done") == 1
+    module = root / "src/attnrepro/report/commands/edition.py"
+    text = module.read_text()
+    assert text.count('help="results/ledger.csv"') == 1
+    module.write_text(text.replace('help="results/ledger.csv"', 'help="the run\'s results/ledger.csv"'))
+    proc = snakemake(root, "-n", configfile=None)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    editions = {rule for rule in planned_jobs(proc) if rule.startswith("edition_")}
+    assert planned_jobs(proc) == {**{rule: 1 for rule in editions}, "all": 1} and len(editions) == 3
 
 
 def test_the_report_layer_imports_nothing_from_the_model():
@@ -313,11 +375,40 @@ def test_no_entry_imports_numpy_before_the_harness_applies_the_pin():
     assert len(ENTRIES) == 17 and proc.stdout.strip() == "[]"
 
 
-def test_an_entry_imports_no_other_commands_work():
-    """Editing a command's work (attnrepro.report.commands.<command>) reruns its jobs alone."""
+def _report_entries():
+    """{entry: the report command it runs}: the entries of attnrepro.jobs built on the report's runner."""
+    from attnrepro.report import cli
+
+    commands = {c.__name__.rpartition(".")[2] for c in cli.COMMANDS} | {"article_check"}
+    return {e: e for e in ENTRIES if e in commands}
+
+
+def test_the_report_entries_and_the_command_line_derive_from_one_list_of_commands():
+    """Every command of the report's command line (attnrepro.report.cli.COMMANDS) but CI's gate and
+    golden has its entry, attnrepro.jobs.<module>, which runs that module; article_check's is the
+    other report entry (`python -m attnrepro article check`). No entry imports the command line."""
+    from attnrepro.report import cli
+
+    listed = {c.__name__.rpartition(".")[2] for c in cli.COMMANDS}
     folder = REPO / "src/attnrepro/report/commands"
-    commands = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    assert listed | {"article_check"} == {p.stem for p in folder.glob("[!_]*.py")}
+    assert set(_report_entries()) == listed - {"gate", "golden"} | {"article_check"}
+    for entry in _report_entries():
+        text = (REPO / f"src/attnrepro/jobs/{entry}.py").read_text()
+        assert f'runner.main({entry}, "attnrepro.jobs.{entry}", argv)' in text, entry
+    assert [e for e in ENTRIES if "src/attnrepro/report/cli.py" in code_inputs.source_files(
+        f"attnrepro.jobs.{e}")] == []
+
+
+def test_an_entry_imports_no_other_commands_module():
+    """Editing a command's module (attnrepro.report.commands.<command>: its options and its work)
+    reruns its jobs alone: no entry's import closure holds another command's module."""
+    folder = REPO / "src/attnrepro/report/commands"
+    commands = sorted(p.stem for p in folder.glob("[!_]*.py"))
+    assert len(commands) == 13
+    found = {}
     for entry in ENTRIES:
         closure = code_inputs.source_files(f"attnrepro.jobs.{entry}")
-        work = {c for c in commands if f"src/attnrepro/report/commands/{c}.py" in closure}
-        assert work <= {entry}, (entry, work)
+        found[entry] = {c for c in commands if f"src/attnrepro/report/commands/{c}.py" in closure}
+    reports = _report_entries()
+    assert {e: work for e, work in found.items() if work} == {e: {c} for e, c in reports.items()}

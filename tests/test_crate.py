@@ -86,10 +86,10 @@ def test_jobs_join_snakemakes_records_and_the_provenance_and_say_where_they_disa
 
 
 TABLE_LOG = "results/logs/report/t.log"
-READ = {"rule": "table_t", "entry": "attnrepro.report.job",  # a reads record (attnrepro.paths.reads_of_log)
+READ = {"rule": "table_t", "entry": "attnrepro.jobs.table",  # a reads record (attnrepro.paths.reads_of_log)
         "files": ["results/data/001/b/default.parquet", "src/attnrepro/report/products/t.py",
                   "workflow/schemas/published.schema.yaml"],
-        "modules": ["attnrepro.report.job", "attnrepro.report.products.t"]}
+        "modules": ["attnrepro.jobs.table", "attnrepro.report.products.t"]}
 
 
 def _read_and_declared(root):

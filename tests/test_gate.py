@@ -384,3 +384,59 @@ def test_the_gate_on_the_small_run_flags_exactly_its_claims_of_other_parameters(
     assert code == 1 and len(other) > 100 and (table["verdict"] == "reproduced").sum() > 300
     assert set(re.findall(r"^  claim (\S+): not comparable with the article", said, re.M)) == other
     assert f"gate: {len(other)} problem(s)" in said
+
+
+PRINTED = "000.attention_vs_sdpa.max-diff-torch"  # a claim of config/published.yaml (a one-row table)
+
+
+def test_the_gate_reads_each_printed_claim_in_the_runs_tables(run, capsys, monkeypatch):
+    """``--tables``: a printed cell that does not read as the ledger is one more problem, listed
+    beside the ledger's own; the claims (``--published``) name the cells. Its command line and
+    what it prints when it passes, as CI reads them."""
+    with pytest.raises(SystemExit):
+        cli.main(["gate", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    for option in ("ledger results/ledger.csv",
+                   "--golden GOLDEN the golden files' folder (tests/golden): compare the run with them",
+                   "--data DATA the run's Parquet folder (with --golden)",
+                   "--tables TABLES the run's results/tables: each claim's printed cell must read as the "
+                   "ledger's reproduced value (attnrepro.report.ledger.agreement)"):
+        assert option in said, option
+    monkeypatch.chdir(run)  # --data: results/data by default
+    assert cli.main(["gate", "results/ledger.csv", "--golden", "golden"]) == 0
+    assert capsys.readouterr().out.endswith("; equal to the golden files in golden\n")
+    ledger, tables = run / "results/ledger.csv", run / "results/tables"
+    assert cli.main(["gate", str(ledger)]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("ledger: 4 claims\nclass          verdict         \n")
+    assert said.endswith("\ngate passed: every claim present, every exact claim reproduced, canonical "
+                         "numerics\n")
+    rows = pd.concat([golden.read_ledger(ledger),
+                      pd.DataFrame([_claim(PRINTED, "3.33e-16", "round-off", "within tolerance")])])
+    rows.to_csv(ledger, index=False)
+    tables.mkdir()
+    cells = pd.DataFrame({"max |numpy - torch|": [3.33e-16]})
+    cells.to_csv(tables / "attention_check.csv", index=False)
+    words = ["gate", str(ledger), "--tables", str(tables), "--published", str(REPO / "config/published.yaml")]
+    assert cli.main(words) == 0
+    assert capsys.readouterr().out.endswith(
+        "gate passed: every claim present, every exact claim reproduced, canonical numerics; "
+        f"every printed claim of {tables} reads as the ledger\n")
+    cells["max |numpy - torch|"] = [4.44e-16]
+    cells.to_csv(tables / "attention_check.csv", index=False)
+    _edit_ledger(run, "001.a", verdict="differs")
+    assert cli.main(words) == 1
+    assert capsys.readouterr().out == (
+        "ledger: 5 claims\nclass          verdict         \nexact          differs             1\n"
+        "machine-bound  differs             1\nround-off      within tolerance    2\n"
+        "stochastic     within tolerance    1\ngate: 2 problem(s)\n"
+        "  claim 001.a: exact claim not reproduced (published 0.367, reproduced 0.367)\n"
+        f"  claim {PRINTED}: table attention_check 'max |numpy - torch|' prints 4.44e-16 at the article's "
+        "precision (np.float64(4.44e-16)), the ledger 3.33e-16\n")
+    assert cli.main([*words[:3], str(run / "none"), *words[4:]]) == 1
+    assert capsys.readouterr().out.endswith(
+        "gate: 2 problem(s)\n  claim 001.a: exact claim not reproduced (published 0.367, reproduced 0.367)\n"
+        f"  no tables folder {run / 'none'}\n")
+    (run / "bad.yaml").write_text("claims: [\n")
+    assert cli.main([*words[:-1], str(run / "bad.yaml")]) == 2  # the claims load first: one line names it
+    assert capsys.readouterr().err.startswith(f"attnrepro.report: {run / 'bad.yaml'}: not valid YAML: line ")

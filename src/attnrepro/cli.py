@@ -7,7 +7,7 @@
     python -m attnrepro run train --set tasks=sort --set lengths=5 --set seeds=7 --out /tmp/t.parquet
     python -m attnrepro run train --config config/small.yaml --set steps=200 --out /tmp/small-t.parquet
     python -m attnrepro verify ARCHIVE.tar.gz [--results DIR]   (see attnrepro.archive.verify)
-    python -m attnrepro article check FILE --out DIR   (see attnrepro.report.commands.article_check)
+    python -m attnrepro article check FILE --out DIR   (see attnrepro.report.article_check)
 
 Thread limits (and ``--numerics SETTING``: an OpenBLAS kernel and a NumPy CPU-feature
 mask, see :mod:`attnrepro.evidence.sweep`) are applied before NumPy is imported; parameters come from the
@@ -76,7 +76,7 @@ def _parser():
     verify = sub.add_parser("verify", add_help=False, prefix_chars="\0",
                             help="compare an archive of a run with a run here (verify ARCHIVE -h)")
     verify.add_argument("args", nargs="*")
-    # every word after `article` goes to attnrepro.report.commands.article_check's own parser
+    # every word after `article check` goes to attnrepro.report.commands.article_check's options
     article = sub.add_parser("article", add_help=False, prefix_chars="\0",
                              help="check an article from its text alone: article check FILE --out DIR "
                                   "(runs its code with your rights; article check -h)")
@@ -319,12 +319,6 @@ def list_experiments(args):
     return 0
 
 
-def _check_article(args):
-    from attnrepro.report.commands import article_check  # loads NumPy: after the pin (the harness)
-
-    return article_check.run(args)
-
-
 def main(argv=None):
     args = _parser().parse_args(argv)
     if args.command == "verify":  # imported here: the other commands pin the numerics before NumPy
@@ -332,10 +326,10 @@ def main(argv=None):
 
         return verify.main(args.args)
     if args.command == "article":  # through the job harness, which pins before NumPy loads
-        from attnrepro.report import job as report_job
+        from attnrepro.report import runner
+        from attnrepro.report.commands import article_check
 
-        check = report_job.article_check_parser("attnrepro article check").parse_args(args.args)
-        return report_job.run(check, _check_article, guard_outputs=False)
+        return runner.main(article_check, "attnrepro article check", args.args)
     harness.setup_logging()
     from attnrepro.dag import yamlfile
     from attnrepro.dag.config import ConfigError

@@ -12,15 +12,15 @@ import sys
 from pathlib import Path
 
 from attnrepro import paths
-from attnrepro.report import job
+from attnrepro.report import runner
 from attnrepro.run import usage
 
-log = logging.getLogger(job.PREFIX)
+log = logging.getLogger(runner.PREFIX)
 READS = ("requirements/runtime.lock",)  # paths.RUNTIME_LOCK: packed, for verify to compare with its own
 
 
 def _parser():
-    parser = job.parser("attnrepro.jobs.archive")
+    parser = runner.parser("attnrepro.jobs.archive", __doc__.split("\n")[0])
     parser.add_argument("--config", required=True, help="the resolved config (YAML)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--rules", metavar="JSON", default="{}",
@@ -43,7 +43,8 @@ def _work(args):
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work)
+    args = _parser().parse_args(argv)
+    return runner.run(args, _work, outputs=[args.out])
 
 
 if __name__ == "__main__":

@@ -2,25 +2,19 @@
 
     python -m attnrepro.jobs.article_check FILE --in-run --id ID --pin PIN
 
-As ``python -m attnrepro article check FILE --out DIR`` (:func:`attnrepro.report.job.article_check_parser`
-says what it does): its listings run in interpreters of their own, which get the pin; this process
-judges what they printed (:mod:`attnrepro.report.commands.article_check`).
+As ``python -m attnrepro article check FILE --out DIR`` (:mod:`attnrepro.report.commands.article_check`,
+its options; :mod:`attnrepro.report.article_check`, its work): its listings run in interpreters of
+their own, which get the pin; this process judges what they printed.
 """
 
 import sys
 
-from attnrepro.report import job
-
-
-def _work(args):
-    from attnrepro.report.commands import article_check  # loads NumPy: after the pin (the harness)
-
-    return article_check.run(args)
+from attnrepro.report import runner
+from attnrepro.report.commands import article_check
 
 
 def main(argv=None):
-    return job.run(job.article_check_parser("attnrepro.jobs.article_check").parse_args(argv), _work,
-                   guard_outputs=False)
+    return runner.main(article_check, "attnrepro.jobs.article_check", argv)
 
 
 if __name__ == "__main__":

@@ -8,24 +8,12 @@
 
 import sys
 
-from attnrepro.report import job
-from attnrepro.report.ledger import claims_check
-
-
-def _parser():
-    parser = job.parser("attnrepro.jobs.edition")
-    job.add_edition(parser)
-    return parser
-
-
-def _work(args):
-    from attnrepro.report.commands import edition  # loads NumPy: after the pin (the harness)
-
-    return edition.run(args)
+from attnrepro.report import runner
+from attnrepro.report.commands import edition
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
+    return runner.main(edition, "attnrepro.jobs.edition", argv)
 
 
 if __name__ == "__main__":

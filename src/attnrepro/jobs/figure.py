@@ -10,23 +10,12 @@ which its rule declares: :mod:`attnrepro.report.commands.figure`.
 
 import sys
 
-from attnrepro.report import job
-
-
-def _parser():
-    parser = job.parser("attnrepro.jobs.figure")
-    job.add_product(parser, ("svg",))
-    return parser
-
-
-def _work(args):
-    from attnrepro.report.commands import figure  # loads NumPy: after the pin (the harness)
-
-    return figure.run(args)
+from attnrepro.report import runner
+from attnrepro.report.commands import figure
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work)
+    return runner.main(figure, "attnrepro.jobs.figure", argv)
 
 
 if __name__ == "__main__":

@@ -11,24 +11,12 @@ evidence catalog gives it (:mod:`attnrepro.report.evidence.citations`), which it
 
 import sys
 
-from attnrepro.report import job
-from attnrepro.report.ledger import claims_check
-
-
-def _parser():
-    parser = job.parser("attnrepro.jobs.ledger")
-    job.add_ledger(parser)
-    return parser
-
-
-def _work(args):
-    from attnrepro.report.commands import ledger  # loads NumPy: after the pin (the harness)
-
-    return ledger.run(args)
+from attnrepro.report import runner
+from attnrepro.report.commands import ledger
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
+    return runner.main(ledger, "attnrepro.jobs.ledger", argv)
 
 
 if __name__ == "__main__":

@@ -7,24 +7,12 @@
 
 import sys
 
-from attnrepro.report import job
-from attnrepro.report.ledger import claims_check
-
-
-def _parser():
-    parser = job.parser("attnrepro.jobs.ledger_overview")
-    job.add_overview(parser)
-    return parser
-
-
-def _work(args):
-    from attnrepro.report.commands import ledger_overview  # loads NumPy: after the pin (the harness)
-
-    return ledger_overview.run(args)
+from attnrepro.report import runner
+from attnrepro.report.commands import ledger_overview
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
+    return runner.main(ledger_overview, "attnrepro.jobs.ledger_overview", argv)
 
 
 if __name__ == "__main__":

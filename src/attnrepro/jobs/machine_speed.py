@@ -7,23 +7,12 @@
 
 import sys
 
-from attnrepro.report import job
-
-
-def _parser():
-    parser = job.parser("attnrepro.jobs.machine_speed")
-    job.add_machine_speed(parser)
-    return parser
-
-
-def _work(args):
-    from attnrepro.report.commands import machine_speed  # loads NumPy: after the pin (the harness)
-
-    return machine_speed.run(args)
+from attnrepro.report import runner
+from attnrepro.report.commands import machine_speed
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work)
+    return runner.main(machine_speed, "attnrepro.jobs.machine_speed", argv)
 
 
 if __name__ == "__main__":

@@ -11,28 +11,12 @@ which its rule declares: :mod:`attnrepro.report.commands.table`.
 
 import sys
 
-from attnrepro.report import job
-from attnrepro.report.ledger import claims_check
-
-
-def _parser():
-    parser = job.parser("attnrepro.jobs.table")
-    job.add_product(parser, ("md", "csv"))
-    job.add_speed(parser)
-    job.add_printed(parser)
-    parser.add_argument("--name", help="the table's name in the catalog, which the claims' printed "
-                                       "cells name (default: the stem of --md)")
-    return parser
-
-
-def _work(args):
-    from attnrepro.report.commands import table  # loads NumPy: after the pin (the harness)
-
-    return table.run(args)
+from attnrepro.report import runner
+from attnrepro.report.commands import table
 
 
 def main(argv=None):
-    return job.run(_parser().parse_args(argv), _work, check=claims_check.check)
+    return runner.main(table, "attnrepro.jobs.table", argv)
 
 
 if __name__ == "__main__":

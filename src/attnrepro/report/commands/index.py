@@ -1,18 +1,37 @@
-"""The index's work: results/README.md, every output of the run, opening with the ledger's summary."""
+"""The index command: results/README.md, every output of the run, opening with the ledger's summary."""
 
 from pathlib import Path
 
-import yaml
+from attnrepro.report.ledger import claims_check
+from attnrepro.run import usage
 
-from attnrepro.report import index
-from attnrepro.report.ledger import headline
-from attnrepro.run import io, usage
+HELP = "write results/README.md"
+OUTPUTS = ("out",)
+
+
+def add_options(parser):
+    parser.add_argument("--config", required=True, help="the resolved config (YAML)")
+    parser.add_argument("--unbuilt", metavar="JSON", default="{}",
+                        help="{article: why its annotated edition is not built} (the rule's, from "
+                             "common.smk)")
+    parser.add_argument("--ledger", help="results/ledger.csv: the index opens with its summary, as LEDGER.md")
+    parser.add_argument("--published", help="config/published.yaml: the versions the articles state")
+    parser.add_argument("--inputs", nargs="*", default=[], help="the results files: the run's versions")
+    parser.add_argument("--out", required=True)
 
 
 def run(args):
     """Write the index of the resolved config ``args.config`` to ``args.out``; with ``--ledger``,
     the same summary as LEDGER.md's (report.ledger.headline), with the run's versions and the
     articles' stated ones."""
+    import yaml
+
+    from attnrepro.report import index  # in the job: after the pin, its reads recorded (the harness)
+    from attnrepro.report.ledger import headline  # loads NumPy
+    from attnrepro.run import io
+
+    if args.published:
+        claims_check.check(args.published)
     try:
         config = yaml.safe_load(Path(args.config).read_text()) or {}
     except yaml.YAMLError as error:

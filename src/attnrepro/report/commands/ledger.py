@@ -1,13 +1,41 @@
-"""The ledger's work: every published claim judged against the run (results/ledger.csv, LEDGER.md)."""
+"""The ledger command: every published claim judged against the run (results/ledger.csv, LEDGER.md)."""
 
-from attnrepro.report import ledger_io
-from attnrepro.report.ledger import comparable
-from attnrepro.report.products import results
+from attnrepro.report.ledger import claims_check
+
+HELP = "judge every published claim against the run (ledger.csv, LEDGER.md)"
+OUTPUTS = ("csv", "md", "speed_out")  # --speed writes results/speed.csv, which a table reads with its own
+
+
+def add_options(parser):
+    parser.add_argument("--published", required=True)
+    parser.add_argument("--csv", required=True)
+    parser.add_argument("--md", required=True)
+    parser.add_argument("--speed", dest="speed_out",
+                        help="where to write each article's speed factor (results/speed.csv)")
+    parser.add_argument("--article", metavar="JSON",
+                        help="what the article's config plans "
+                             "(attnrepro.report.ledger.comparable.Article): a claim "
+                             "computed otherwise is judged 'other parameters'")
+    parser.add_argument("--gate", action="store_true", help="exit 1 if an exact claim is not reproduced")
+    parser.add_argument("--numerics-evidence", help="the numerics sweep's ledger_numerics.csv, to cite")
+    parser.add_argument("--seed-evidence",
+                        help="the seed distribution's seed_distribution.csv, to judge stochastic claims by")
+    parser.add_argument("--listings-evidence",
+                        help="the listings' article_code.csv: what the articles' own code prints here")
+    parser.add_argument("--checked", nargs="*", default=[], metavar="CSV",
+                        help="the ledger rows of the articles checked from their text (results/claims/<id>."
+                             "ledger.csv): they join ledger.csv, counted apart in LEDGER.md")
+    parser.add_argument("--inputs", nargs="*", default=[], help="the results files it may read")
 
 
 def run(args):
     """Write the ledger of ``args.published`` over ``args.inputs`` and the evidence given; its
     status (1 with ``--gate`` when an exact claim is not reproduced)."""
+    from attnrepro.report import ledger_io  # loads NumPy: after the pin (the harness)
+    from attnrepro.report.ledger import comparable
+    from attnrepro.report.products import results
+
+    claims_check.check(args.published)
     article = comparable.Article.from_json(args.article) if args.article else None
     return ledger_io.write(
         args.published, results.Loader(args.inputs), args.csv, args.md, gate=args.gate,
