@@ -203,7 +203,7 @@ def test_a_results_path_says_what_it_holds_without_the_plan():
 # The modules imported by a name (importlib.import_module), each a name from the config or a catalog:
 # (file, the expression naming the module).
 DISPATCH = {
-    ("src/attnrepro/experiments/job.py", 'f"{EXPERIMENTS}.{experiment}"'),  # the plan's experiment id
+    ("src/attnrepro/experiments/case_run.py", 'f"{EXPERIMENTS}.{experiment}"'),  # the plan's experiment id
     ("src/attnrepro/report/products/builders.py", 'f"{PACKAGE}.{module}"'),  # the catalog's builder
     ("src/attnrepro/report/evidence/citations.py", "product.evaluate"),  # the evidence catalog's
 }
