@@ -33,7 +33,7 @@ from importlib import metadata
 
 from attnrepro.articles import bounded
 from attnrepro.numerics import canonical, threads
-from attnrepro.run import locks, usage
+from attnrepro.run import pip_lock, usage
 from attnrepro import paths
 
 log = logging.getLogger("attnrepro")
@@ -45,7 +45,7 @@ _SRC = str(paths.SRC)
 
 def lock_names(path=LOCK):
     """The normalised distribution names pinned in the runtime lock."""
-    return set(locks.pins(path))
+    return set(pip_lock.pins(path))
 
 
 def imported(code):
@@ -66,7 +66,7 @@ def outside_lock(code, locked, distributions=None):
     for name in imported(code):
         if name in sys.stdlib_module_names:
             continue
-        if not any(locks.normal(d) in locked for d in distributions.get(name, [])):
+        if not any(pip_lock.normal(d) in locked for d in distributions.get(name, [])):
             out.append(name)
     return out
 
