@@ -35,7 +35,7 @@ EXPECTED = {
     "src/attnrepro/archive/crate.py": {"archive"},  # the archive's RO-Crate, and the jobs it describes
     "src/attnrepro/archive/crate_jobs.py": {"archive"},
     "Snakefile": {"archive"},  # the workflow's own files are in the archive
-    "workflow/rules/report.smk": {"archive"},
+    "workflow/rules/archive.smk": {"archive"},
     # + the tables; the archive holds the workflow's schemas
     "workflow/schemas/published.schema.yaml": {"ledger", "index", "seeds", "ledger_overview", "archive"},
     "src/attnrepro/evidence/sweep.py": set(),  # the numerics sweep is off
