@@ -3,8 +3,8 @@ reason, then every claim by article and section), and the section on the article
 their text. Written by :mod:`attnrepro.report.ledger.files`; the check of one article writes its own
 (:mod:`attnrepro.report.commands.article_check`)."""
 
+from attnrepro import paths
 from attnrepro.report.ledger import claims as published, contradictions, headline
-from attnrepro.articles import catalog
 
 
 def speed_lines(factors, rule):
@@ -125,11 +125,17 @@ def _items(article, rows, extra=()):
     for _, r in rows.iterrows():
         window = contradictions.bounds_text(r)
         more = (f", bounds {window}" if window else "") + "".join(f", {c} {r[c]}" for c in extra if str(r[c]))
-        out.append(f"- [{r['id']}]({catalog.edition_link(article, r['id'])}) ({r['class']}, "
+        out.append(f"- [{r['id']}]({edition_link(article, r['id'])}) ({r['class']}, "
                    f"**{r['verdict']}**): {r['claim']}: published {r['published']}, reproduced "
                    f"{r['reproduced'] or 'none'}{more}.")
         out.append(f"  Reason: {' '.join(str(r['reason']).split()).rstrip('.') or 'none given'}.")
     return out
+
+
+def edition_link(article, claim_id):
+    """The link from ``results/`` (LEDGER.md) to a claim's number in the edition of the article
+    ``article`` (its id)."""
+    return f"{paths.relative(paths.edition_path(article))}#{claim_id}"
 
 
 def numerics_line(table):
