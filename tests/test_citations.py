@@ -18,7 +18,7 @@ import yaml
 
 from attnrepro.evidence import PRODUCTS
 from attnrepro.report.commands import ledger as ledger_command
-from attnrepro.report.evidence import citations, listings_evaluate, numerics_evaluate, seeds_evaluate
+from attnrepro.report.evidence_tables import citations, listings_evaluate, numerics_evaluate, seeds_evaluate
 from attnrepro.report.ledger import verdicts
 from conftest import REPO
 from report_helpers import FrameLoad

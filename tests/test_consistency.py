@@ -13,7 +13,7 @@ import pytest
 
 from attnrepro.run import io
 from attnrepro.dag import plan
-from attnrepro.report.evidence import numerics_evaluate, seeds_evaluate
+from attnrepro.report.evidence_tables import numerics_evaluate, seeds_evaluate
 from attnrepro.report.ledger import consistency, verdicts
 from attnrepro.report.commands import ledger as ledger_command
 from attnrepro.report.products.results import Loader

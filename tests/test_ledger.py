@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnrepro.report.evidence import citations, seeds_evaluate
+from attnrepro.report.evidence_tables import citations, seeds_evaluate
 from attnrepro.report.ledger import verdicts
 from attnrepro.report.products import formats
 from report_helpers import FrameLoad

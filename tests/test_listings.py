@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from attnrepro.dag import yamlfile
-from attnrepro.report.evidence import citations, listings_evaluate, listings_render
+from attnrepro.report.evidence_tables import citations, listings_evaluate, listings_render
 from attnrepro.articles import plain
 from attnrepro.articles.listings import extract
 from attnrepro.evidence import listings_run

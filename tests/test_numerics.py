@@ -19,7 +19,7 @@ from attnrepro.dag import plan
 from attnrepro.dag import config as cfg
 from attnrepro.dag import sweep_plan
 from attnrepro.evidence import sweep
-from attnrepro.report.evidence import citations, numerics_evaluate, numerics_render, seeds_evaluate
+from attnrepro.report.evidence_tables import citations, numerics_evaluate, numerics_render, seeds_evaluate
 from attnrepro.report.products import catalog, results
 from attnrepro.report.ledger import verdicts
 

@@ -84,7 +84,7 @@ def ledger_evidence():
 
 def ledger_evidence_tables():
     """The Markdown table beside each evidence CSV: what the ledger's reasons cite
-    (attnrepro.report.evidence.citations.cited_file), so an input too."""
+    (attnrepro.report.evidence_tables.citations.cited_file), so an input too."""
     return {
         f"{name}_table": product.paths["md"]
         for name, product in LEDGER_EVIDENCE.items()
@@ -92,7 +92,7 @@ def ledger_evidence_tables():
 
 
 def ledger_evidence_code():
-    """The evaluate modules of the evidence the ledger reads (attnrepro.report.evidence.citations)."""
+    """The evaluate modules of the evidence the ledger reads (attnrepro.report.evidence_tables.citations)."""
     return [product.evaluate for product in LEDGER_EVIDENCE.values()]
 
 

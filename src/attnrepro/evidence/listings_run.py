@@ -19,7 +19,7 @@ per listing that did not run (``problems``), and per listing its index, first li
 code, the packages outside the lock, its status (``ran``; ``failed`` with the error, a time limit
 passed or the interpreter killed; ``skipped`` when it needs a name of a listing that did not run,
 or the budget was spent before it), its seconds and what it printed.
-:mod:`attnrepro.report.evidence.listings_evaluate` compares that with the published output.
+:mod:`attnrepro.report.evidence_tables.listings_evaluate` compares that with the published output.
 """
 
 import ast

@@ -1,6 +1,6 @@
 """The ledger's work: every published claim judged against the run (results/ledger.csv, LEDGER.md)."""
 
-from attnrepro.report.evidence import citations
+from attnrepro.report.evidence_tables import citations
 from attnrepro.report.ledger import claims as published, comparable, files, verdicts
 from attnrepro.report.products import results
 
@@ -23,7 +23,7 @@ def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None
     seeds, as their reasons say), the raw times against each article's speed factor; a round-off,
     finite-difference or stochastic deviation's reason cites the numerics sweep and the listings
     when given, or says which target makes them, and column article_code says what the articles'
-    own code prints here (:mod:`attnrepro.report.evidence.citations`, a layer above the ledger).
+    own code prints here (:mod:`attnrepro.report.evidence_tables.citations`, a layer above the ledger).
     ``article`` (a comparable.Article): what the article's config plans; a claim computed otherwise
     is judged "other parameters"."""
     claims = verdicts.load_claims(published_path)

@@ -1,6 +1,6 @@
 """The listings' work: the articles' own code as run here against their published output (evidence)."""
 
-from attnrepro.report.evidence import listings_render
+from attnrepro.report.evidence_tables import listings_render
 from attnrepro.report.products import style
 
 

@@ -1,6 +1,6 @@
 """The numerics sweep's work: which settings give the published digits (evidence)."""
 
-from attnrepro.report.evidence import numerics_render
+from attnrepro.report.evidence_tables import numerics_render
 from attnrepro.report.products import style
 
 

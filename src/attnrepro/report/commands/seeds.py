@@ -1,6 +1,6 @@
 """The seed distribution's work: each published stochastic figure among the seeds (evidence)."""
 
-from attnrepro.report.evidence import seeds_render
+from attnrepro.report.evidence_tables import seeds_render
 from attnrepro.report.products import style
 
 

@@ -3,7 +3,7 @@ the rows of the articles checked from their text), ``LEDGER.md`` (its text:
 :mod:`attnrepro.report.ledger.ledger_md`) and ``speed.csv``; and the gate on exact claims.
 
 The table comes judged, its evidence cited (:mod:`attnrepro.report.commands.ledger`, which reads the
-evidence through :mod:`attnrepro.report.evidence.citations`, a layer above the ledger).
+evidence through :mod:`attnrepro.report.evidence_tables.citations`, a layer above the ledger).
 """
 
 import logging
