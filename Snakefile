@@ -16,6 +16,7 @@ include: "workflow/rules/experiments.smk"
 include: "workflow/rules/evidence.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/articles.smk"
+include: "workflow/rules/archive.smk"
 
 
 rule all:

@@ -24,8 +24,8 @@ import yaml
 
 from attnrepro import paths
 from attnrepro.articles import bounded, draft, forms, listings
-from attnrepro.report import ledger_io
 from attnrepro.report import article_check
+from attnrepro.report.ledger import ledger_md
 from attnrepro.report.ledger import coverage, verdicts
 from attnrepro.run import digests, io
 
@@ -343,8 +343,8 @@ def test_ledger_md_counts_the_checked_articles_apart_each_claim_not_reproduced_w
                             {**row, "id": "w.b", "reproduced": "0.1", "verdict": "reproduced"},
                             {**row, "id": "w.c", "reproduced": "0.2", "verdict": "differs",
                              "reason": "exact claim: digits differ"}])
-    lines = ledger_io.checked_lines(checked)
+    lines = ledger_md.checked_lines(checked)
     assert "### Article w ([annotated edition](articles/w.html)): 3 claims, 2 reproduced, 1 differs" in lines
     assert lines[-3:] == ["- [w.c](articles/w.html#w.c) (exact, **differs**): a number: published 0.1, "
                           "reproduced 0.2.", "  Reason: exact claim: digits differ.", ""]
-    assert ledger_io.checked_lines(checked.iloc[:0]) == []
+    assert ledger_md.checked_lines(checked.iloc[:0]) == []

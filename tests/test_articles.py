@@ -27,8 +27,8 @@ import yaml
 from attnrepro.dag import config as cfg
 from attnrepro.report.editions import edition as editions
 from attnrepro import paths
-from attnrepro.articles import catalog
-from attnrepro.report.ledger import coverage, overview_figure, verdicts
+from attnrepro.articles import catalog, forms
+from attnrepro.report.ledger import coverage, ledger_md, overview_figure, verdicts
 
 from conftest import REPO, article_text, copy_repo, copy_run, planned_jobs, seed_articles, snakemake
 from test_html_report import CHROMIUM, PROBE, console_errors, page_state, render
@@ -287,7 +287,7 @@ def test_ledger_md_and_the_index_link_to_the_editions(run):
     text = (run / "results/LEDGER.md").read_text()
     links = dict(re.findall(r"\[([^\]]+)\]\((articles/\d{3}\.html#[^)]+)\)", text))
     off = table[table["verdict"] != "reproduced"]  # each claim not reproduced links to its number
-    assert links == {i: catalog.edition_link(a, i) for i, a in zip(off["id"], off["article"])}
+    assert links == {i: ledger_md.edition_link(a, i) for i, a in zip(off["id"], off["article"])}
     assert all(f"\n| {i} | " in text for i in table["id"])  # every claim has its line
     for article in ARTICLES:
         page = (run / paths.edition_path(article)).read_text(encoding="utf-8")
@@ -547,7 +547,7 @@ def test_the_articles_are_read_from_the_config_in_its_order():
     seeds = catalog.from_config(config)
     assert list(seeds) == ["000", "001", "003"]
     first = seeds["000"]
-    assert (first.text, first.claims, first.place, first.form) == (
+    assert (first.text, first.claims, first.place, forms.form_of(first.text)) == (
         config["articles"][0]["text"], "config/published.yaml", 0, "plain")
     assert first.text.startswith("../") and first.key("sha256") == "articles[0].sha256"
     assert seed_articles()["003"].text == str(REPO / config["articles"][2]["text"])  # root: the checkout
@@ -559,15 +559,15 @@ def test_an_article_of_another_form_or_without_claims(tmp_path):
     post.write_text("# A post\n\nIt prints `2`.\n", encoding="utf-8")
     entry = {"id": "post", "text": "post.md", "sha256": catalog.sha256(post), "title": "A post"}
     (found,) = catalog.from_config({"articles": [entry]}, root=tmp_path).values()
-    assert (found.id, found.text, found.form, found.claims) == ("post", str(post), "markdown", None)
-    assert catalog.problem(found) is None and catalog.read(found) == "# A post\n\nIt prints `2`.\n"
+    assert (found.id, found.text, found.claims) == ("post", str(post), None)
+    assert catalog.problem(found) is None
     gone = tmp_path / "gone.md"
     assert catalog.problems([replace(found, text=str(gone))]) == {
         "post": f"{gone}: not found (config articles[0].text)"}
-    notebook = replace(found, text="post.ipynb")
-    assert notebook.form == "notebook"
-    with pytest.raises(ValueError, match=r"^config articles\[0\]\.text: post\.rst is none of the forms"):
-        replace(found, text="post.rst").form
+    # its form is the parser's to say, by the suffix (the schema refuses another suffix in the config)
+    assert [forms.form_of(name) for name in (found.text, "post.ipynb")] == ["markdown", "notebook"]
+    with pytest.raises(ValueError, match=r"^post\.rst: not an article's form"):
+        forms.form_of("post.rst")
 
 
 def test_an_entry_the_schema_would_refuse_is_refused_by_name():

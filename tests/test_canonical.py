@@ -390,7 +390,7 @@ def test_torch_runs_pinned_and_a_native_job_is_marked_in_the_ledger_status(tmp_p
 
 def test_the_ledger_marks_each_claim_computed_from_a_non_canonical_file():
     from attnrepro.report.ledger import verdicts
-    from attnrepro.report import ledger_io
+    from attnrepro.report.ledger import files, ledger_md
 
     class Load:  # results.Loader's numerics(experiment, table), two experiments
         def numerics(self, experiment, table="main"):
@@ -404,11 +404,11 @@ def test_the_ledger_marks_each_claim_computed_from_a_non_canonical_file():
               claim("b", {"experiment": "train", "column": "x"}),
               claim("c", {"experiment": "scale_table", "column": "x",
                           "over": {"experiment": "train", "column": "y"}})]
-    column = ledger_io.numerics_column(claims, Load())
+    column = files.numerics_column(claims, Load())
     assert column == ["canonical", "non-canonical: train.parquet: why", "non-canonical: train.parquet: why"]
     table = pd.DataFrame({"id": ["a", "b", "c"], "numerics": column})
-    assert ledger_io.numerics_line(table).startswith("Numerics: **2 of 3 claims computed with non-canonical")
-    assert ledger_io.numerics_line(table.iloc[:1]).startswith(
+    assert ledger_md.numerics_line(table).startswith("Numerics: **2 of 3 claims computed with non-canonical")
+    assert ledger_md.numerics_line(table.iloc[:1]).startswith(
         "Numerics: all 1 claims computed with the canonical")
 
 

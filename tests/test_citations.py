@@ -2,7 +2,7 @@
 file the ledger was given, or the Markdown table beside it), says how to make a product the run
 lacks, and says which numerics give the published digits where the numerics sweep knows it.
 
-The ledger is built in-process (report.ledger_io.write) from frames in memory and small evidence
+The ledger is built in-process (report.commands.ledger.write) from frames in memory and small evidence
 files written here, as the evidence targets write them."""
 
 import json
@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from attnrepro.evidence import PRODUCTS
-from attnrepro.report import ledger_io
-from attnrepro.report.evidence import citations, listings_evaluate, numerics_evaluate, seeds_evaluate
+from attnrepro.report.commands import ledger as ledger_command
+from attnrepro.report.evidence_tables import citations, listings_evaluate, numerics_evaluate, seeds_evaluate
 from attnrepro.report.ledger import verdicts
 from conftest import REPO
 from report_helpers import FrameLoad
@@ -86,7 +86,7 @@ def evidence(tmp_path, published):
 def ledger(published, tmp_path, **given):
     """{claim id: reason} of the ledger written from RUN with the evidence files ``given``."""
     out = tmp_path / "ledger.csv"
-    assert ledger_io.write(published, RUN, out, tmp_path / "LEDGER.md", **given) == 0
+    assert ledger_command.write(published, RUN, out, tmp_path / "LEDGER.md", **given) == 0
     table = pd.read_csv(out, dtype=str, keep_default_na=False)
     return dict(zip(table["id"], table["reason"]))
 

@@ -35,15 +35,16 @@ EXPECTED = {
     "src/attnrepro/archive/crate.py": {"archive"},  # the archive's RO-Crate, and the jobs it describes
     "src/attnrepro/archive/crate_jobs.py": {"archive"},
     "Snakefile": {"archive"},  # the workflow's own files are in the archive
-    "workflow/rules/report.smk": {"archive"},
+    "workflow/rules/archive.smk": {"archive"},
     # + the tables; the archive holds the workflow's schemas
     "workflow/schemas/published.schema.yaml": {"ledger", "index", "seeds", "ledger_overview", "archive"},
     "src/attnrepro/evidence/sweep.py": set(),  # the numerics sweep is off
     "src/attnrepro/dag/sweep_plan.py": set(),
-    "src/attnrepro/report/evidence/numerics_evaluate.py": set(),
-    "src/attnrepro/report/evidence/numerics_render.py": set(),
-    "src/attnrepro/report/evidence/seeds_evaluate.py": {"seeds", "ledger"},  # the seed distribution is on
-    "src/attnrepro/report/evidence/seeds_render.py": {"seeds"},
+    "src/attnrepro/report/evidence_tables/numerics_evaluate.py": set(),
+    "src/attnrepro/report/evidence_tables/numerics_render.py": set(),
+    # the seed distribution is on
+    "src/attnrepro/report/evidence_tables/seeds_evaluate.py": {"seeds", "ledger"},
+    "src/attnrepro/report/evidence_tables/seeds_render.py": {"seeds"},
 }
 
 
@@ -116,11 +117,12 @@ def test_the_ledger_declares_the_evidence_it_reads_only_when_switched_on(tmp_pat
     rules = declared_inputs(root, "all", configfile="config/small.yaml off.yaml")
     assert "seeds" not in rules
     # the ledger names the command that builds each product (the records, citations), no more
-    evidence = ("src/attnrepro/evidence/", "src/attnrepro/report/evidence/")
+    evidence = ("src/attnrepro/evidence/", "src/attnrepro/report/evidence_tables/")
     assert {f for f in rules["ledger"] if f.startswith(evidence)} == {
         "src/attnrepro/evidence/__init__.py",
-        "src/attnrepro/report/evidence/__init__.py", "src/attnrepro/report/evidence/citations.py"}
-    products = {f"src/attnrepro/report/evidence/{m}_{part}.py" for m in ("numerics", "seeds")
+        "src/attnrepro/report/evidence_tables/__init__.py",
+        "src/attnrepro/report/evidence_tables/citations.py"}
+    products = {f"src/attnrepro/report/evidence_tables/{m}_{part}.py" for m in ("numerics", "seeds")
                 for part in ("evaluate", "render")}
     assert {rule for rule, inputs in rules.items() if inputs & products} == set()
 
@@ -214,7 +216,7 @@ def test_the_report_layer_imports_nothing_from_the_model():
         for p in sorted((REPO / "src/attnrepro" / folder).rglob("*.py"))
     ]
     assert "attnrepro.report.products.tables_decoder" in modules
-    assert "attnrepro.report.evidence.seeds_render" in modules
+    assert "attnrepro.report.evidence_tables.seeds_render" in modules
     # the plan reads the experiments' declarations (experiments.declared, with the terms of their
     # peak_memory and work): no experiment's run
     declarations = {f"src/attnrepro/experiments/{m}.py"
@@ -265,9 +267,9 @@ def test_a_results_path_says_what_it_holds_without_the_plan():
 # The modules imported by a name (importlib.import_module), each a name from the config or a catalog:
 # (file, the expression naming the module).
 DISPATCH = {
-    ("src/attnrepro/experiments/job.py", 'f"{EXPERIMENTS}.{experiment}"'),  # the plan's experiment id
+    ("src/attnrepro/experiments/case_run.py", 'f"{EXPERIMENTS}.{experiment}"'),  # the plan's experiment id
     ("src/attnrepro/report/products/builders.py", 'f"{PACKAGE}.{module}"'),  # the catalog's builder
-    ("src/attnrepro/report/evidence/citations.py", "product.evaluate"),  # the evidence catalog's
+    ("src/attnrepro/report/evidence_tables/citations.py", "product.evaluate"),  # the evidence catalog's
 }
 
 

@@ -13,9 +13,9 @@ import pytest
 
 from attnrepro.run import io
 from attnrepro.dag import plan
-from attnrepro.report.evidence import numerics_evaluate, seeds_evaluate
+from attnrepro.report.evidence_tables import numerics_evaluate, seeds_evaluate
 from attnrepro.report.ledger import consistency, verdicts
-from attnrepro.report import ledger_io
+from attnrepro.report.commands import ledger as ledger_command
 from attnrepro.report.products.results import Loader
 from conftest import REPO
 
@@ -70,10 +70,10 @@ def test_the_ledger_refuses_a_seed_distribution_of_other_trainings(tmp_path):
     out = {"csv_path": tmp_path / "l.csv", "md_path": tmp_path / "l.md"}
     with pytest.raises(io.InconsistentInputs, match=r"seed_distribution.csv: computed with steps = 100, "
                                                     r"but .*run.*sort-L4-seed0.parquet with steps = 60"):
-        ledger_io.write(published, run, seeds_csv=csv, **out)
+        ledger_command.write(published, run, seeds_csv=csv, **out)
     assert not out["csv_path"].exists()
     same, _ = _seed_csv(tmp_path / "same")
-    assert ledger_io.write(published, run, seeds_csv=same, **out) == 0
+    assert ledger_command.write(published, run, seeds_csv=same, **out) == 0
     assert "lies at percentile" in pd.read_csv(out["csv_path"])["reason"].iloc[0]
 
 

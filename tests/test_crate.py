@@ -19,7 +19,7 @@ from attnrepro.archive import crate, crate_entities, crate_jobs, pack, verify, v
 from attnrepro.archive import verify_warnings
 from attnrepro.dag import config as cfg, plan, sweep_plan
 from attnrepro.evidence import sweep
-from attnrepro.report.evidence import numerics_evaluate
+from attnrepro.report.evidence_tables import numerics_evaluate
 from attnrepro.run import io
 
 RUNCRATE = REPO / ".venv-runcrate" / "bin" / "runcrate"  # make crate-env

@@ -12,7 +12,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from attnrepro.experiments import _timing, causal_timing
-from attnrepro.report import ledger_io
+from attnrepro.report.ledger import ledger_md
 from attnrepro.report.ledger import claims as published, disturbed, verdicts
 from conftest import not_in_a_mutant
 from report_helpers import FrameLoad
@@ -174,7 +174,7 @@ def test_the_cross_check_finds_the_slower_of_two_times_of_the_same_function():
     line = disturbed.lines(FrameLoad(frames))
     assert len(line) == 1 and "lengths 128, 512, 2048" in line[0]
     assert "causal_timing's measurement was slowed" in line[0]
-    assert line[0] in ledger_io.markdown(verdicts.evaluate(CLAIMS, FrameLoad(frames)), timings=line)
+    assert line[0] in ledger_md.markdown(verdicts.evaluate(CLAIMS, FrameLoad(frames)), timings=line)
 
 
 def test_the_cross_check_agrees_within_its_factor_and_compares_only_the_same_d_k():

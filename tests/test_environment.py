@@ -8,7 +8,7 @@ import yaml
 
 from conftest import REPO
 from attnrepro.dag import software
-from attnrepro.run import locks
+from attnrepro.run import pip_lock
 
 REQUIREMENTS = REPO / "requirements"
 RUNTIME = REQUIREMENTS / "runtime.lock"
@@ -24,13 +24,13 @@ def conda_pins(path=CONDA_ENV):
     for dep in yaml.safe_load(path.read_text())["dependencies"]:
         if isinstance(dep, str):
             name, _, version = dep.partition("=")
-            pins[locks.normal(CONDA_TO_PIP.get(name, name))] = version
+            pins[pip_lock.normal(CONDA_TO_PIP.get(name, name))] = version
     return pins
 
 
 def pyproject_names(path=REPO / "pyproject.toml"):
     deps = tomllib.loads(path.read_text())["project"]["dependencies"]
-    return {locks.normal(re.split(r"[=<>!~\[; ]", d, maxsplit=1)[0]): d for d in deps}
+    return {pip_lock.normal(re.split(r"[=<>!~\[; ]", d, maxsplit=1)[0]): d for d in deps}
 
 
 def needed():
@@ -67,7 +67,8 @@ def test_the_import_that_mutation_testing_adds_needs_no_distribution(tmp_path):
 
 @pytest.mark.parametrize("where", ["conda", "pyproject", "runtime lock"])
 def test_every_environment_holds_every_distribution_the_code_needs(where):
-    names = {"conda": conda_pins, "pyproject": pyproject_names, "runtime lock": lambda: locks.pins(RUNTIME)}
+    names = {"conda": conda_pins, "pyproject": pyproject_names,
+             "runtime lock": lambda: pip_lock.pins(RUNTIME)}
     assert missing(set(names[where]()), where) == []
 
 
@@ -80,7 +81,7 @@ def test_an_environment_without_tabulate_is_refused(tmp_path):
 
 
 def test_every_conda_pin_matches_the_runtime_lock():
-    lock = locks.pins(RUNTIME)
+    lock = pip_lock.pins(RUNTIME)
     for name, version in conda_pins().items():
         if name != "python":
             pinned = lock.get(name, "")
@@ -92,17 +93,17 @@ def torch_is_the_cpu_build(pin):
 
 
 def test_torch_is_named_by_its_cpu_build():
-    assert torch_is_the_cpu_build(locks.pins(RUNTIME)["torch"])
-    assert torch_is_the_cpu_build(locks.pins(REQUIREMENTS / "runtime.in")["torch"])
-    assert pyproject_names()["torch"] == f"torch=={locks.pins(RUNTIME)['torch']}"
+    assert torch_is_the_cpu_build(pip_lock.pins(RUNTIME)["torch"])
+    assert torch_is_the_cpu_build(pip_lock.pins(REQUIREMENTS / "runtime.in")["torch"])
+    assert pyproject_names()["torch"] == f"torch=={pip_lock.pins(RUNTIME)['torch']}"
     assert not torch_is_the_cpu_build("2.13.0") and not torch_is_the_cpu_build("2.13.0+cu130")
     assert "torch==2.13.0+cpu" in (REPO / "README.md").read_text()
 
 
 def test_the_runtime_lock_holds_no_development_package():
-    runtime = locks.pins(RUNTIME)
+    runtime = pip_lock.pins(RUNTIME)
     assert [name for name in DEVELOPMENT if name in runtime] == []
-    dev = locks.pins(REQUIREMENTS / "dev.lock")
+    dev = pip_lock.pins(REQUIREMENTS / "dev.lock")
     assert {"pytest", "pytest-timeout", "ruff", "mutmut", "roc-validator", "uv"} <= set(dev)
     shared = {name for name in dev if name in runtime}
     assert {n: dev[n] for n in shared} == {n: runtime[n] for n in shared}  # the runtime's pins hold
@@ -114,10 +115,10 @@ def test_every_lock_pins_its_in_file_with_hashes(name):
     blocks = re.split(r"\n(?=\S)", lock_text)
     pinned = [b for b in blocks if re.match(r"[A-Za-z0-9]", b)]
     assert pinned and all("==" in b.split()[0] and "--hash=sha256:" in b for b in pinned), name
-    lock = locks.pins(REQUIREMENTS / f"{name}.lock")
-    wanted = locks.pins(REQUIREMENTS / ("runtime.in" if name == "article" else f"{name}.in"))
+    lock = pip_lock.pins(REQUIREMENTS / f"{name}.lock")
+    wanted = pip_lock.pins(REQUIREMENTS / ("runtime.in" if name == "article" else f"{name}.in"))
     if name == "article":
-        wanted.update(locks.pins(REQUIREMENTS / "article.in"))
+        wanted.update(pip_lock.pins(REQUIREMENTS / "article.in"))
     assert {n: lock.get(n) for n in wanted} == wanted, f"{name}.lock is older than {name}.in: make lock"
 
 

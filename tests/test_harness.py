@@ -299,7 +299,7 @@ def test_a_sweep_job_runs_through_the_harness_with_its_setting_recorded(handed, 
     (call,) = handed
     assert (call["pin"], call["setting"]) == (None, "haswell-noavx512")
     recorded = []
-    monkeypatch.setattr("attnrepro.experiments.job.execute", lambda *a: recorded.append(a[-3:]))
+    monkeypatch.setattr("attnrepro.experiments.case_run.execute", lambda *a: recorded.append(a[-3:]))
     call["job"].work()
     assert recorded[0][0] == "haswell-noavx512" and recorded[0][1].__name__ == "recorded"
     assert recorded[0][2] is None  # no article's listing: not a timing job's

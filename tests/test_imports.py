@@ -61,7 +61,7 @@ print(json.dumps(failed))
 
 
 def test_the_package_has_its_modules():
-    assert {"attnrepro.report.evidence.seeds_render", "attnrepro.report.ledger_io",
+    assert {"attnrepro.report.evidence_tables.seeds_render", "attnrepro.report.ledger.ledger_md",
             "attnrepro.model.decoder"} <= set(MODULES)
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnrepro.report.evidence import citations, seeds_evaluate
+from attnrepro.report.evidence_tables import citations, seeds_evaluate
 from attnrepro.report.ledger import verdicts
 from attnrepro.report.products import formats
 from report_helpers import FrameLoad
@@ -283,7 +283,7 @@ def test_selectors_with_lists_ratios_and_no_matching_row():
 
 
 def test_markdown_opens_with_the_verdict_and_lists_each_claim_not_reproduced_with_its_reason():
-    from attnrepro.report import ledger_io
+    from attnrepro.report.ledger import ledger_md
 
     rows = verdicts.evaluate([
         claim("31.927", "exact", "std", {"d_k": 1024}),
@@ -291,7 +291,7 @@ def test_markdown_opens_with_the_verdict_and_lists_each_claim_not_reproduced_wit
         claim("3.33e-16", "round-off", "diff", {"d_k": 4}, tolerance=1e-14),
         claim("31.927", "echo", "std", {"d_k": 1024}),  # counted apart from the headline
     ], load)
-    text = ledger_io.markdown(rows)
+    text = ledger_md.markdown(rows)
     summary = [line for line in text.splitlines() if line.startswith("**Verdict**")]
     assert len(summary) == 1 and text.splitlines()[4] == summary[0]  # under the title, after the opening
     assert text.splitlines()[2].startswith("**In short**: 1 of the 3 computed claims reproduce as printed")
@@ -311,12 +311,12 @@ def test_markdown_opens_with_the_verdict_and_lists_each_claim_not_reproduced_wit
 
 
 def test_markdown_keeps_the_printed_digits():
-    from attnrepro.report import ledger_io
+    from attnrepro.report.ledger import ledger_md
 
     rows = verdicts.evaluate([claim("1.000", "exact", "std", {"d_k": 4},
                                   source={"over": {"where": {"d_k": 4}, "column": "std"}})],
                            load)
-    assert "| 1.000 " in ledger_io.markdown(rows)
+    assert "| 1.000 " in ledger_md.markdown(rows)
 
 
 def test_a_roundoff_claim_reproduced_as_exactly_zero_differs_and_says_why():

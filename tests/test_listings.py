@@ -14,12 +14,12 @@ import pytest
 import yaml
 
 from attnrepro.dag import yamlfile
-from attnrepro.report.evidence import citations, listings_evaluate, listings_render
+from attnrepro.report.evidence_tables import citations, listings_evaluate, listings_render
 from attnrepro.articles import plain
 from attnrepro.articles.listings import extract
 from attnrepro.evidence import listings_run
 from attnrepro.report.ledger import verdicts
-from attnrepro.report import ledger_io
+from attnrepro.report.commands import ledger as ledger_command
 from conftest import REPO
 from report_helpers import FrameLoad
 
@@ -170,7 +170,7 @@ def test_the_ledger_shows_published_article_code_and_reproduced_side_by_side(tmp
     frame = pd.DataFrame({"value": [3], "root": [1.7320508], "flag": [True], "half": [1.5]})
     load = CanonicalLoad({("synthetic", "main"): frame})
     csv, md = tmp_path / "ledger.csv", tmp_path / "LEDGER.md"
-    assert ledger_io.write(published, load, csv, md, listings_csv=products["csv"]) == 0
+    assert ledger_command.write(published, load, csv, md, listings_csv=products["csv"]) == 0
     table = pd.read_csv(csv, dtype=str, keep_default_na=False).set_index("id")
     assert list(table.columns[3:6]) == ["published", "article_code", "reproduced"]
     three = ["published", "article_code", "reproduced"]
@@ -179,7 +179,7 @@ def test_the_ledger_shows_published_article_code_and_reproduced_side_by_side(tmp
     assert f"the article's own code prints 1.50 here [{products['md']}]" in table.at["900.half", "reason"]
     assert re.search(r"\| published +\| article_code +\| reproduced +\|", md.read_text())
     without = tmp_path / "without.csv"
-    ledger_io.write(published, load, without, tmp_path / "w.md")
+    ledger_command.write(published, load, without, tmp_path / "w.md")
     plain = pd.read_csv(without, dtype=str, keep_default_na=False).set_index("id")
     assert set(plain["article_code"]) == {""}
     assert ("`snakemake --cores 2 listings` makes results/listings/article_code.md"

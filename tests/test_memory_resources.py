@@ -57,7 +57,7 @@ def test_the_margin_covers_what_no_estimate_counts():
     and a job of a large estimate asks MARGIN times it."""
     # the interpreter's own high-water mark (VmHWM: a new address space at exec). Not ru_maxrss,
     # which Linux keeps across fork and exec: it would count the test process that forked it.
-    code = ("import attnrepro.experiments.job, numpy, pandas, pyarrow.parquet, torch;"
+    code = ("import attnrepro.experiments.case_run, numpy, pandas, pyarrow.parquet, torch;"
             "print(next(int(line.split()[1]) * 1024 for line in open('/proc/self/status')"
             " if line.startswith('VmHWM:')))")
     loaded = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

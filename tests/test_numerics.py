@@ -19,7 +19,7 @@ from attnrepro.dag import plan
 from attnrepro.dag import config as cfg
 from attnrepro.dag import sweep_plan
 from attnrepro.evidence import sweep
-from attnrepro.report.evidence import citations, numerics_evaluate, numerics_render, seeds_evaluate
+from attnrepro.report.evidence_tables import citations, numerics_evaluate, numerics_render, seeds_evaluate
 from attnrepro.report.products import catalog, results
 from attnrepro.report.ledger import verdicts
 
@@ -564,12 +564,12 @@ def _ledger_as_if_comparable(run, out, seeds_csv):
     """The small run's ledger judged as if its config were the article's (no ``article``): the
     seed-distribution judgement itself, which the run's own ledger replaces by "other parameters"
     (the small config trains fewer steps than the articles)."""
-    from attnrepro.report import ledger_io
+    from attnrepro.report.commands import ledger as ledger_command
     from attnrepro.report.products import results
 
     inputs = sorted((run / "results/data").rglob("*.parquet"))
     out.mkdir(parents=True, exist_ok=True)
-    ledger_io.write(REPO / "config/published.yaml", results.Loader(inputs), out / "ledger.csv",
+    ledger_command.write(REPO / "config/published.yaml", results.Loader(inputs), out / "ledger.csv",
                     out / "LEDGER.md", seeds_csv=seeds_csv)
     return pd.read_csv(out / "ledger.csv", dtype=str, keep_default_na=False)
 

@@ -19,7 +19,7 @@ def test_archive_verifies_and_detects_tampering(archived, tmp_path):
     (top,) = tmp_path.iterdir()
     names = {p.relative_to(top).as_posix() for p in top.rglob("*") if p.is_file()}
     assert {"MANIFEST.sha256", "config.resolved.yaml", "environment.json", "ro-crate-metadata.json",
-            "README.md", "Snakefile", "workflow/rules/report.smk", "workflow/schemas/config.schema.yaml",
+            "README.md", "Snakefile", "workflow/rules/archive.smk", "workflow/schemas/config.schema.yaml",
             "envs/attnrepro.yaml", "results/ledger.csv", "results/README.md"} <= names
     assert any(n.startswith("results/data/001/scale_table/") for n in names)
     assert any(n.startswith("results/figures/") or n.startswith("results/tables/") for n in names)

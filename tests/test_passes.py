@@ -148,12 +148,12 @@ def test_about_marks_only_a_machine_bound_band():
 
 
 def test_the_legend_gives_within_tolerance_one_meaning_per_class_and_says_the_undecided_verdicts():
-    from attnrepro.report import ledger_io
+    from attnrepro.report.ledger import ledger_md
     from attnrepro.report.ledger.claims import CLASSES, UNDECIDED, VERDICTS, WITHIN
 
     assert list(WITHIN) == list(CLASSES)  # a class added without its meaning fails here
     assert set(UNDECIDED) <= set(VERDICTS)
-    text = ledger_io.legend()
+    text = ledger_md.legend()
     for cls in CLASSES:
         assert f"{cls}: {WITHIN[cls]}" in text
     assert "*inconclusive*: its repeats straddle the band" in text

@@ -116,7 +116,7 @@ def test_the_rule_and_the_raw_time_mark_are_checked(tmp_path):
 
 
 def test_the_ledger_writes_the_factors_and_the_editions_read_them(tmp_path):
-    from attnrepro.report import ledger_io
+    from attnrepro.report.commands import ledger as ledger_command
 
     published = tmp_path / "published.yaml"
     lines = ["speed: {band: 3, why: the article's own runs of one timing spread by up to 2.7x}",
@@ -128,7 +128,8 @@ def test_the_ledger_writes_the_factors_and_the_editions_read_them(tmp_path):
                      "location: {line: 1, column: 1}}")
     published.write_text("\n".join(lines).replace("'mean_seconds'", "mean_seconds") + "\n")
     out = {k: tmp_path / f"l.{k}" for k in ("csv", "md")}
-    assert ledger_io.write(published, _load(), out["csv"], out["md"], speed_csv=tmp_path / "speed.csv") == 0
+    speed_csv = tmp_path / "speed.csv"
+    assert ledger_command.write(published, _load(), out["csv"], out["md"], speed_csv=speed_csv) == 0
     factors = speed.read(tmp_path / "speed.csv")
     assert list(factors) == ["000"] and factors["000"].factor == 0.016 / 0.0041
     assert factors["000"].ratios == verdicts.raw_time_factors(_claims(), _load())["000"].ratios

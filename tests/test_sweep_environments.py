@@ -3,7 +3,7 @@ the NumPy and torch versions the articles state) whose settings are named <envir
 
 import pandas as pd
 
-from attnrepro.report.evidence import numerics_evaluate, numerics_render
+from attnrepro.report.evidence_tables import numerics_evaluate, numerics_render
 from attnrepro.evidence import sweep
 from report_helpers import FrameLoad
 
@@ -75,7 +75,7 @@ def test_a_reason_names_what_was_varied_and_what_no_setting_gives():
     wide = numerics_render.wide(long)
     assert wide.loc[0, ["haswell-noavx512", "article.haswell-noavx512"]].tolist() == ["0.953 A", "0.992"]
     given = numerics_evaluate.evaluate([_sort_claim("0.992")], by_setting)
-    # the run holds no numerics table to cite: the reason cites no file (report.evidence.citations)
+    # the run holds no numerics table to cite: the reason cites no file (report.evidence_tables.citations)
     assert numerics_evaluate.reason_for("sort", given) == (
         "published digits 0.992 given by article.haswell-noavx512")
 

@@ -17,7 +17,8 @@ list of one), then ``--case``; the result is validated for the experiment run (a
 or they come verbatim from ``--params-json`` (what Snakemake passes).
 
 ``run`` resolves the config, the case and the paths, then runs the case through the same
-functions as the rules' jobs (:mod:`attnrepro.experiments.job`, which reads neither the config nor the plan).
+functions as the rules' jobs (:mod:`attnrepro.experiments.case_run`, which reads neither the config nor
+the plan).
 It never replaces a file unasked: ``--out`` and every table's file (``--table NAME=FILE``, else
 beside ``--out``: ``x.parquet``, ``x.weights.parquet``) are new ``.parquet`` files, in a folder
 (one that is missing is made), unless ``--force`` lets them replace files that exist.
@@ -39,7 +40,7 @@ import re
 from pathlib import Path
 
 from attnrepro.numerics import canonical
-from attnrepro.experiments import job
+from attnrepro.experiments import case_run
 from attnrepro.run import harness, usage
 
 log = logging.getLogger("attnrepro")
@@ -184,14 +185,14 @@ def _params(args, config, exp):
 
 def _table_paths(args, names):
     """{table: path} of every table of the experiment (``names``, main included): --table, else
-    beside --out (job.table_paths: x.parquet's table weights in x.weights.parquet)."""
+    beside --out (case_run.table_paths: x.parquet's table weights in x.weights.parquet)."""
     extra = sorted(set(names) - {"main"})
     for item in args.table:
         name, sep, _ = item.partition("=")
         if not sep or name not in extra:
             raise usage.UsageError(f"--table {item}: NAME=FILE with NAME one of this experiment's tables "
                                    f"besides main ({', '.join(extra) or 'it has none'})")
-    return job.table_paths(args.out, job.pairs(args.table, "--table"), names)
+    return case_run.table_paths(args.out, case_run.pairs(args.table, "--table"), names)
 
 
 def check_outputs(paths, force=False):
@@ -225,14 +226,14 @@ def _output_problem(path, force):
 
 def run(args):
     """Resolve the config, the case and the paths, then run the case as its job does
-(attnrepro.experiments.job), through the job harness (attnrepro.run.harness). Every usage error
+(attnrepro.experiments.case_run), through the job harness (attnrepro.run.harness). Every usage error
 is refused before the harness starts: nothing is computed, no file written."""
     pin = None if args.numerics else _pin(args)  # before numpy (read as plain YAML)
     return harness.run_job(_case(args), pin=pin, setting=args.numerics, n_threads=args.threads)
 
 
 def _case(args):
-    """The job of the case asked (job.case), resolved from the config and the plan (neither loads
+    """The job of the case asked (case_run.case), resolved from the config and the plan (neither loads
     NumPy: the pin is not applied yet), its outputs checked (check_outputs) and inputs found."""
     from attnrepro.dag import config as cfg
     from attnrepro.dag import plan
@@ -247,7 +248,7 @@ def _case(args):
         _check_numerics(args.numerics, config)
     paths = _table_paths(args, set(exp.tables))
     check_outputs(paths, args.force)
-    return job.case(exp.id, exp.article, exp.section, params, paths, _inputs(args, exp, config),
+    return case_run.case(exp.id, exp.article, exp.section, params, paths, _inputs(args, exp, config),
                     usage.json_object(args.expected_params, "--expected-params"), args.numerics,
                     _recorded(args.numerics))
 
@@ -287,7 +288,7 @@ def _inputs(args, exp, config):
     from attnrepro.dag import plan
 
     planned = plan.input_paths(exp.id, config) if config else {}
-    given = job.pairs(args.input, "--input")
+    given = case_run.pairs(args.input, "--input")
     unknown = sorted(set(given) - set(planned)) if config else []
     if unknown:
         raise usage.UsageError(f"--input {unknown[0]}: {exp.id} reads no input of that name "

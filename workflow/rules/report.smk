@@ -77,53 +77,6 @@ def yaml_text(cfg):
     return yaml.safe_dump(json.loads(json.dumps(cfg)), sort_keys=True)
 
 
-def git_sha():
-    """The checkout's commit (short), with -dirty when tracked files differ from it."""
-    import subprocess
-
-    def git(*args):
-        return subprocess.run(
-            ["git", "-C", workflow.basedir, *args], capture_output=True, text=True
-        ).stdout.strip()
-
-    sha = git("rev-parse", "--short=12", "HEAD") or "unversioned"
-    return sha + (
-        "-dirty" if git("status", "--porcelain", "--untracked-files=no") else ""
-    )
-
-
-GIT_SHA = git_sha()
-
-
-def workflow_files():
-    """The workflow's own files that the archive holds: the Snakefile, the rule files, the
-    config and published-claims schemas and the conda environment."""
-    base = Path(workflow.basedir)
-    rules = sorted(
-        p.relative_to(base).as_posix() for p in (base / "workflow/rules").glob("*.smk")
-    )
-    return [
-        "Snakefile",
-        *rules,
-        "workflow/schemas/config.schema.yaml",
-        "workflow/schemas/published.schema.yaml",
-        CONDA_ENV.removeprefix("../../"),
-    ]
-
-
-def rule_files(wildcards):
-    """A params function: the JSON {rule: the file that defines it} of every rule, for the
-    archive's RO-Crate."""
-    base = Path(workflow.basedir)
-    return json.dumps(
-        {
-            r.name: Path(r.snakefile).resolve().relative_to(base.resolve()).as_posix()
-            for r in workflow.rules
-        },
-        sort_keys=True,
-    )
-
-
 def ledger_evidence():
     """The ledger's evidence inputs: the CSV of each product the config switches on."""
     return {name: product.paths["csv"] for name, product in LEDGER_EVIDENCE.items()}
@@ -131,7 +84,7 @@ def ledger_evidence():
 
 def ledger_evidence_tables():
     """The Markdown table beside each evidence CSV: what the ledger's reasons cite
-    (attnrepro.report.evidence.citations.cited_file), so an input too."""
+    (attnrepro.report.evidence_tables.citations.cited_file), so an input too."""
     return {
         f"{name}_table": product.paths["md"]
         for name, product in LEDGER_EVIDENCE.items()
@@ -139,7 +92,7 @@ def ledger_evidence_tables():
 
 
 def ledger_evidence_code():
-    """The evaluate modules of the evidence the ledger reads (attnrepro.report.evidence.citations)."""
+    """The evaluate modules of the evidence the ledger reads (attnrepro.report.evidence_tables.citations)."""
     return [product.evaluate for product in LEDGER_EVIDENCE.values()]
 
 
@@ -149,22 +102,6 @@ def evidence_options(wildcards, input):
         f"{LEDGER_EVIDENCE[name].ledger_option} {input[name]}"
         for name in ledger_evidence()
     )
-
-
-def archive_files(wildcards):
-    """Every output of the run (the annotated articles included) and, when switched on, the
-    evidence with the data it reads. An input function, called once every file of rules is read: the
-    helpers of evidence.smk and articles.smk that it calls may be defined after this file.
-    """
-    files = all_outputs() + report_outputs() + evidence_all() + article_outputs()
-    if "seeds" in LEDGER_EVIDENCE:
-        # every table of those trainings: `attnrepro verify` compares every Parquet file
-        files += plan.seed_training_paths(config, plan.EXPERIMENTS["train"].tables)
-    if "numerics" in LEDGER_EVIDENCE:
-        files += [paths.SETTINGS_FILE, *numerics_data(wildcards)]
-    if "listings" in LEDGER_EVIDENCE:
-        files += [paths.LISTINGS_TABLE, *listing_runs()]
-    return sorted(set(files))
 
 
 for product in catalog.PRODUCTS.values():
@@ -315,30 +252,3 @@ rule:
         "{params.job} python -m attnrepro.jobs.index --config {input.config} --unbuilt {params.unbuilt:q}"
         " --ledger {input.ledger} --published {input.published} --inputs {input.data}"
         " --out {output} 2> {log}"
-
-
-# The archive: every output, the workflow that made them and an RO-Crate describing the run
-# (src/attnrepro/archive/crate.py), whose jobs come from each output's provenance and Snakemake's records.
-rule:
-    name:
-        "archive"
-    input:
-        files=archive_files,
-        config=paths.CONFIG_RESOLVED,
-        workflow=workflow_files(),
-        code=job_code("archive"),
-    output:
-        paths.archive_path(GIT_SHA),
-    log:
-        paths.ARCHIVE_LOG,
-    localrule: True
-    conda:
-        CONDA_ENV
-    threads: 1
-    params:
-        job=job_env("archive"),
-        software=pinned("archive"),
-        rules=rule_files,
-    shell:
-        "{params.job} python -m attnrepro.jobs.archive --config {input.config} --out {output}"
-        " --rules {params.rules:q} --files {input.files} {input.workflow} {input.config} 2> {log}"

@@ -5,20 +5,19 @@ text (a path relative to the repository, the working directory of a run, or abso
 text's SHA-256 (the text every claim's location was read against), its title and, if it has one,
 its claims file. The schema (``workflow/schemas/config.schema.yaml``) checks each entry when the
 config is validated; this module reads them, and says why an article's text cannot be used.
+The list only: what parses a text is :mod:`attnrepro.articles.forms` (its form, by the suffix), what
+links to an edition is the ledger's (:func:`attnrepro.report.ledger.ledger_md.edition_link`).
 
 Pure Python: Snakemake reads it at every start to build the DAG.
 """
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 
-from attnrepro import paths
 from attnrepro.articles import bounded
 from attnrepro.run import digests
 
-# the form of an article's text, by its suffix: what parses it (attnrepro.articles)
-FORMS = {".txt": "plain", ".md": "markdown", ".markdown": "markdown", ".ipynb": "notebook"}
 REQUIRED = ("id", "text", "sha256", "title")
 
 sha256 = digests.file_sha256  # the digest an entry's sha256 records
@@ -36,15 +35,6 @@ class Article:
     place: int = 0
     time_limit_s: float = bounded.TIME_LIMIT_S  # checked from its text: its listings' time, each run
     memory_limit_mib: int = bounded.MEMORY_LIMIT_MIB  # and their interpreter's memory
-
-    @property
-    def form(self):
-        """plain, markdown or notebook: the form of the text, by its suffix."""
-        suffix = PurePath(self.text).suffix.lower()
-        if suffix not in FORMS:
-            raise ValueError(f"config {self.key('text')}: {self.text} is none of the forms "
-                             f"{', '.join(FORMS)}")
-        return FORMS[suffix]
 
     def key(self, field):
         """The config key of one of its fields: ``articles[2].sha256``."""
@@ -114,13 +104,3 @@ def problems(articles):
     found = {a.id: problem(a) for a in (articles.values() if isinstance(articles, Mapping) else articles)}
     return {name: why for name, why in found.items() if why}
 
-
-def read(article):
-    """The text of ``article`` (UTF-8)."""
-    return Path(article.text).read_text(encoding="utf-8")
-
-
-def edition_link(article, claim_id):
-    """The link from ``results/`` (LEDGER.md) to a claim's number in the edition of the article
-    ``article`` (its id)."""
-    return f"{paths.relative(paths.edition_path(article))}#{claim_id}"

@@ -6,7 +6,7 @@ next listing's code. The first comes right after it; later ones are what the art
 further on (001's training listing prints three tables, which the article shows in three
 sections). An output block whose lines match nothing the listing prints (a formula laid out by
 hand between two listings) is left out when the run is compared
-(:mod:`attnrepro.report.evidence.listings_evaluate`). A ``>>>`` transcript is one listing per run
+(:mod:`attnrepro.report.evidence_tables.listings_evaluate`). A ``>>>`` transcript is one listing per run
 of prompted lines, each with the output that follows it.
 
 An output line is the text as the listing printed it: without a ``# Output:`` mark and the

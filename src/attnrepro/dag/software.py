@@ -23,7 +23,7 @@ from pathlib import Path
 
 from attnrepro import paths
 from attnrepro.experiments import declared  # the import mutation testing adds: no distribution of ours
-from attnrepro.run import locks
+from attnrepro.run import pip_lock
 
 PACKAGE = "attnrepro"
 DISTRIBUTION_OF = {"yaml": "pyyaml"}  # import name -> distribution, where they differ
@@ -61,13 +61,13 @@ def distributions(files):
     for file in files:
         if str(file).endswith(".py"):
             for name, why in needed(str(file)).items():
-                found.setdefault(locks.normal(name), (str(file), why))
+                found.setdefault(pip_lock.normal(name), (str(file), why))
     return found
 
 
 @functools.lru_cache(maxsize=None)
 def _pins(lock):
-    return locks.pins(lock)
+    return pip_lock.pins(lock)
 
 
 def pinned(files, lock=paths.RUNTIME_LOCK, root=paths.REPO):

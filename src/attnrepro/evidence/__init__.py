@@ -16,22 +16,27 @@ to the default run and its CSV to the ledger's inputs, its paths and captions, t
 that reads it, and its modules. Pure Python, no import of the plan: Snakemake reads this to build
 the DAG (``workflow/rules/evidence.smk``), and the jobs that read it import no more than this.
 
-The modules, each product split into what computes its table and what writes it:
+The modules, each product split into what computes its table and what writes it; those of the
+report's side are in :mod:`attnrepro.report.evidence_tables`, this package keeps the declarations and
+the run's side:
 
 - :mod:`~attnrepro.evidence.sweep`: the sweep's run side (settings of the config, the probe
   ``python -m attnrepro.jobs.sweep_probe``, the columns a sweep job adds);
 - :mod:`~attnrepro.dag.sweep_plan`: the sweep's jobs and files (read by Snakemake; imports
   :mod:`attnrepro.dag.plan`);
-- :mod:`~attnrepro.report.evidence.numerics_evaluate`, :mod:`~attnrepro.report.evidence.numerics_render`: the
-  sweep judged claim by claim with the ledger's rules (pandas), and its CSV, Markdown and SVG;
-- :mod:`~attnrepro.report.evidence.seeds_evaluate`, :mod:`~attnrepro.report.evidence.seeds_render`: each
-  published figure placed among the seeds (pandas), and its CSV, Markdown and SVG;
+- :mod:`~attnrepro.report.evidence_tables.numerics_evaluate`,
+  :mod:`~attnrepro.report.evidence_tables.numerics_render`: the sweep judged claim by claim with
+  the ledger's rules (pandas), and its CSV, Markdown and SVG;
+- :mod:`~attnrepro.report.evidence_tables.seeds_evaluate`,
+  :mod:`~attnrepro.report.evidence_tables.seeds_render`: each published figure placed among the
+  seeds (pandas), and its CSV, Markdown and SVG;
 - :mod:`~attnrepro.articles.listings`, :mod:`~attnrepro.evidence.listings_run`: the listings
   read from the articles, the job that runs one article's (in the interpreter of
   :mod:`attnrepro.articles.bounded`);
-- :mod:`~attnrepro.report.evidence.listings_evaluate`, :mod:`~attnrepro.report.evidence.listings_render`: the
-  printed output against the published one (pandas), and its CSVs, Markdown and SVG;
-- :mod:`~attnrepro.report.evidence.citations`: what the ledger takes from them.
+- :mod:`~attnrepro.report.evidence_tables.listings_evaluate`,
+  :mod:`~attnrepro.report.evidence_tables.listings_render`: the printed output against the
+  published one (pandas), and its CSVs, Markdown and SVG;
+- :mod:`~attnrepro.report.evidence_tables.citations`: what the ledger takes from them.
 """
 
 from dataclasses import dataclass
@@ -83,20 +88,20 @@ CITED_FOR = ("round-off", "finite-difference", "stochastic")
 NUMERICS = EvidenceProduct(
     name="numerics", title="Numerics sweep", target="numerics", switch="numerics.sweep",
     folder=paths.SWEEP_ROOT, stem="ledger_numerics", figure_caption="ledger_numerics_grid",
-    ledger_option="--numerics-evidence", evaluate="attnrepro.report.evidence.numerics_evaluate",
-    render="attnrepro.report.evidence.numerics_render", appended_to=CITED_FOR,
+    ledger_option="--numerics-evidence", evaluate="attnrepro.report.evidence_tables.numerics_evaluate",
+    render="attnrepro.report.evidence_tables.numerics_render", appended_to=CITED_FOR,
 )
 SEEDS = EvidenceProduct(
     name="seeds", title="Seed distributions", target="seeds", switch="seed_distribution.build",
     folder=paths.SEEDS, stem="seed_distribution", figure_caption="seed_distribution_points",
-    ledger_option="--seed-evidence", evaluate="attnrepro.report.evidence.seeds_evaluate",
-    render="attnrepro.report.evidence.seeds_render",
+    ledger_option="--seed-evidence", evaluate="attnrepro.report.evidence_tables.seeds_evaluate",
+    render="attnrepro.report.evidence_tables.seeds_render",
 )
 LISTINGS = EvidenceProduct(
     name="listings", title="The articles' own code", target="listings", switch="listings.build",
     folder=paths.LISTINGS, stem="article_code", figure_caption="article_code_listings",
-    ledger_option="--listings-evidence", evaluate="attnrepro.report.evidence.listings_evaluate",
-    render="attnrepro.report.evidence.listings_render", appended_to=CITED_FOR,
+    ledger_option="--listings-evidence", evaluate="attnrepro.report.evidence_tables.listings_evaluate",
+    render="attnrepro.report.evidence_tables.listings_render", appended_to=CITED_FOR,
 )
 PRODUCTS = {p.name: p for p in (NUMERICS, SEEDS, LISTINGS)}
 

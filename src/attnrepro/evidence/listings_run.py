@@ -19,7 +19,7 @@ per listing that did not run (``problems``), and per listing its index, first li
 code, the packages outside the lock, its status (``ran``; ``failed`` with the error, a time limit
 passed or the interpreter killed; ``skipped`` when it needs a name of a listing that did not run,
 or the budget was spent before it), its seconds and what it printed.
-:mod:`attnrepro.report.evidence.listings_evaluate` compares that with the published output.
+:mod:`attnrepro.report.evidence_tables.listings_evaluate` compares that with the published output.
 """
 
 import ast
@@ -33,7 +33,7 @@ from importlib import metadata
 
 from attnrepro.articles import bounded
 from attnrepro.numerics import canonical, threads
-from attnrepro.run import locks, usage
+from attnrepro.run import pip_lock, usage
 from attnrepro import paths
 
 log = logging.getLogger("attnrepro")
@@ -45,7 +45,7 @@ _SRC = str(paths.SRC)
 
 def lock_names(path=LOCK):
     """The normalised distribution names pinned in the runtime lock."""
-    return set(locks.pins(path))
+    return set(pip_lock.pins(path))
 
 
 def imported(code):
@@ -66,7 +66,7 @@ def outside_lock(code, locked, distributions=None):
     for name in imported(code):
         if name in sys.stdlib_module_names:
             continue
-        if not any(locks.normal(d) in locked for d in distributions.get(name, [])):
+        if not any(pip_lock.normal(d) in locked for d in distributions.get(name, [])):
             out.append(name)
     return out
 

@@ -4,16 +4,16 @@
         --pin PIN --params-json JSON --out MAIN.parquet [--table NAME=FILE ...] [--input NAME=FILE ...]
 
 The experiment's module is imported by its name (the plan's, from the rule's command line):
-:mod:`attnrepro.experiments.job`.
+:mod:`attnrepro.experiments.case_run`.
 """
 
 import sys
 
-from attnrepro.experiments import job
+from attnrepro.experiments import case_run
 
 
 def main(argv=None):
-    return job.run(job.parser("attnrepro.jobs.experiment").parse_args(argv))
+    return case_run.run(case_run.parser("attnrepro.jobs.experiment").parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
         [--seed-evidence CSV] [--listings-evidence CSV] --inputs results/data/...
 
 The evidence it cites is read by each product's evaluate module, imported by the name the
-evidence catalog gives it (:mod:`attnrepro.report.evidence.citations`), which its rule declares:
+evidence catalog gives it (:mod:`attnrepro.report.evidence_tables.citations`), which its rule declares:
 :mod:`attnrepro.report.commands.ledger`.
 """
 

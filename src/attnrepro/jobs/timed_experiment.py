@@ -5,7 +5,7 @@
         --pin PIN --params-json JSON --out MAIN.parquet [--table NAME=FILE ...] \
         --article-text FILE --article-sha256 HEX --listing N
 
-An experiment job (:mod:`attnrepro.experiments.job`) given the article's listing N, built from its
+An experiment job (:mod:`attnrepro.experiments.case_run`) given the article's listing N, built from its
 text (:func:`attnrepro.articles.timed.program`, the text checked against its SHA-256) inside the
 job, after the pin; the experiment runs it after each of its passes
 (:mod:`attnrepro.experiments._article_code`). A text that is not the configured one, or a listing
@@ -15,7 +15,7 @@ that cannot run on its own, stops the job in one line naming the file or the lis
 import sys
 
 from attnrepro.articles import timed
-from attnrepro.experiments import job
+from attnrepro.experiments import case_run
 
 
 def listing(args):
@@ -36,8 +36,8 @@ def listing(args):
 
 
 def main(argv=None):
-    args = job.parser("attnrepro.jobs.timed_experiment", timed=True).parse_args(argv)
-    return job.run(args, article_code=listing(args))
+    args = case_run.parser("attnrepro.jobs.timed_experiment", timed=True).parse_args(argv)
+    return case_run.run(args, article_code=listing(args))
 
 
 if __name__ == "__main__":

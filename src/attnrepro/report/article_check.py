@@ -34,7 +34,7 @@ from attnrepro import paths
 from attnrepro.articles import bounded, draft, forms, listings, printed
 from attnrepro.evidence import listings_run
 from attnrepro.numerics import threads
-from attnrepro.report import ledger_io
+from attnrepro.report.ledger import ledger_md
 from attnrepro.report.editions import edition
 from attnrepro.report.ledger import claims as published, coverage, verdicts
 from attnrepro.run import digests, io, provenance, usage
@@ -221,7 +221,7 @@ def write(outputs, article, document, title, result, claims, table, numbers, rec
     with io.atomic_path(outputs.ledger_csv) as tmp:
         table.to_csv(tmp, index=False)
     if outputs.ledger_md is not None:
-        io.write_text(outputs.ledger_md, ledger_io.markdown(table) + "\n")
+        io.write_text(outputs.ledger_md, ledger_md.markdown(table) + "\n")
     notes = edition.notes(claims, table, None, document.text.split("\n"))
     page = edition.render(article, document.text, notes, title, blocks=document.blocks)
     io.write_text(outputs.edition, page)

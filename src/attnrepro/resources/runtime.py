@@ -27,7 +27,7 @@ MARGIN = 3
 JOB_STEP = 4.0
 
 # --- start-up: the interpreter, the imports, the writing of the tables --------------------
-# `python -c "import attnrepro.experiments.job, numpy, pandas, pyarrow.parquet"`: 0.35 to 0.5 s wall
+# `python -c "import attnrepro.experiments.case_run, numpy, pandas, pyarrow.parquet"`: 0.35 to 0.5 s wall
 # (2026-12-02, this machine kind, quiet; 0.9 to 1.2 s of CPU before the packages by concept); the small
 # run's numpy jobs whose work is milliseconds: 0.4 s wall quiet, up to 2 s on a loaded machine
 START = 0.9

@@ -18,7 +18,7 @@ def add_options(parser):
 
 
 def run(args):
-    from attnrepro.report.evidence import numerics_render  # loads NumPy: after the pin (the harness)
+    from attnrepro.report.evidence_tables import numerics_render  # loads NumPy: after the pin (the harness)
     from attnrepro.report.products import style
 
     claims_check.check(args.published)

@@ -41,7 +41,7 @@ FILES = (LEDGER_FILE, TABLES_FILE, NUMERICS_FILE)
 SHOWN = 3  # files named in a message about many
 KEPT = ["id", "class", "reproduced"]
 CSV = {"index": False}  # how the golden CSV files are written: their columns, no row index
-# a ledger's columns (report.ledger_io.write): those of a ledger file that holds no claim
+# a ledger's columns (report.ledger.files.write): those of a ledger file that holds no claim
 COLUMNS = ["id", "article", "section", "claim", "published", "reproduced", "class", "verdict", "reason",
            "numerics"]
 

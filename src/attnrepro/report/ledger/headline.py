@@ -1,6 +1,6 @@
 """The verdict first: the summary that ``results/LEDGER.md`` and ``results/README.md`` open with.
 
-One function, :func:`lines`, writes it for both (report.ledger_io and report.index), from the
+One function, :func:`lines`, writes it for both (report.ledger.ledger_md and report.index), from the
 ledger's table (``results/ledger.csv``), the run's versions (the results' provenance:
 :func:`run_environment`) and the versions each article states (``environment:`` of
 config/published.yaml: :func:`stated_environment`). It says:

@@ -12,7 +12,7 @@ column, reduction) and its class:
 - ``stochastic``: a statistic over seeds. A published 3-seed mean or minimum is
   *within tolerance* when it lies in the central 95% interval of that statistic over
   every set of 3 seeds of the seed distribution (``spread``: the ``seeds`` target's
-  :class:`~attnrepro.report.evidence.seeds_evaluate.Spread`); the reproduced value stays the
+  :class:`~attnrepro.report.evidence_tables.seeds_evaluate.Spread`); the reproduced value stays the
   run's own statistic. Without a distribution that places the claim, the run's own n
   seeds judge it: *within tolerance* when the published value lies in the 95% prediction
   interval of a new statistic over the article's 3 seeds
@@ -21,7 +21,7 @@ column, reduction) and its class:
   it (1 for a mean; below 58 for a minimum); the reason says this is the weaker judgement
   and names ``snakemake --cores 2 seeds``.
   What the article's own code gives here is the listings' (``snakemake --cores 2 listings``,
-  :mod:`attnrepro.report.evidence.citations`): said beside the verdict, never deciding it.
+  :mod:`attnrepro.report.evidence_tables.citations`): said beside the verdict, never deciding it.
 - ``machine-bound``: a timing; *within tolerance* when the value and every pass of its measurement
   lie inside the claim's stated band (a raw time: near the speed factor of its article's other raw
   times); *inconclusive* when the passes straddle the band (:mod:`attnrepro.report.ledger.passes`);
@@ -110,7 +110,7 @@ def _judge_bound(claim, value):
 def _judge_roundoff(claim, value, text):
     """Both values below the claim's tolerance (:func:`_below_tolerance`): its last bits move with
     the numerics; which numerics give the published digits is the evidence's to say
-    (report.evidence.citations), or how to make it."""
+    (report.evidence_tables.citations), or how to make it."""
     return _below_tolerance(claim, value, text, "round-off", "its last bits move with the numerics (the "
                             "BLAS kernel, NumPy's and torch's code paths, the versions)")
 

@@ -12,7 +12,7 @@ callers reduce with them rather than with pandas' own:
 
 - :func:`over_seeds`: the trainings table and figure (mean and minimum of each task and L);
 - ``attnrepro.report.ledger.verdicts.reduce``: every claim whose selector reduces rows (``reduce``);
-- ``attnrepro.report.evidence.seeds_evaluate``: the k-seed statistics of the seed distribution;
+- ``attnrepro.report.evidence_tables.seeds_evaluate``: the k-seed statistics of the seed distribution;
 - :func:`prediction_interval`: where a new statistic over the article's m seeds falls, predicted
   from the run's own n seeds (the ledger's fallback judgement of a stochastic claim when no seed
   distribution places it). A mean: the t-based interval mean ± t(0.975, n - 1) s √(1/n + 1/m),

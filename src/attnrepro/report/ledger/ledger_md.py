@@ -1,16 +1,10 @@
-"""Read the published claims, evaluate them, write ``ledger.csv``, ``LEDGER.md`` and ``speed.csv``."""
+"""LEDGER.md: the text of the ledger, from its judged table (every claim not reproduced with its
+reason, then every claim by article and section), and the section on the articles checked from
+their text. Written by :mod:`attnrepro.report.ledger.files`; the check of one article writes its own
+(:mod:`attnrepro.report.commands.article_check`)."""
 
-import logging
-
-import pandas as pd
-
-from attnrepro.run import io
-from attnrepro.report.evidence import citations
-from attnrepro.report.ledger import claims as published, contradictions, disturbed, headline, speed
-from attnrepro.report.ledger import verdicts as ledger
-from attnrepro.articles import catalog
-
-log = logging.getLogger("attnrepro.report")
+from attnrepro import paths
+from attnrepro.report.ledger import claims as published, contradictions, headline
 
 
 def speed_lines(factors, rule):
@@ -131,11 +125,17 @@ def _items(article, rows, extra=()):
     for _, r in rows.iterrows():
         window = contradictions.bounds_text(r)
         more = (f", bounds {window}" if window else "") + "".join(f", {c} {r[c]}" for c in extra if str(r[c]))
-        out.append(f"- [{r['id']}]({catalog.edition_link(article, r['id'])}) ({r['class']}, "
+        out.append(f"- [{r['id']}]({edition_link(article, r['id'])}) ({r['class']}, "
                    f"**{r['verdict']}**): {r['claim']}: published {r['published']}, reproduced "
                    f"{r['reproduced'] or 'none'}{more}.")
         out.append(f"  Reason: {' '.join(str(r['reason']).split()).rstrip('.') or 'none given'}.")
     return out
+
+
+def edition_link(article, claim_id):
+    """The link from ``results/`` (LEDGER.md) to a claim's number in the edition of the article
+    ``article`` (its id)."""
+    return f"{paths.relative(paths.edition_path(article))}#{claim_id}"
 
 
 def numerics_line(table):
@@ -149,32 +149,6 @@ def numerics_line(table):
                 "the same bits on every x86-64 host with AVX2.")
     return (f"Numerics: **{off} of {len(table)} claims computed with non-canonical numerics** (column "
             "numerics names the files and why): another host may give other last digits.")
-
-
-def numerics_column(claims, load):
-    """Per claim: 'canonical' when every file it reads ran the canonical numerics, else which did
-    not and why (results.Loader.numerics; the selector's ``over`` reads a second table)."""
-    out = []
-    for claim in claims:
-        source = claim.source
-        tables = [(source["experiment"], source.get("table", "main"))]
-        if source.get("over"):
-            over = {"experiment": tables[0][0], "table": tables[0][1], **source["over"]}
-            tables.append((over["experiment"], over["table"]))
-        off = [state for state in dict.fromkeys(load.numerics(*t) for t in tables) if state != "canonical"]
-        out.append("; ".join(off) or "canonical")
-    return out
-
-
-def _files(load):
-    """The result files a loader reads (results.Loader.files), none for a loader without files."""
-    return [path for found in getattr(load, "files", {}).values() for _, path in found]
-
-
-def checked_table(csv_paths):
-    """The ledger rows of the articles checked from their text (each check's CSV), in one table."""
-    frames = [pd.read_csv(path, dtype=str, keep_default_na=False) for path in csv_paths]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ledger.COLUMNS)
 
 
 def checked_lines(checked):
@@ -194,42 +168,3 @@ def checked_lines(checked):
         lines += _items(article, rows[rows["verdict"] != "reproduced"])
         lines.append("")
     return lines
-
-
-def write(published_path, load, csv_path, md_path, gate=False, numerics_csv=None, seeds_csv=None,
-          speed_csv=None, article=None, listings_csv=None, checked_csvs=()):
-    """Evaluate every claim: the stochastic ones against the seed distribution's CSV when given
-    (else the run's own seeds, as their reasons say), the raw times against each article's speed
-    factor (written to ``speed_csv`` when given); a round-off, finite-difference or stochastic
-    deviation's reason cites the numerics sweep and the listings when given, or says which target
-    makes them (report.evidence.citations); column article_code: what the articles' own code prints
-    here (the listings). The rows of the articles checked from their text (``checked_csvs``: their
-    checks' CSVs) join ledger.csv, and LEDGER.md counts them apart (:func:`checked_lines`).
-    ``article`` (a comparable.Article): what the article's config plans; a claim computed
-    otherwise is judged "other parameters", and LEDGER.md says which sections of the config differ."""
-    claims = ledger.load_claims(published_path)
-    rule = published.load_speed(published_path)
-    table = ledger.evaluate(claims, load, citations.spread(seeds_csv, load), rule, article)
-    table["numerics"] = numerics_column(claims, load)
-    found = citations.found(numerics_csv, listings_csv, claims, load, citations.runs(table))
-    cited = citations.cited(numerics_csv=numerics_csv, listings_csv=listings_csv)
-    table = citations.with_article_code(citations.annotate(table, claims, found, cited), listings_csv)
-    factors = ledger.raw_time_factors(claims, load)
-    checked = checked_table(checked_csvs)
-    with io.atomic_path(csv_path) as tmp:
-        pd.concat([table, checked], ignore_index=True).to_csv(tmp, index=False)
-    text = markdown(table, factors, rule, article, headline.run_environment(_files(load)),
-                    headline.stated_environment(published_path), disturbed.lines(load))
-    io.write_text(md_path, "\n".join([text, "", *checked_lines(checked)]) if len(checked) else text)
-    if speed_csv is not None:
-        rules = speed.judging(table, rule)
-        rows = pd.DataFrame([f.row(rules.get(f.article)) for f in factors.values()], columns=speed.COLUMNS)
-        with io.atomic_path(speed_csv) as tmp:
-            rows.to_csv(tmp, index=False)
-    counts = table["verdict"].value_counts().to_dict()
-    log.info("ledger: %d claims, %s", len(table), counts)
-    failures = ledger.exact_failures(table)
-    if gate and len(failures):
-        log.error("exact claims not reproduced:\n%s", failures[["id", "published", "reproduced"]].to_string())
-        return 1
-    return 0

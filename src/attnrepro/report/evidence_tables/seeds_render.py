@@ -1,7 +1,7 @@
 """The seed distribution's products: its CSV, its Markdown table and its SVG.
 
 :func:`write` places each published training figure among the seeds
-(:mod:`attnrepro.report.evidence.seeds_evaluate`) and writes its three products (paths:
+(:mod:`attnrepro.report.evidence_tables.seeds_evaluate`) and writes its three products (paths:
 ``attnrepro.evidence.SEEDS``): the CSV and the Markdown table (one row per claim), and the SVG
 (per-token and per-sequence accuracy by L, every seed a point, the published mean and minimum
 marked). The report job runs it (``workflow/rules/evidence.smk``, target ``seeds``); by hand:
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from attnrepro.run import io
-from attnrepro.report.evidence.seeds_evaluate import ARTICLE_SEEDS, LABELS, evaluate, is_true
+from attnrepro.report.evidence_tables.seeds_evaluate import ARTICLE_SEEDS, LABELS, evaluate, is_true
 from attnrepro.report.ledger import verdicts
 from attnrepro.report.products import render, results
 

@@ -1,4 +1,4 @@
-"""The experiment jobs' work: run one case of one experiment and write its tables.
+"""The run of one case of one experiment: its tables computed and written, as its job does it.
 
     python -m attnrepro.jobs.experiment EXPERIMENT --article 001 --section "..." --threads N --pin PIN \
         --params-json JSON --out MAIN.parquet [--table NAME=FILE ...] [--input NAME=FILE ...] \
@@ -15,6 +15,8 @@ neither the plan nor the config. The entries (:mod:`attnrepro.jobs.experiment`,
 inputs exactly that and the experiment's module (workflow/rules/common.smk).
 ``python -m attnrepro run`` (:mod:`attnrepro.cli`) is the command line for people: it resolves the
 config, the case and the paths, and runs :func:`case` through the job harness as the entries do.
+Named for the case (docs/glossary.md), the unit an experiment job runs: a job is Snakemake's, and
+its entry is a module of :mod:`attnrepro.jobs`.
 
 What a job guarantees about its outputs (the job harness, :mod:`attnrepro.run.harness`, with
 :mod:`attnrepro.run.ownership` and :mod:`attnrepro.run.io`): it

@@ -17,8 +17,8 @@ classes, naming only what the sweep varied, and, when no setting gives the publi
 it could not try (:data:`UNTESTED`); given the pin the run computed the claim under, whether the
 host's native numerics (the setting ``default``) give the published digits and whether the pin is
 what moved the run's value (:func:`native`). :func:`read` and :func:`reasons` work from its CSV;
-the file a reason cites is :mod:`attnrepro.report.evidence.citations`'s to name. The CSV, Markdown
-table and SVG grid are written by :mod:`attnrepro.report.evidence.numerics_render`.
+the file a reason cites is :mod:`attnrepro.report.evidence_tables.citations`'s to name. The CSV, Markdown
+table and SVG grid are written by :mod:`attnrepro.report.evidence_tables.numerics_render`.
 """
 
 import dataclasses

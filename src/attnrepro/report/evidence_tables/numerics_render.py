@@ -1,6 +1,6 @@
 """The numerics sweep's products: the long CSV, the claims x settings table (Markdown), the grid (SVG).
 
-:func:`write` reads the sweep (:mod:`attnrepro.report.evidence.numerics_evaluate`: which settings give
+:func:`write` reads the sweep (:mod:`attnrepro.report.evidence_tables.numerics_evaluate`: which settings give
 which published digits) and writes its three products (paths: ``attnrepro.evidence.NUMERICS``):
 the long CSV (one row per claim and setting), the Markdown table (claims x settings) and the SVG
 grid. The report job runs it (``workflow/rules/evidence.smk``, target ``numerics``); by hand:
@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnrepro.run import io
-from attnrepro.report.evidence.numerics_evaluate import (
+from attnrepro.report.evidence_tables.numerics_evaluate import (
     COLUMNS,
     UNTESTED,
     describe,
@@ -201,7 +201,7 @@ def write(published_path, paths, csv_path, md_path, svg_path, settings_path=None
     claims = swept_claims(verdicts.load_claims(published_path), by_setting)
     code = None
     if listings_csv:
-        from attnrepro.report.evidence import listings_evaluate
+        from attnrepro.report.evidence_tables import listings_evaluate
 
         code = listings_evaluate.article_code(listings_evaluate.read(listings_csv))
     long = evaluate(claims, by_setting, order, code) if claims else pd.DataFrame(columns=COLUMNS)

@@ -1,7 +1,8 @@
 """The listings' products: the claims' CSV, the listings' CSV, the Markdown tables and the SVG.
 
 :func:`write` sets each article's run of its listings against its published output
-(:mod:`attnrepro.report.evidence.listings_evaluate`) and writes (paths: ``attnrepro.evidence.LISTINGS``):
+(:mod:`attnrepro.report.evidence_tables.listings_evaluate`) and writes (paths:
+``attnrepro.evidence.LISTINGS``):
 ``article_code.csv`` (one row per claim: the article code's value here, what the ledger reads),
 ``listings.csv`` (one row per listing: ran or failed and why, seconds, numbers printed, published
 and equal), ``article_code.md`` (per article, then per listing, then every claim whose value here is
@@ -20,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnrepro.run import io
-from attnrepro.report.evidence import listings_evaluate as evaluate_
+from attnrepro.report.evidence_tables import listings_evaluate as evaluate_
 from attnrepro.report.ledger import verdicts
 from attnrepro.report.products import render
 

@@ -22,6 +22,8 @@ rule declares it as a code input only when the config switches the product on
     table = ledger.evaluate(claims, load, citations.spread("results/seeds/seed_distribution.csv"))
     found = citations.found(numerics_csv="results/numerics/ledger_numerics.csv", runs=citations.runs(table))
     table = citations.annotate(table, claims, found, cited={"numerics"})
+
+or all of it in one call, :func:`cite`.
 """
 
 import importlib
@@ -64,7 +66,7 @@ def _read(path, product):
 
 def runs(table):
     """{claim id: (the pin, or None; its reproduced text)} of a ledger ``table`` with its column
-    ``numerics`` (report.ledger_io.numerics_column): a claim whose files all ran the canonical
+    ``numerics`` (report.ledger.files.numerics_column): a claim whose files all ran the canonical
     numerics was computed under the pin, :data:`attnrepro.numerics.canonical.SETTING`."""
     return {row["id"]: (canonical.SETTING if row["numerics"] == "canonical" else None, row["reproduced"])
             for _, row in table.iterrows()}
@@ -170,3 +172,12 @@ def annotate(table, claims, found, cited=()):
         extra = reason_for(claim, found, cited)
         out.at[i, "reason"] = "; ".join(p for p in (row["reason"], extra) if p)
     return out
+
+
+def cite(table, claims, load=None, numerics_csv=None, listings_csv=None):
+    """The ledger ``table`` (ledger.evaluate, with its column numerics) with its evidence: the
+    sweep's and the listings' sentences appended to the reasons they are cited for (:func:`found`,
+    :func:`annotate`), and column article_code (:func:`with_article_code`)."""
+    said = found(numerics_csv, listings_csv, claims, load, runs(table))
+    table = annotate(table, claims, said, cited(numerics_csv=numerics_csv, listings_csv=listings_csv))
+    return with_article_code(table, listings_csv)

@@ -20,7 +20,7 @@ stochastic claims against (:func:`reason_for` is its sentence): a placed claim i
 tolerance when it lies in the 95% interval, and a published range checked row by row reads
 each row's interval off the claim placed at that row (task, L, column, statistic).
 
-The CSV, Markdown table and SVG are written by :mod:`attnrepro.report.evidence.seeds_render`.
+The CSV, Markdown table and SVG are written by :mod:`attnrepro.report.evidence_tables.seeds_render`.
 """
 
 import itertools
@@ -184,7 +184,7 @@ def evaluate(claims, load, k=ARTICLE_SEEDS):
 
 def reason_for(claim_id, table):
     """The ledger's evidence for a stochastic claim, or None when the table does not hold it (the
-    file it cites is report.evidence.citations's to name: :class:`Spread`)."""
+    file it cites is report.evidence_tables.citations's to name: :class:`Spread`)."""
     rows = table[table["id"] == claim_id]
     if rows.empty:
         return None

@@ -2,6 +2,11 @@
 
 A lock line is ``name==version``, optionally followed by `` \\`` and ``--hash`` lines (``make lock``
 writes them with hashes); comments and option lines (``-c``, ``--hash``) pin nothing.
+
+Read by the code that reads the software of a run: :mod:`attnrepro.dag.software` (each rule's
+pins) and :mod:`attnrepro.evidence.listings_run` (a listing's packages outside the lock). Here,
+beside :mod:`attnrepro.run.provenance` (the versions a job ran), because ``run`` is the highest
+layer both can import; named for the pip lock, apart from the run's own lock (``run.lock``).
 """
 
 import re

@@ -210,7 +210,7 @@ def article_code(table):
 
 def reasons(table):
     """{claim id: the sentence the ledger appends}: what the article's code printed here (the file
-    it cites is report.evidence.citations's to name)."""
+    it cites is report.evidence_tables.citations's to name)."""
     out = {}
     for row in table.itertuples():
         if row.article_code == "":

@@ -1,1 +1,0 @@
-"""The ledger's evidence, evaluated and rendered: numerics sweep, seeds, listings."""
