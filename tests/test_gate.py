@@ -400,7 +400,8 @@ def test_the_gate_reads_each_printed_claim_in_the_runs_tables(run, capsys, monke
                    "--golden GOLDEN the golden files' folder (tests/golden): compare the run with them",
                    "--data DATA the run's Parquet folder (with --golden)",
                    "--tables TABLES the run's results/tables: each claim's printed cell must read as the "
-                   "ledger's reproduced value (attnrepro.report.ledger.agreement)"):
+                   "ledger's reproduced value (attnrepro.report.ledger.agreement)",
+                   "--published PUBLISHED the claims, which name their printed cells (with --tables)"):
         assert option in said, option
     monkeypatch.chdir(run)  # --data: results/data by default
     assert cli.main(["gate", "results/ledger.csv", "--golden", "golden"]) == 0
@@ -422,6 +423,9 @@ def test_the_gate_reads_each_printed_claim_in_the_runs_tables(run, capsys, monke
     assert capsys.readouterr().out.endswith(
         "gate passed: every claim present, every exact claim reproduced, canonical numerics; "
         f"every printed claim of {tables} reads as the ledger\n")
+    (run / "config").mkdir()  # --published: config/published.yaml by default
+    shutil.copy(REPO / "config/published.yaml", run / "config/published.yaml")
+    assert cli.main(words[:4]) == 0 and capsys.readouterr().out.endswith(f"{tables} reads as the ledger\n")
     cells["max |numpy - torch|"] = [4.44e-16]
     cells.to_csv(tables / "attention_check.csv", index=False)
     _edit_ledger(run, "001.a", verdict="differs")
