@@ -7,7 +7,8 @@ rule's inputs that are file names, sorted (an input function, such as the sweep'
 its checkpoint, is left out). The code inputs of every rule are among them
 (workflow/rules/common.smk), so two copies of the workflow whose code differs only in how a
 module is imported print the same JSON when their rules' inputs are the same
-(tests/test_code_inputs.py). ``--shell``: {rule: {"inputs": ..., "shell": its shell command}}.
+(tests/test_code_inputs.py). ``--shell``: {rule: {"inputs": ..., "shell": its shell command, "log":
+its log files}}.
 """
 
 import json
@@ -30,7 +31,8 @@ def rule_inputs(configfiles=(), shell=False):
         )._workflow
         inputs = {rule.name: sorted({f for f in rule.input if isinstance(f, str)}) for rule in workflow.rules}
         if shell:
-            return {rule.name: {"inputs": inputs[rule.name], "shell": rule.shellcmd or ""}
+            return {rule.name: {"inputs": inputs[rule.name], "shell": rule.shellcmd or "",
+                                "log": [str(f) for f in rule.log]}
                     for rule in workflow.rules}
         return inputs
 

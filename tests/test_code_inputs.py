@@ -321,3 +321,19 @@ def test_an_entry_imports_no_other_commands_work():
         closure = code_inputs.source_files(f"attnrepro.jobs.{entry}")
         work = {c for c in commands if f"src/attnrepro/report/commands/{c}.py" in closure}
         assert work <= {entry}, (entry, work)
+
+
+def test_the_listings_session_is_a_code_input_of_the_jobs_that_start_it():
+    """The listings' interpreter runs ``python -m`` the session module by the name of the module
+    object bounded imports plainly (never a name in a string, which no scan sees): the session is
+    in the code inputs of the listings rule and of every article check, so editing it reruns them."""
+    import inspect
+
+    from attnrepro.articles import bounded, session
+
+    assert bounded.SESSION == session.__name__ == "attnrepro.articles.session"
+    assert '"-m", SESSION,' in inspect.getsource(bounded._Interpreter)
+    file = "src/attnrepro/articles/session.py"
+    for entry in ("listings_run", "article_check"):
+        assert file in code_inputs.source_files(f"attnrepro.jobs.{entry}"), entry
+    assert file not in code_inputs.source_files("attnrepro.jobs.experiment")

@@ -75,12 +75,12 @@ for article in EDITIONS.values():
             CONDA_ENV
         threads: 1
         params:
-            job=job_env(f"edition_{article.id}"),
+            job=job_env(),
             software=pinned("edition"),
             article=article.id,
             pin=NUMERICS["pin"],
         shell:
-            "{params.job} python -m attnrepro.jobs.edition --pin {params.pin} {params.article}"
+            "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.edition --pin {params.pin} {params.article}"
             " --text {input.text:q} --ledger {input.ledger} --published {input.published:q}"
             " --config {input.config} --speed {input.speed} --out {output} 2> {log}"
 
@@ -124,7 +124,7 @@ for article in CHECKED.values():
             # its listings' interpreter up to its memory limit, and the check itself (preflight)
             mem_mb=preflight.check_mem_mb(article.memory_limit_mib),
         params:
-            job=job_env(f"check_{article.id}"),
+            job=job_env(),
             software=pinned("article_check"),
             pin=NUMERICS["pin"],
             id=article.id,
@@ -136,7 +136,7 @@ for article in CHECKED.values():
                 f"--claims {input.claims}" if input.claims else ""
             ),
         shell:
-            "{params.job} python -m attnrepro.jobs.article_check {input.text:q} --in-run --id {params.id}"
+            "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.article_check {input.text:q} --in-run --id {params.id}"
             " --title {params.title:q} --sha256 {params.sha256} {params.claims} --pin {params.pin}"
             " --speed-rule {input.speed} --time-limit {params.time} --memory-limit {params.memory}"
             " --threads {threads} 2> {log}"
@@ -163,11 +163,11 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env("ledger_overview"),
+        job=job_env(),
         software=pinned("ledger_overview"),
         pin=NUMERICS["pin"],
     shell:
-        "{params.job} python -m attnrepro.jobs.ledger_overview --pin {params.pin} --ledger {input.ledger}"
+        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.ledger_overview --pin {params.pin} --ledger {input.ledger}"
         " --published {input.published} --svg {output} 2> {log}"
 
 
@@ -191,11 +191,11 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env("machine_speed"),
+        job=job_env(),
         software=pinned("machine_speed"),
         pin=NUMERICS["pin"],
     shell:
-        "{params.job} python -m attnrepro.jobs.machine_speed --pin {params.pin} --speed {input.speed}"
+        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.machine_speed --pin {params.pin} --speed {input.speed}"
         " --svg {output} 2> {log}"
 
 

@@ -27,12 +27,13 @@ from attnrepro import paths  # noqa: E402
 from attnrepro.articles import catalog as articles_catalog  # noqa: E402
 from attnrepro.dag import config as attnrepro_config  # noqa: E402
 from attnrepro.dag import code_inputs, plan, preflight  # noqa: E402
+from attnrepro.dag import declared as declared_inputs  # noqa: E402
 from attnrepro.dag import software as software_pins  # noqa: E402
 from attnrepro.resources import runtime  # noqa: E402
 from attnrepro.run import heartbeat as attnrepro_heartbeat  # noqa: E402
 from attnrepro.run import ownership as attnrepro_ownership  # noqa: E402
 from attnrepro.report.ledger import claims_check  # noqa: E402
-from attnrepro.run import reads, usage  # noqa: E402
+from attnrepro.run import usage  # noqa: E402
 
 # A bad config or claims file stops Snakemake here, before any job, with its message alone (naming
 # file and key on each line): sys.exit prints just that; a WorkflowError adds the line of this file
@@ -225,21 +226,19 @@ def alternatives(names):
 
 
 # What a job read (src/attnrepro/run/reads.py): every shell that runs a job entry opens with
-# {params.job} (job_env), which tells the job harness its rule and its declared inputs outside
-# results/ (the results files it reads are on its command line). A job that reads a project file
-# its rule does not declare fails, naming the rule and the file; its record of what it read is
-# written beside its log (where its stderr goes).
-def job_env(rule_name):
-    """A params function: `ATTNREPRO_RULE=<rule> ATTNREPRO_DECLARED=<the job's inputs outside
-    results/, joined by os.pathsep>` (attnrepro.run.reads), the start of the job's shell.
-    """
-    import shlex
+# `ATTNREPRO_RULE={rule} {params.job}` (Snakemake fills in the rule's name; job_env hands down
+# every file of the job's input:, results files included) and ends with `2> {log}`. A job that
+# reads a project file its rule does not declare in input: fails, naming the rule and the file (a
+# file passed through params: is no input); its record of what it read is written beside its log.
+def job_env():
+    """A params function: `ATTNREPRO_DECLARED=<every input file of the job, compacted>`
+    (attnrepro.dag.declared); a job with more inputs than one variable of its environment holds
+    is refused here, naming the config keys that multiply them."""
 
     def job(wildcards, input):
-        declared = sorted({f for f in input if not paths.under(f, paths.RESULTS)})
-        return (
-            f"{reads.RULE_ENV}={shlex.quote(rule_name)}"
-            f" {reads.DECLARED_ENV}={shlex.quote(os.pathsep.join(declared))}"
-        )
+        try:
+            return declared_inputs.handed_down(input, config)
+        except ValueError as error:
+            raise WorkflowError(str(error))
 
     return job

@@ -129,13 +129,13 @@ checkpoint numerics_settings:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env("numerics_settings"),
+        job=job_env(),
         software=pinned("sweep_probe"),
         kernels=" ".join(NUMERICS.get("kernels", [])),
         masks=" ".join(NUMERICS.get("numpy_masks", ["default"])),
         environments=json.dumps(sweep.environments(NUMERICS), sort_keys=True),
     shell:
-        "{params.job} python -m attnrepro.jobs.sweep_probe --kernels {params.kernels}"
+        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.sweep_probe --kernels {params.kernels}"
         " --masks {params.masks} --environments {params.environments:q} --out {output} 2> {log}"
 
 
@@ -166,7 +166,7 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
             mem_mb=job_memory(exp.id),
             runtime=job_runtime(exp.id),
         params:
-            job=job_env(f"numerics_{exp.id}_case"),
+            job=job_env(),
             software=pinned_in_main_environment("sweep_case", exp.module),
             json=case_params(exp.id),
             experiment=exp.id,
@@ -178,7 +178,7 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
             ),
             setting=lambda wildcards: sweep.split(wildcards.setting)[1],
         shell:
-            "{params.job} {params.python} -m attnrepro.jobs.sweep_case {params.experiment} --article {params.article}"
+            "ATTNREPRO_RULE={rule} {params.job} {params.python} -m attnrepro.jobs.sweep_case {params.experiment} --article {params.article}"
             " --section {params.section:q} --threads {threads}"
             " --numerics {params.setting} --params-json {params.json:q}"
             " --out {output.main} {params.tables} 2> {log}"
@@ -214,7 +214,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env(evidence.NUMERICS.target),
+        job=job_env(),
         software=pinned("numerics", *listings_code_module()),
         pin=NUMERICS["pin"],
         expected=lambda wildcards: expected_params(numerics_data(wildcards)),
@@ -224,7 +224,7 @@ rule:
             else ""
         ),
     shell:
-        "{params.job} python -m attnrepro.jobs.numerics --pin {params.pin} --expected-params {params.expected:q}"
+        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.numerics --pin {params.pin} --expected-params {params.expected:q}"
         " --published {input.published}"
         " --settings {input.settings} {params.article_code} --csv {output.csv}"
         " --md {output.md} --svg {output.svg} --inputs {input.data} 2> {log}"
@@ -258,13 +258,13 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env(evidence.SEEDS.target),
+        job=job_env(),
         software=pinned("seeds"),
         pin=NUMERICS["pin"],
         expected=expected_params(seed_trainings()),
         sections=train_sections(),
     shell:
-        "{params.job} python -m attnrepro.jobs.seeds --pin {params.pin} --expected-params {params.expected:q}"
+        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.seeds --pin {params.pin} --expected-params {params.expected:q}"
         " {params.sections} --published {input.published}"
         " --csv {output.csv} --md {output.md} --svg {output.svg}"
         " --inputs {input.data} 2> {log}"
@@ -291,12 +291,12 @@ rule:
         # to start and write (the profile's flat runtime would end it first)
         runtime=math.ceil(LISTINGS.get("timeout_s", 3600) / 60) + 1,
     params:
-        job=job_env("listings_article"),
+        job=job_env(),
         software=pinned("listings_run"),
         pin=NUMERICS["pin"],
         timeout=LISTINGS.get("timeout_s", 3600),
     shell:
-        "{params.job} python -m attnrepro.jobs.listings_run --article {wildcards.article}"
+        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.listings_run --article {wildcards.article}"
         " --text {input.text:q} --pin {params.pin} --timeout {params.timeout}"
         " --out {output} 2> {log}"
 
@@ -331,10 +331,10 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env(evidence.LISTINGS.target),
+        job=job_env(),
         software=pinned("listings"),
         pin=NUMERICS["pin"],
     shell:
-        "{params.job} python -m attnrepro.jobs.listings --pin {params.pin} --published {input.published}"
+        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.listings --pin {params.pin} --published {input.published}"
         " --runs {input.runs} --csv {output.csv} --listings-csv {output.listings}"
         " --md {output.md} --svg {output.svg} 2> {log}"

@@ -96,7 +96,7 @@ for exp in plan.EXPERIMENTS.values():
             mem_mb=job_memory(exp.id),
             runtime=job_runtime(exp.id),
         params:
-            job=job_env(f"{exp.id}_case"),
+            job=job_env(),
             software=pinned(ENTRY, exp.module),
             json=case_params(exp.id),
             experiment=exp.id,
@@ -109,7 +109,7 @@ for exp in plan.EXPERIMENTS.values():
             timed=TIMED,
             blas=blas_threads(exp),
         shell:
-            "{params.job} python -m attnrepro.jobs.{params.entry} {params.experiment} --article {params.article}"
+            "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.{params.entry} {params.experiment} --article {params.article}"
             " --section {params.section:q} --threads {params.blas} --pin {params.pin}"
             " --params-json {params.json:q} --out {output.main} {params.tables}"
             " {params.inputs}{params.timed} 2> {log}"
@@ -141,7 +141,7 @@ rule:
         mem_mb=job_memory("train"),
         runtime=job_runtime("train"),
     params:
-        job=job_env("seed_training_case"),
+        job=job_env(),
         software=pinned("experiment", TRAIN.module),
         json=case_params("train", SEED_EXTRA),
         article=TRAIN.article,
@@ -149,6 +149,6 @@ rule:
         tables=extra_tables,
         pin=NUMERICS["pin"],
     shell:
-        "{params.job} python -m attnrepro.jobs.experiment train --article {params.article}"
+        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.experiment train --article {params.article}"
         " --section {params.section:q} --threads {threads} --pin {params.pin}"
         " --params-json {params.json:q} --out {output.main} {params.tables} 2> {log}"

@@ -203,7 +203,7 @@ for product in catalog.PRODUCTS.values():
             CONDA_ENV
         threads: 1
         params:
-            job=job_env(f"{product.kind}_{product.name}"),
+            job=job_env(),
             software=pinned(product.kind, product.module),
             kind=product.kind,
             builder=product.builder,
@@ -223,7 +223,7 @@ for product in catalog.PRODUCTS.values():
                 else ""
             ),
         shell:
-            "{params.job} python -m attnrepro.jobs.{params.kind} --pin {params.pin} --expected-params {params.expected:q}"
+            "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.{params.kind} --pin {params.pin} --expected-params {params.expected:q}"
             " {params.sections} --builder {params.builder} {params.speed} {params.printed}"
             " --article {params.article} --section {params.section:q}"
             " --experiments {params.experiments} {params.outputs} --inputs {input.data} 2> {log}"
@@ -255,7 +255,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env("ledger"),
+        job=job_env(),
         software=pinned("ledger", *ledger_evidence_code()),
         evidence=evidence_options,
         pin=NUMERICS["pin"],
@@ -263,7 +263,7 @@ rule:
         # what the article's config plans: a claim computed otherwise is "other parameters"
         article=article_comparison(),
     shell:
-        "{params.job} python -m attnrepro.jobs.ledger --pin {params.pin} --expected-params {params.expected:q}"
+        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.ledger --pin {params.pin} --expected-params {params.expected:q}"
         " --published {input.published} --article {params.article:q}"
         " --csv {output.csv} --md {output.md} --speed {output.speed} {params.evidence}"
         " --inputs {input.data} --checked {input.checked} 2> {log}"
@@ -306,13 +306,13 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env("index"),
+        job=job_env(),
         software=pinned("index"),
         # which editions are not built, and why: the index says so, and is rebuilt when they appear
         # (a function: articles.smk, which decides which are built, may be included after this file)
         unbuilt=lambda wildcards: json.dumps({**UNBUILT, **UNCHECKED}, sort_keys=True),
     shell:
-        "{params.job} python -m attnrepro.jobs.index --config {input.config} --unbuilt {params.unbuilt:q}"
+        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.index --config {input.config} --unbuilt {params.unbuilt:q}"
         " --ledger {input.ledger} --published {input.published} --inputs {input.data}"
         " --out {output} 2> {log}"
 
@@ -336,9 +336,9 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env("archive"),
+        job=job_env(),
         software=pinned("archive"),
         rules=rule_files,
     shell:
-        "{params.job} python -m attnrepro.jobs.archive --config {input.config} --out {output}"
+        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.archive --config {input.config} --out {output}"
         " --rules {params.rules:q} --files {input.files} {input.workflow} {input.config} 2> {log}"
