@@ -8,7 +8,7 @@ its checkpoint, is left out). The code inputs of every rule are among them
 (workflow/rules/common.smk), so two copies of the workflow whose code differs only in how a
 module is imported print the same JSON when their rules' inputs are the same
 (tests/test_code_inputs.py). ``--shell``: {rule: {"inputs": ..., "shell": its shell command, "log":
-its log files}}.
+its log files, "job": its params.job (job_env) given no input, or None}}.
 """
 
 import json
@@ -32,9 +32,17 @@ def rule_inputs(configfiles=(), shell=False):
         inputs = {rule.name: sorted({f for f in rule.input if isinstance(f, str)}) for rule in workflow.rules}
         if shell:
             return {rule.name: {"inputs": inputs[rule.name], "shell": rule.shellcmd or "",
-                                "log": [str(f) for f in rule.log]}
+                                "log": [str(f) for f in rule.log], "job": _job(rule)}
                     for rule in workflow.rules}
         return inputs
+
+
+def _job(rule):
+    """What the rule's ``params.job`` (workflow/rules/common.smk, job_env) gives a job of no input
+    files; None for a rule without it."""
+    if "job" not in rule.params.keys():
+        return None
+    return rule.params.job({}, [])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """What a job read (attnrepro.run.reads), recorded by the job harness, and the check that fails a
 Snakemake job on a read its rule does not declare."""
 
+import functools
 import json
 import os
 import sys
@@ -366,12 +367,14 @@ def test_a_rule_hands_down_its_inputs_whole_and_a_thousand_seeds_fit():
     config = _seeds(1000)
     files = [*plan.seed_training_paths(config), "config/published.yaml", "src/attnrepro/jobs/seeds.py"]
     assert len(files) == 6002 and len(os.pathsep.join(files)) > reads.DECLARED_MAX
-    word = declared.handed_down(files, config)
-    assert len(word) < reads.DECLARED_MAX
-    assert word.startswith("ATTNREPRO_DECLARED='0 config/published.yaml:0 results/")
-    (assignment,) = shlex.split(word)
+    words = declared.handed_down("seeds", files, config)
+    assert len(words) < reads.DECLARED_MAX
+    assert words.startswith("ATTNREPRO_RULE=seeds ATTNREPRO_DECLARED='0 config/published.yaml:0 results/")
+    rule, assignment = shlex.split(words)
     name, _, value = assignment.partition("=")
     assert name == reads.DECLARED_ENV and reads.expand(value) == sorted(files)
+    quoted = declared.handed_down("a b", [], config)
+    assert shlex.split(quoted) == ["ATTNREPRO_RULE=a b", "ATTNREPRO_DECLARED="]
 
 
 def test_a_job_with_more_inputs_than_its_environment_holds_is_refused_naming_the_keys():
@@ -380,7 +383,7 @@ def test_a_job_with_more_inputs_than_its_environment_holds_is_refused_naming_the
     size = len(reads.compact(files))
     assert size > reads.DECLARED_MAX
     with pytest.raises(ValueError) as refused:
-        declared.handed_down(files, config)
+        declared.handed_down("archive", files, config)
     assert str(refused.value) == (
         f"{len(files)} input files take {size} bytes in ATTNREPRO_DECLARED, over the 120000 one variable "
         "of a job's environment may hold: fewer values of seed_distribution.seeds, seed_distribution.tasks")
@@ -500,7 +503,7 @@ def test_a_file_a_rule_passes_through_params_fails_its_job(small_run, tmp_path):
     assert not (root / paths.SPEED).exists()  # removed by Snakemake
 
 
-JOB_SHELL = f'"{reads.RULE_ENV}={{rule}} {{params.job}} '  # how a job's shell opens, in a rule file
+JOB_SHELL = '"{params.job} '  # how the shell of a job opens, in a rule file
 
 
 def _rule_blocks():
@@ -512,23 +515,38 @@ def _rule_blocks():
             yield smk.name, block
 
 
-def test_every_rule_gives_its_job_its_own_name():
-    """A job's shell names its rule by Snakemake's ``{rule}`` (the rule's name when the job runs),
-    never by a name written again: every rule with ``job=job_env()`` opens its shell with
-    ``ATTNREPRO_RULE={rule} {params.job}``, and no rule sets either variable otherwise. That Snakemake
-    fills in the rule's own name, the small run shows: each record's rule is Snakemake's
-    (test_every_job_of_the_small_run_recorded_its_reads_all_declared)."""
-    import re
+@functools.lru_cache(maxsize=None)
+def _rules(configfile):
+    """{rule: {"inputs", "shell", "log", "job"}} of the workflow under ``configfile``
+    (tests/rule_inputs.py --shell: the workflow read as Snakemake reads it, each rule's job_env given
+    no input)."""
+    import subprocess
 
-    jobs, others = [], []
-    for smk, block in _rule_blocks():
-        shell = re.search(r"shell:\s*\n\s*(.+)", block)
-        given = re.findall(r"job=job_env\((.*)\),", block)
-        (jobs if given else others).append((smk, given, shell[1] if shell else None))
-    assert len(jobs) >= 15
-    assert [j for j in jobs if j[1] != [""] or not j[2].startswith(JOB_SHELL)] == []
-    assert [o for o in others if o[2] and ("params.job" in o[2] or reads.RULE_ENV in o[2])] == []
-    assert reads.RULE_ENV == "ATTNREPRO_RULE" and reads.DECLARED_ENV == "ATTNREPRO_DECLARED"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    proc = subprocess.run([sys.executable, str(REPO / "tests/rule_inputs.py"), "--shell", configfile],
+                          cwd=REPO, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("configfile", ["config/small.yaml", "config/evidence.yaml"])
+def test_every_rule_gives_its_job_its_own_name(configfile):
+    """No rule writes its name for its job: each calls ``job_env()`` with no argument and opens its
+    shell with ``{params.job}``, which names the rule Snakemake defined it as (job_env finds it);
+    here, each rule's params.job as Snakemake evaluates it. The small run checks the records' rules
+    against Snakemake's (test_every_job_of_the_small_run_recorded_its_reads_all_declared)."""
+    import re
+    import shlex
+
+    blocks = list(_rule_blocks())
+    given = [(smk, call) for smk, block in blocks for call in re.findall(r"job=job_env\((.*)\)", block)]
+    assert len(given) >= 15 and {call for _, call in given} == {""}
+    assert [smk for smk, block in blocks if reads.RULE_ENV in block or reads.DECLARED_ENV in block] == []
+    jobs = {name: rule["job"] for name, rule in _rules(configfile).items() if rule["job"] is not None}
+    assert len(jobs) >= 15 and {"ledger", "archive", "train_case", "numerics_settings"} <= set(jobs)
+    named = {name: shlex.split(job) for name, job in jobs.items()}
+    assert {name: words for name, words in named.items()
+            if words != [f"ATTNREPRO_RULE={name}", "ATTNREPRO_DECLARED="]} == {}
 
 
 # ---- wherever results/ lives: a link out of the repository (a cluster's scratch) ----
@@ -649,14 +667,9 @@ def test_every_job_sends_its_stderr_to_a_log_under_results_logs(configfile):
     """Every rule whose shell runs a job (opens with JOB_SHELL) ends it with ``2> {log}``, its log a
     ``.log`` under results/logs: the job's record is written beside it (a Snakemake job whose stderr is
     no log fails: its record would be nowhere, and an older one would stay in its place)."""
-    import subprocess
-
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    proc = subprocess.run([sys.executable, str(REPO / "tests/rule_inputs.py"), "--shell", configfile],
-                          cwd=REPO, capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rules = json.loads(proc.stdout)
+    rules = _rules(configfile)
     jobs = {name: rule for name, rule in rules.items() if rule["shell"].startswith(JOB_SHELL[1:])}
+    assert {name for name, rule in rules.items() if rule["job"] is not None} == set(jobs)
     assert len(jobs) >= 15 and {"ledger", "archive", "train_case", "numerics_settings"} <= set(jobs)
     wrong = {name: (rule["shell"][-12:], rule["log"]) for name, rule in jobs.items()
              if not rule["shell"].endswith(" 2> {log}") or len(rule["log"]) != 1

@@ -80,7 +80,7 @@ for article in EDITIONS.values():
             article=article.id,
             pin=NUMERICS["pin"],
         shell:
-            "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.edition --pin {params.pin} {params.article}"
+            "{params.job} python -m attnrepro.jobs.edition --pin {params.pin} {params.article}"
             " --text {input.text:q} --ledger {input.ledger} --published {input.published:q}"
             " --config {input.config} --speed {input.speed} --out {output} 2> {log}"
 
@@ -136,7 +136,7 @@ for article in CHECKED.values():
                 f"--claims {input.claims}" if input.claims else ""
             ),
         shell:
-            "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.article_check {input.text:q} --in-run --id {params.id}"
+            "{params.job} python -m attnrepro.jobs.article_check {input.text:q} --in-run --id {params.id}"
             " --title {params.title:q} --sha256 {params.sha256} {params.claims} --pin {params.pin}"
             " --speed-rule {input.speed} --time-limit {params.time} --memory-limit {params.memory}"
             " --threads {threads} 2> {log}"
@@ -167,7 +167,7 @@ rule:
         software=pinned("ledger_overview"),
         pin=NUMERICS["pin"],
     shell:
-        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.ledger_overview --pin {params.pin} --ledger {input.ledger}"
+        "{params.job} python -m attnrepro.jobs.ledger_overview --pin {params.pin} --ledger {input.ledger}"
         " --published {input.published} --svg {output} 2> {log}"
 
 
@@ -195,7 +195,7 @@ rule:
         software=pinned("machine_speed"),
         pin=NUMERICS["pin"],
     shell:
-        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.machine_speed --pin {params.pin} --speed {input.speed}"
+        "{params.job} python -m attnrepro.jobs.machine_speed --pin {params.pin} --speed {input.speed}"
         " --svg {output} 2> {log}"
 
 

@@ -226,18 +226,22 @@ def alternatives(names):
 
 
 # What a job read (src/attnrepro/run/reads.py): every shell that runs a job entry opens with
-# `ATTNREPRO_RULE={rule} {params.job}` (Snakemake fills in the rule's name; job_env hands down
-# every file of the job's input:, results files included) and ends with `2> {log}`. A job that
-# reads a project file its rule does not declare in input: fails, naming the rule and the file (a
-# file passed through params: is no input); its record of what it read is written beside its log.
+# {params.job} (job_env: the rule's name and every file of its input, results files included)
+# and ends with `2> {log}`, where the job's record of what it read is written beside it. A job
+# reading a project file that is not among those inputs fails, naming the rule and the file; a
+# file passed through params is no input of it.
 def job_env():
-    """A params function: `ATTNREPRO_DECLARED=<every input file of the job, compacted>`
-    (attnrepro.dag.declared); a job with more inputs than one variable of its environment holds
-    is refused here, naming the config keys that multiply them."""
+    """A params function: `ATTNREPRO_RULE=<its rule's name> ATTNREPRO_DECLARED=<every input file
+    of the job, compacted>` (attnrepro.dag.declared). The name is Snakemake's own, that of the
+    one rule whose params hold this function (each call makes a new one), never written twice (a
+    shell's `{rule}` would give it too, but `snakemake --lint` takes it for a global variable). A
+    job with more inputs than one variable of its environment holds is refused here, naming the
+    config keys that multiply them."""
 
     def job(wildcards, input):
+        (rule,) = [r.name for r in workflow.rules if any(p is job for p in r.params)]
         try:
-            return declared_inputs.handed_down(input, config)
+            return declared_inputs.handed_down(rule, input, config)
         except ValueError as error:
             raise WorkflowError(str(error))
 

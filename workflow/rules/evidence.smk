@@ -135,7 +135,7 @@ checkpoint numerics_settings:
         masks=" ".join(NUMERICS.get("numpy_masks", ["default"])),
         environments=json.dumps(sweep.environments(NUMERICS), sort_keys=True),
     shell:
-        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.sweep_probe --kernels {params.kernels}"
+        "{params.job} python -m attnrepro.jobs.sweep_probe --kernels {params.kernels}"
         " --masks {params.masks} --environments {params.environments:q} --out {output} 2> {log}"
 
 
@@ -178,7 +178,7 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
             ),
             setting=lambda wildcards: sweep.split(wildcards.setting)[1],
         shell:
-            "ATTNREPRO_RULE={rule} {params.job} {params.python} -m attnrepro.jobs.sweep_case {params.experiment} --article {params.article}"
+            "{params.job} {params.python} -m attnrepro.jobs.sweep_case {params.experiment} --article {params.article}"
             " --section {params.section:q} --threads {threads}"
             " --numerics {params.setting} --params-json {params.json:q}"
             " --out {output.main} {params.tables} 2> {log}"
@@ -224,7 +224,7 @@ rule:
             else ""
         ),
     shell:
-        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.numerics --pin {params.pin} --expected-params {params.expected:q}"
+        "{params.job} python -m attnrepro.jobs.numerics --pin {params.pin} --expected-params {params.expected:q}"
         " --published {input.published}"
         " --settings {input.settings} {params.article_code} --csv {output.csv}"
         " --md {output.md} --svg {output.svg} --inputs {input.data} 2> {log}"
@@ -264,7 +264,7 @@ rule:
         expected=expected_params(seed_trainings()),
         sections=train_sections(),
     shell:
-        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.seeds --pin {params.pin} --expected-params {params.expected:q}"
+        "{params.job} python -m attnrepro.jobs.seeds --pin {params.pin} --expected-params {params.expected:q}"
         " {params.sections} --published {input.published}"
         " --csv {output.csv} --md {output.md} --svg {output.svg}"
         " --inputs {input.data} 2> {log}"
@@ -296,7 +296,7 @@ rule:
         pin=NUMERICS["pin"],
         timeout=LISTINGS.get("timeout_s", 3600),
     shell:
-        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.listings_run --article {wildcards.article}"
+        "{params.job} python -m attnrepro.jobs.listings_run --article {wildcards.article}"
         " --text {input.text:q} --pin {params.pin} --timeout {params.timeout}"
         " --out {output} 2> {log}"
 
@@ -335,6 +335,6 @@ rule:
         software=pinned("listings"),
         pin=NUMERICS["pin"],
     shell:
-        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.listings --pin {params.pin} --published {input.published}"
+        "{params.job} python -m attnrepro.jobs.listings --pin {params.pin} --published {input.published}"
         " --runs {input.runs} --csv {output.csv} --listings-csv {output.listings}"
         " --md {output.md} --svg {output.svg} 2> {log}"

@@ -109,7 +109,7 @@ for exp in plan.EXPERIMENTS.values():
             timed=TIMED,
             blas=blas_threads(exp),
         shell:
-            "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.{params.entry} {params.experiment} --article {params.article}"
+            "{params.job} python -m attnrepro.jobs.{params.entry} {params.experiment} --article {params.article}"
             " --section {params.section:q} --threads {params.blas} --pin {params.pin}"
             " --params-json {params.json:q} --out {output.main} {params.tables}"
             " {params.inputs}{params.timed} 2> {log}"
@@ -149,6 +149,6 @@ rule:
         tables=extra_tables,
         pin=NUMERICS["pin"],
     shell:
-        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.experiment train --article {params.article}"
+        "{params.job} python -m attnrepro.jobs.experiment train --article {params.article}"
         " --section {params.section:q} --threads {threads} --pin {params.pin}"
         " --params-json {params.json:q} --out {output.main} {params.tables} 2> {log}"

@@ -223,7 +223,7 @@ for product in catalog.PRODUCTS.values():
                 else ""
             ),
         shell:
-            "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.{params.kind} --pin {params.pin} --expected-params {params.expected:q}"
+            "{params.job} python -m attnrepro.jobs.{params.kind} --pin {params.pin} --expected-params {params.expected:q}"
             " {params.sections} --builder {params.builder} {params.speed} {params.printed}"
             " --article {params.article} --section {params.section:q}"
             " --experiments {params.experiments} {params.outputs} --inputs {input.data} 2> {log}"
@@ -263,7 +263,7 @@ rule:
         # what the article's config plans: a claim computed otherwise is "other parameters"
         article=article_comparison(),
     shell:
-        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.ledger --pin {params.pin} --expected-params {params.expected:q}"
+        "{params.job} python -m attnrepro.jobs.ledger --pin {params.pin} --expected-params {params.expected:q}"
         " --published {input.published} --article {params.article:q}"
         " --csv {output.csv} --md {output.md} --speed {output.speed} {params.evidence}"
         " --inputs {input.data} --checked {input.checked} 2> {log}"
@@ -312,7 +312,7 @@ rule:
         # (a function: articles.smk, which decides which are built, may be included after this file)
         unbuilt=lambda wildcards: json.dumps({**UNBUILT, **UNCHECKED}, sort_keys=True),
     shell:
-        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.index --config {input.config} --unbuilt {params.unbuilt:q}"
+        "{params.job} python -m attnrepro.jobs.index --config {input.config} --unbuilt {params.unbuilt:q}"
         " --ledger {input.ledger} --published {input.published} --inputs {input.data}"
         " --out {output} 2> {log}"
 
@@ -340,5 +340,5 @@ rule:
         software=pinned("archive"),
         rules=rule_files,
     shell:
-        "ATTNREPRO_RULE={rule} {params.job} python -m attnrepro.jobs.archive --config {input.config} --out {output}"
+        "{params.job} python -m attnrepro.jobs.archive --config {input.config} --out {output}"
         " --rules {params.rules:q} --files {input.files} {input.workflow} {input.config} 2> {log}"

@@ -1,5 +1,6 @@
-"""What a rule hands its job as declared: every file of its ``input:`` (workflow/rules/common.smk,
-``job_env``), checked by the job harness against what the job read (:mod:`attnrepro.run.reads`).
+"""What a rule hands its job: its name and, as declared, every file of its ``input:``
+(workflow/rules/common.smk, ``job_env``), checked by the job harness against what the job read
+(:mod:`attnrepro.run.reads`).
 
 The files travel in one variable of the job's environment (:data:`attnrepro.run.reads.DECLARED_ENV`),
 compacted (:func:`attnrepro.run.reads.compact`). One string of a process's environment holds at most
@@ -18,17 +19,17 @@ from attnrepro.run import reads
 SEED_KEYS = "seed_distribution.seeds, seed_distribution.tasks"  # what multiplies results/seeds/
 
 
-def handed_down(files, config):
-    """``ATTNREPRO_DECLARED=<the files, compacted and quoted>``, the start of a job's shell that
-    declares ``files``; ValueError (one line) when they exceed :data:`attnrepro.run.reads.DECLARED_MAX`
-    or a name cannot be declared."""
+def handed_down(rule, files, config):
+    """``ATTNREPRO_RULE=<rule> ATTNREPRO_DECLARED=<the files, compacted>`` (quoted for the shell), the
+    start of the shell of a job of ``rule`` that declares ``files``; ValueError (one line) when they
+    exceed :data:`attnrepro.run.reads.DECLARED_MAX` or a name cannot be declared."""
     files = [str(f) for f in files]
     declared = reads.compact(files)
     if len(declared) > reads.DECLARED_MAX:
         raise ValueError(f"{len(set(files))} input files take {len(declared)} bytes in {reads.DECLARED_ENV}, "
                          f"over the {reads.DECLARED_MAX} one variable of a job's environment may hold: "
                          f"fewer values of {fan_out(files, config)}")
-    return f"{reads.DECLARED_ENV}={shlex.quote(declared)}"
+    return f"{reads.RULE_ENV}={shlex.quote(rule)} {reads.DECLARED_ENV}={shlex.quote(declared)}"
 
 
 def fan_out(files, config):

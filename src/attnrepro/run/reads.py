@@ -16,7 +16,7 @@ sit in the repository), and anything outside the run (the standard library, ``/t
 in the run when its real path or its absolute path lies in the repository, or its real path in the
 real folder of ``results/`` (a link to a cluster's scratch is checked as a folder is).
 
-Under Snakemake the rule's shell sets :data:`RULE_ENV` (its name, Snakemake's ``{rule}``) and
+Under Snakemake the rule's shell sets :data:`RULE_ENV` (its name, as Snakemake knows it) and
 :data:`DECLARED_ENV` (every file of its ``input:``, results files included, in the compact form of
 :func:`compact`): ``job_env`` in workflow/rules/common.smk. The command line declares nothing: a
 file passed through a rule's ``params:`` is no input of it. A job that read a project file its
