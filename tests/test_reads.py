@@ -347,6 +347,7 @@ def test_the_declared_files_are_handed_down_compact_and_read_back_whole():
                     "36 0.parquet:0 src/a.py:4 b.py")
     assert reads.expand(text) == sorted(set(names))
     assert reads.compact([]) == "" and reads.expand("") == []
+    assert reads.compact(["XXXX/b", "XXXX/a"]) == "0 XXXX/a:5 b"  # the first shares nothing
     with pytest.raises(ValueError, match=r"^results/a:b.csv: an input whose name holds ':' cannot be "):
         reads.compact(["results/a:b.csv"])
 
@@ -385,8 +386,14 @@ def test_a_job_with_more_inputs_than_its_environment_holds_is_refused_naming_the
     with pytest.raises(ValueError) as refused:
         declared.handed_down("archive", files, config)
     assert str(refused.value) == (
-        f"{len(files)} input files take {size} bytes in ATTNREPRO_DECLARED, over the 120000 one variable "
-        "of a job's environment may hold: fewer values of seed_distribution.seeds, seed_distribution.tasks")
+        f"rule archive: {len(files)} input files take {size} bytes in ATTNREPRO_DECLARED, over the 120000 "
+        "one variable of a job's environment may hold: fewer values of seed_distribution.seeds, "
+        "seed_distribution.tasks")
+    longest = "a" * (reads.DECLARED_MAX - 2)  # "0 " and the name: the bound exactly
+    fits = declared.handed_down("r", [longest], config)
+    assert fits == f"ATTNREPRO_RULE=r ATTNREPRO_DECLARED='0 {longest}'"
+    with pytest.raises(ValueError, match=r"^rule r: 1 input files take 120001 bytes "):
+        declared.handed_down("r", [longest + "a"], config)
     train = plan.all_outputs(_seeds(4))  # the run's own data: its experiments' keys, the most files'
     assert declared.fan_out(train + ["config/published.yaml"], config) == (
         "train.lengths, train.seeds, train.tasks")

@@ -26,7 +26,8 @@ def handed_down(rule, files, config):
     files = [str(f) for f in files]
     declared = reads.compact(files)
     if len(declared) > reads.DECLARED_MAX:
-        raise ValueError(f"{len(set(files))} input files take {len(declared)} bytes in {reads.DECLARED_ENV}, "
+        raise ValueError(f"rule {rule}: {len(set(files))} input files take {len(declared)} bytes in "
+                         f"{reads.DECLARED_ENV}, "
                          f"over the {reads.DECLARED_MAX} one variable of a job's environment may hold: "
                          f"fewer values of {fan_out(files, config)}")
     return f"{reads.RULE_ENV}={shlex.quote(rule)} {reads.DECLARED_ENV}={shlex.quote(declared)}"
@@ -37,7 +38,8 @@ def fan_out(files, config):
     the most files among them (:func:`attnrepro.dag.plan.selectors`), or the seed distribution's."""
     selectors = plan.selectors(config)
     counts = Counter(filter(None, (_keys_of(name, selectors) for name in files)))
-    return counts.most_common(1)[0][0] if counts else "the config lists that make its inputs"
+    most = counts.most_common(1)  # pragma: no mutate (equivalent: most_common(n)[0] is the most for any n)
+    return most[0][0] if most else "the config lists that make its inputs"
 
 
 def _keys_of(name, selectors):
