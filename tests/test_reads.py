@@ -451,11 +451,11 @@ def test_a_file_a_rule_passes_through_params_fails_its_job(small_run, tmp_path):
     assert edited.count("{params.speed}") == 1 and edited.count("speed=paths.SPEED_CSV") == text.count(
         "speed=paths.SPEED_CSV")
     rules.write_text(edited)
-    proc = snakemake(root, "--forcerun", "machine_speed", "--", "machine_speed")
+    proc = snakemake(root, "--force", "machine_speed")
     assert proc.returncode != 0, proc.stderr[-3000:]
     log = (root / paths.report_log("machine_speed")).read_text().strip().splitlines()
-    assert log[-1] == ("attnrepro: rule machine_speed read files not among its inputs: results/speed.csv "
-                       "(add it to its rule's input:)")
+    assert log[-1] == ("attnrepro.report: rule machine_speed read files not among its inputs: "
+                       "results/speed.csv (add it to its rule's input:)")
     assert not (root / paths.SPEED).exists()  # removed by Snakemake
 
 
