@@ -7,7 +7,8 @@ rule's inputs that are file names, sorted (an input function, such as the sweep'
 its checkpoint, is left out). The code inputs of every rule are among them
 (workflow/rules/common.smk), so two copies of the workflow whose code differs only in how a
 module is imported print the same JSON when their rules' inputs are the same
-(tests/test_code_inputs.py). ``--shell``: {rule: {"inputs": ..., "shell": its shell command}}.
+(tests/test_code_inputs.py). ``--shell``: {rule: {"inputs": ..., "shell": its shell command, "log":
+its log files, "job": its params.job (job_env) given no input, or None}}.
 """
 
 import json
@@ -30,9 +31,18 @@ def rule_inputs(configfiles=(), shell=False):
         )._workflow
         inputs = {rule.name: sorted({f for f in rule.input if isinstance(f, str)}) for rule in workflow.rules}
         if shell:
-            return {rule.name: {"inputs": inputs[rule.name], "shell": rule.shellcmd or ""}
+            return {rule.name: {"inputs": inputs[rule.name], "shell": rule.shellcmd or "",
+                                "log": [str(f) for f in rule.log], "job": _job(rule)}
                     for rule in workflow.rules}
         return inputs
+
+
+def _job(rule):
+    """What the rule's ``params.job`` (workflow/rules/common.smk, job_env) gives a job of no input
+    files; None for a rule without it."""
+    if "job" not in rule.params.keys():
+        return None
+    return rule.params.job({}, [])
 
 
 if __name__ == "__main__":

@@ -414,3 +414,19 @@ def test_an_entry_imports_no_other_commands_module():
         found[entry] = {c for c in commands if f"src/attnrepro/report/commands/{c}.py" in closure}
     reports = _report_entries()
     assert {e: work for e, work in found.items() if work} == {e: {c} for e, c in reports.items()}
+
+
+def test_the_listings_session_is_a_code_input_of_the_jobs_that_start_it():
+    """The listings' interpreter runs ``python -m`` the session module by the name of the module
+    object bounded imports plainly (never a name in a string, which no scan sees): the session is
+    in the code inputs of the listings rule and of every article check, so editing it reruns them."""
+    import inspect
+
+    from attnrepro.articles import bounded, session
+
+    assert bounded.SESSION == session.__name__ == "attnrepro.articles.session"
+    assert '"-m", SESSION,' in inspect.getsource(bounded._Interpreter)
+    file = "src/attnrepro/articles/session.py"
+    for entry in ("listings_run", "article_check"):
+        assert file in code_inputs.source_files(f"attnrepro.jobs.{entry}"), entry
+    assert file not in code_inputs.source_files("attnrepro.jobs.experiment")

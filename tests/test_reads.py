@@ -1,6 +1,7 @@
 """What a job read (attnrepro.run.reads), recorded by the job harness, and the check that fails a
 Snakemake job on a read its rule does not declare."""
 
+import functools
 import json
 import os
 import sys
@@ -8,7 +9,7 @@ import sys
 import pandas as pd
 import pytest
 
-from conftest import REPO, copy_repo, small_config, snakemake
+from conftest import REPO, copy_repo, copy_run, small_config, snakemake
 
 from attnrepro import paths
 from attnrepro.dag import plan
@@ -57,10 +58,25 @@ def test_a_job_records_the_project_files_it_read_and_its_modules(quiet, monkeypa
     assert not [f for f in found["files"] if not (REPO / f).is_file() or "elsewhere" in f]
 
 
-def test_a_rule_job_that_reads_an_undeclared_file_fails_naming_rule_file_and_fix(quiet, monkeypatch, capsys):
+@pytest.fixture
+def logged(quiet, monkeypatch, tmp_path):
+    """The job's stderr goes to a log under results/logs (as a rule's ``2> {log}`` sends it): the
+    record lands beside it, in tmp_path."""
+    log = tmp_path / "results/logs/report/x.log"
+    log.parent.mkdir(parents=True)
+    monkeypatch.setattr(reads, "stderr_log", lambda: log)
+    return log
+
+
+def _declare(monkeypatch, *names):
+    """Declare the modules loaded now and ``names``, as a rule's job_env hands them down."""
+    modules = reads.record(reads.Recording())["files"]
+    monkeypatch.setenv(reads.DECLARED_ENV, reads.compact([*modules, *names]))
+
+
+def test_a_rule_job_that_reads_an_undeclared_file_fails_naming_rule_file_and_fix(logged, monkeypatch, capsys):
     monkeypatch.setenv(reads.RULE_ENV, "table_scale")
-    modules = [f for f in reads.record(reads.Recording())["files"]]  # what is loaded now: declared
-    monkeypatch.setenv(reads.DECLARED_ENV, os.pathsep.join([*modules, SCHEMA]))
+    _declare(monkeypatch, SCHEMA)
     monkeypatch.setattr("sys.argv", ["entry"])
     assert harness.run_job(_job(_read(SCHEMA, CONFIG))) == 1
     line = capsys.readouterr().err.strip()
@@ -69,17 +85,22 @@ def test_a_rule_job_that_reads_an_undeclared_file_fails_naming_rule_file_and_fix
                     "rule's input:, or name it in the READS of the module that reads it)")
 
 
-def test_a_file_named_on_the_command_line_or_declared_is_an_input(quiet, monkeypatch, capsys):
+def test_a_file_on_the_command_line_is_no_input_one_handed_down_is(logged, monkeypatch, capsys):
+    """A file a rule passes through params: (on the command line, not in input:) is read undeclared."""
     monkeypatch.setenv(reads.RULE_ENV, "ledger")
-    modules = reads.record(reads.Recording())["files"]
-    monkeypatch.setenv(reads.DECLARED_ENV, os.pathsep.join([*modules, SCHEMA]))
-    monkeypatch.setattr("sys.argv", ["entry", "--input", f"config={CONFIG}"])
+    _declare(monkeypatch, SCHEMA)
+    for argv in (["--input", f"config={CONFIG}"], ["--inputs", CONFIG], [CONFIG]):
+        monkeypatch.setattr("sys.argv", ["entry", *argv])
+        assert harness.run_job(_job(_read(SCHEMA, CONFIG))) == 1
+        assert capsys.readouterr().err == (
+            f"attnrepro: rule ledger read files not among its inputs: {CONFIG} (add it to its rule's input:, "
+            "or name it in the READS of the module that reads it)\n")
+    _declare(monkeypatch, SCHEMA, CONFIG)
     assert harness.run_job(_job(_read(SCHEMA, CONFIG))) == 0, capsys.readouterr().err
-    monkeypatch.setattr("sys.argv", ["entry", "--inputs", CONFIG])
-    assert harness.run_job(_job(_read(SCHEMA, CONFIG))) == 0, capsys.readouterr().err
+    assert json.loads(logged.with_suffix(".reads.json").read_text())["rule"] == "ledger"
 
 
-def test_an_undeclared_module_fails_with_the_import_fix(quiet, monkeypatch, capsys):
+def test_an_undeclared_module_fails_with_the_import_fix(logged, monkeypatch, capsys):
     monkeypatch.setenv(reads.RULE_ENV, "ledger")
     monkeypatch.setenv(reads.DECLARED_ENV, "")
     monkeypatch.setattr("sys.argv", ["entry"])
@@ -88,6 +109,19 @@ def test_an_undeclared_module_fails_with_the_import_fix(quiet, monkeypatch, caps
     assert ("src/attnrepro/run/harness.py (import it with a plain import in the entry, so the rule's code "
             "inputs see it)") in line
     assert "input:" not in line
+
+
+def test_a_snakemake_job_whose_stderr_is_no_log_fails_as_its_record_cannot_be_written(quiet, monkeypatch,
+                                                                                      capsys):
+    monkeypatch.setenv(reads.RULE_ENV, "ledger")
+    _declare(monkeypatch)
+    monkeypatch.setattr("sys.argv", ["entry"])
+    assert harness.run_job(_job(lambda: None), prefix="attnrepro.report") == 1
+    assert capsys.readouterr().err == ("attnrepro.report: cannot write the record of what the job read: its "
+                                       "stderr is no .log under results/logs (its rule's shell ends with "
+                                       "2> {log})\n")
+    monkeypatch.delenv(reads.RULE_ENV)
+    assert harness.run_job(_job(lambda: None)) == 0  # by hand: no record, and no matter
 
 
 def test_by_hand_nothing_is_checked(quiet, monkeypatch):
@@ -293,18 +327,29 @@ def test_a_nested_job_records_into_its_outer_job(tmp_path):
     assert list(outer.read) == []  # g was written first: the job's own
 
 
-def test_declared_reads_its_command_line_by_default_and_no_environment_declares_nothing(monkeypatch):
+def test_declared_is_the_environment_alone_never_the_command_line(monkeypatch):
     monkeypatch.chdir(REPO)
-    monkeypatch.setattr("sys.argv", ["entry", CONFIG, "--input", "x=results/a=b.parquet"])
-    assert reads.declared(environ={}) == {CONFIG, "results/a=b.parquet"}
-    assert reads.declared([], {}) == set()
+    monkeypatch.setattr("sys.argv", ["entry", CONFIG, "--input", "x=results/a.parquet"])
+    monkeypatch.delenv(reads.DECLARED_ENV, raising=False)
+    assert reads.declared() == set() and reads.declared({}) == set()
+    names = [SCHEMA, str(REPO / CONFIG), "results/data/a.parquet", "/tmp/y", "../shared/seeds/000.txt"]
+    assert reads.declared({reads.DECLARED_ENV: reads.compact(names)}) == {
+        SCHEMA, CONFIG, "results/data/a.parquet"}
+    monkeypatch.setenv(reads.DECLARED_ENV, reads.compact([CONFIG]))
+    assert reads.declared() == {CONFIG}
 
 
-def test_declared_takes_the_environment_and_the_command_line(monkeypatch):
-    environ = {reads.DECLARED_ENV: os.pathsep.join([SCHEMA, "", str(REPO / CONFIG)])}
-    argv = ["--inputs", "results/data/a.parquet", "--input", "x=results/b.parquet", "/tmp/y"]
-    monkeypatch.chdir(REPO)
-    assert reads.declared(argv, environ) == {SCHEMA, CONFIG, "results/data/a.parquet", "results/b.parquet"}
+def test_the_declared_files_are_handed_down_compact_and_read_back_whole():
+    names = ["src/b.py", "src/a.py", "results/data/001/train/copy-L4-seed1.parquet",
+             "results/data/001/train/copy-L4-seed10.parquet", "src/a.py", "results/a b.csv", "/abs/x"]
+    text = reads.compact(names)
+    assert text == ("0 /abs/x:0 results/a b.csv:8 data/001/train/copy-L4-seed1.parquet:"
+                    "36 0.parquet:0 src/a.py:4 b.py")
+    assert reads.expand(text) == sorted(set(names))
+    assert reads.compact([]) == "" and reads.expand("") == []
+    assert reads.compact(["XXXX/b", "XXXX/a"]) == "0 XXXX/a:5 b"  # the first shares nothing
+    with pytest.raises(ValueError, match=r"^results/a:b.csv: an input whose name holds ':' cannot be "):
+        reads.compact(["results/a:b.csv"])
 
 
 def test_the_record_lands_beside_the_log(tmp_path):
@@ -390,23 +435,74 @@ def test_a_job_that_reads_an_undeclared_file_fails_in_the_workflow(tmp_path):
     assert not list((root / "results/data/001/scale_table").glob("*.parquet"))  # removed by Snakemake
 
 
-def test_every_rule_gives_its_job_its_own_name():
-    """job_env(NAME) in a rule's params is the rule's own name (its `name:` or its checkpoint's):
-    a job names its rule when it refuses a read (the small run checks the rules it runs)."""
+@pytest.mark.full
+def test_a_file_a_rule_passes_through_params_fails_its_job(small_run, tmp_path):
+    """machine_speed given results/speed.csv through params: (on its command line) and no longer in
+    its input: reads it undeclared: the job fails, naming the file, and writes no figure."""
+    root = copy_run(small_run, tmp_path / "run")
+    rules = root / "workflow/rules/articles.smk"
+    text = rules.read_text()
+    edited = (text.replace("        speed=paths.SPEED_CSV,\n        code=job_code(\"machine_speed\"),",
+                           "        code=job_code(\"machine_speed\"),", 1)
+              .replace("        software=pinned(\"machine_speed\"),",
+                       "        software=pinned(\"machine_speed\"),\n        speed=paths.SPEED_CSV,", 1)
+              .replace("--speed {input.speed}\"\n        \" --svg {output} 2> {log}",
+                       "--speed {params.speed}\"\n        \" --svg {output} 2> {log}", 1))
+    assert edited.count("{params.speed}") == 1 and edited.count("speed=paths.SPEED_CSV") == text.count(
+        "speed=paths.SPEED_CSV")
+    rules.write_text(edited)
+    proc = snakemake(root, "--force", "machine_speed")
+    assert proc.returncode != 0, proc.stderr[-3000:]
+    log = (root / paths.report_log("machine_speed")).read_text().strip().splitlines()
+    assert log[-1] == ("attnrepro.report: rule machine_speed read files not among its inputs: "
+                       "results/speed.csv (add it to its rule's input:)")
+    assert not (root / paths.SPEED).exists()  # removed by Snakemake
+
+
+JOB_SHELL = '"{params.job} '  # how the shell of a job opens, in a rule file
+
+
+def _rule_blocks():
+    """(rule file, the text of one rule or checkpoint) of every rule file."""
     import re
 
-    pairs = []
     for smk in sorted((REPO / "workflow/rules").glob("*.smk")):
-        blocks = re.split(r"\n(?=\s*(?:rule|checkpoint)\b)", smk.read_text())
-        for block in blocks:
-            given = re.search(r"job=job_env\((.+)\),", block)
-            if given is None:
-                continue
-            named = re.search(r"name:\s*\n\s*(.+)\n", block) or re.search(r"checkpoint (\w+):", block)
-            name = named[1].strip().rstrip(",")
-            pairs.append((smk.name, given[1], name if named.re.pattern.startswith("name") else f'"{name}"'))
-    assert len(pairs) >= 15
-    assert [p for p in pairs if p[1] != p[2]] == []
+        for block in re.split(r"\n(?=\s*(?:rule|checkpoint)\b)", smk.read_text())[1:]:
+            yield smk.name, block
+
+
+@functools.lru_cache(maxsize=None)
+def _rules(configfile):
+    """{rule: {"inputs", "shell", "log", "job"}} of the workflow under ``configfile``
+    (tests/rule_inputs.py --shell: the workflow read as Snakemake reads it, each rule's job_env given
+    no input)."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    proc = subprocess.run([sys.executable, str(REPO / "tests/rule_inputs.py"), "--shell", configfile],
+                          cwd=REPO, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("configfile", ["config/small.yaml", "config/evidence.yaml"])
+def test_every_rule_gives_its_job_its_own_name(configfile):
+    """No rule writes its name for its job: each calls ``job_env()`` with no argument and opens its
+    shell with ``{params.job}``, which names the rule Snakemake defined it as (job_env finds it);
+    here, each rule's params.job as Snakemake evaluates it. The small run checks the records' rules
+    against Snakemake's (test_every_job_of_the_small_run_recorded_its_reads_all_declared)."""
+    import re
+    import shlex
+
+    blocks = list(_rule_blocks())
+    given = [(smk, call) for smk, block in blocks for call in re.findall(r"job=job_env\((.*)\)", block)]
+    assert len(given) >= 15 and {call for _, call in given} == {""}
+    assert [smk for smk, block in blocks if reads.RULE_ENV in block or reads.DECLARED_ENV in block] == []
+    jobs = {name: rule["job"] for name, rule in _rules(configfile).items() if rule["job"] is not None}
+    assert len(jobs) >= 15 and {"ledger", "archive", "train_case", "numerics_settings"} <= set(jobs)
+    named = {name: shlex.split(job) for name, job in jobs.items()}
+    assert {name: words for name, words in named.items()
+            if words != [f"ATTNREPRO_RULE={name}", "ATTNREPRO_DECLARED="]} == {}
 
 
 # ---- wherever results/ lives: a link out of the repository (a cluster's scratch) ----
@@ -520,3 +616,18 @@ def test_the_jobs_outputs_are_not_its_inputs_though_it_did_not_write_them_in_pyt
     assert harness.run_job(_job(work, outputs=[root / "results/out.txt"])) == 0
     found = json.loads((root / "results/logs/report/x.reads.json").read_text())
     assert found["files"] == ["results/other.txt"]
+
+
+@pytest.mark.parametrize("configfile", ["config/small.yaml", "config/evidence.yaml"])
+def test_every_job_sends_its_stderr_to_a_log_under_results_logs(configfile):
+    """Every rule whose shell runs a job (opens with JOB_SHELL) ends it with ``2> {log}``, its log a
+    ``.log`` under results/logs: the job's record is written beside it (a Snakemake job whose stderr is
+    no log fails: its record would be nowhere, and an older one would stay in its place)."""
+    rules = _rules(configfile)
+    jobs = {name: rule for name, rule in rules.items() if rule["shell"].startswith(JOB_SHELL[1:])}
+    assert {name for name, rule in rules.items() if rule["job"] is not None} == set(jobs)
+    assert len(jobs) >= 15 and {"ledger", "archive", "train_case", "numerics_settings"} <= set(jobs)
+    wrong = {name: (rule["shell"][-12:], rule["log"]) for name, rule in jobs.items()
+             if not rule["shell"].endswith(" 2> {log}") or len(rule["log"]) != 1
+             or not rule["log"][0].endswith(".log") or not paths.under(rule["log"][0], paths.LOGS)}
+    assert wrong == {}

@@ -84,7 +84,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env("archive"),
+        job=job_env(),
         software=pinned("archive"),
         rules=rule_files,
     shell:

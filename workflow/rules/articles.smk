@@ -75,7 +75,7 @@ for article in EDITIONS.values():
             CONDA_ENV
         threads: 1
         params:
-            job=job_env(f"edition_{article.id}"),
+            job=job_env(),
             software=pinned("edition"),
             article=article.id,
             pin=NUMERICS["pin"],
@@ -124,7 +124,7 @@ for article in CHECKED.values():
             # its listings' interpreter up to its memory limit, and the check itself (preflight)
             mem_mb=preflight.check_mem_mb(article.memory_limit_mib),
         params:
-            job=job_env(f"check_{article.id}"),
+            job=job_env(),
             software=pinned("article_check"),
             pin=NUMERICS["pin"],
             id=article.id,
@@ -163,7 +163,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env("ledger_overview"),
+        job=job_env(),
         software=pinned("ledger_overview"),
         pin=NUMERICS["pin"],
     shell:
@@ -191,7 +191,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env("machine_speed"),
+        job=job_env(),
         software=pinned("machine_speed"),
         pin=NUMERICS["pin"],
     shell:

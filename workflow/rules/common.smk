@@ -27,12 +27,13 @@ from attnrepro import paths  # noqa: E402
 from attnrepro.articles import catalog as articles_catalog  # noqa: E402
 from attnrepro.dag import config as attnrepro_config  # noqa: E402
 from attnrepro.dag import code_inputs, plan, preflight  # noqa: E402
+from attnrepro.dag import declared as declared_inputs  # noqa: E402
 from attnrepro.dag import software as software_pins  # noqa: E402
 from attnrepro.resources import runtime  # noqa: E402
 from attnrepro.run import heartbeat as attnrepro_heartbeat  # noqa: E402
 from attnrepro.run import ownership as attnrepro_ownership  # noqa: E402
 from attnrepro.report.ledger import claims_check  # noqa: E402
-from attnrepro.run import reads, usage  # noqa: E402
+from attnrepro.run import usage  # noqa: E402
 
 # A bad config or claims file stops Snakemake here, before any job, with its message alone (naming
 # file and key on each line): sys.exit prints just that; a WorkflowError adds the line of this file
@@ -225,21 +226,23 @@ def alternatives(names):
 
 
 # What a job read (src/attnrepro/run/reads.py): every shell that runs a job entry opens with
-# {params.job} (job_env), which tells the job harness its rule and its declared inputs outside
-# results/ (the results files it reads are on its command line). A job that reads a project file
-# its rule does not declare fails, naming the rule and the file; its record of what it read is
-# written beside its log (where its stderr goes).
-def job_env(rule_name):
-    """A params function: `ATTNREPRO_RULE=<rule> ATTNREPRO_DECLARED=<the job's inputs outside
-    results/, joined by os.pathsep>` (attnrepro.run.reads), the start of the job's shell.
-    """
-    import shlex
+# {params.job} (job_env: the rule's name and every file of its input, results files included)
+# and ends with `2> {log}`, where the job's record of what it read is written beside it. A job
+# reading a project file that is not among those inputs fails, naming the rule and the file; a
+# file passed through params is no input of it.
+def job_env():
+    """A params function: `ATTNREPRO_RULE=<its rule's name> ATTNREPRO_DECLARED=<every input file
+    of the job, compacted>` (attnrepro.dag.declared). The name is Snakemake's own, that of the
+    one rule whose params hold this function (each call makes a new one), never written twice (a
+    shell's `{rule}` would give it too, but `snakemake --lint` takes it for a global variable). A
+    job with more inputs than one variable of its environment holds is refused here, naming the
+    config keys that multiply them."""
 
     def job(wildcards, input):
-        declared = sorted({f for f in input if not paths.under(f, paths.RESULTS)})
-        return (
-            f"{reads.RULE_ENV}={shlex.quote(rule_name)}"
-            f" {reads.DECLARED_ENV}={shlex.quote(os.pathsep.join(declared))}"
-        )
+        (rule,) = [r.name for r in workflow.rules if any(p is job for p in r.params)]
+        try:
+            return declared_inputs.handed_down(rule, input, config)
+        except ValueError as error:
+            raise WorkflowError(str(error))
 
     return job

@@ -129,7 +129,7 @@ checkpoint numerics_settings:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env("numerics_settings"),
+        job=job_env(),
         software=pinned("sweep_probe"),
         kernels=" ".join(NUMERICS.get("kernels", [])),
         masks=" ".join(NUMERICS.get("numpy_masks", ["default"])),
@@ -166,7 +166,7 @@ for exp_id, exp_cases in sweep_plan.sweep_cases(config).items():
             mem_mb=job_memory(exp.id),
             runtime=job_runtime(exp.id),
         params:
-            job=job_env(f"numerics_{exp.id}_case"),
+            job=job_env(),
             software=pinned_in_main_environment("sweep_case", exp.module),
             json=case_params(exp.id),
             experiment=exp.id,
@@ -214,7 +214,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env(evidence.NUMERICS.target),
+        job=job_env(),
         software=pinned("numerics", *listings_code_module()),
         pin=NUMERICS["pin"],
         expected=lambda wildcards: expected_params(numerics_data(wildcards)),
@@ -258,7 +258,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env(evidence.SEEDS.target),
+        job=job_env(),
         software=pinned("seeds"),
         pin=NUMERICS["pin"],
         expected=expected_params(seed_trainings()),
@@ -291,7 +291,7 @@ rule:
         # to start and write (the profile's flat runtime would end it first)
         runtime=math.ceil(LISTINGS.get("timeout_s", 3600) / 60) + 1,
     params:
-        job=job_env("listings_article"),
+        job=job_env(),
         software=pinned("listings_run"),
         pin=NUMERICS["pin"],
         timeout=LISTINGS.get("timeout_s", 3600),
@@ -331,7 +331,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env(evidence.LISTINGS.target),
+        job=job_env(),
         software=pinned("listings"),
         pin=NUMERICS["pin"],
     shell:

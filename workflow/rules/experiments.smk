@@ -96,7 +96,7 @@ for exp in plan.EXPERIMENTS.values():
             mem_mb=job_memory(exp.id),
             runtime=job_runtime(exp.id),
         params:
-            job=job_env(f"{exp.id}_case"),
+            job=job_env(),
             software=pinned(ENTRY, exp.module),
             json=case_params(exp.id),
             experiment=exp.id,
@@ -141,7 +141,7 @@ rule:
         mem_mb=job_memory("train"),
         runtime=job_runtime("train"),
     params:
-        job=job_env("seed_training_case"),
+        job=job_env(),
         software=pinned("experiment", TRAIN.module),
         json=case_params("train", SEED_EXTRA),
         article=TRAIN.article,

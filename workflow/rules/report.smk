@@ -140,7 +140,7 @@ for product in catalog.PRODUCTS.values():
             CONDA_ENV
         threads: 1
         params:
-            job=job_env(f"{product.kind}_{product.name}"),
+            job=job_env(),
             software=pinned(product.kind, product.module),
             kind=product.kind,
             builder=product.builder,
@@ -192,7 +192,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env("ledger"),
+        job=job_env(),
         software=pinned("ledger", *ledger_evidence_code()),
         evidence=evidence_options,
         pin=NUMERICS["pin"],
@@ -243,7 +243,7 @@ rule:
         CONDA_ENV
     threads: 1
     params:
-        job=job_env("index"),
+        job=job_env(),
         software=pinned("index"),
         # which editions are not built, and why: the index says so, and is rebuilt when they appear
         # (a function: articles.smk, which decides which are built, may be included after this file)

@@ -15,7 +15,8 @@ to :func:`run_job`, which does, in this order:
    them (``attnrepro.run.io.check_inputs``; that module loads NumPy, so it is imported only now);
 5. the work; its status (None is 0);
 6. what the job read, recorded from the start (:mod:`attnrepro.run.reads`), written beside its log
-   (a job whose record cannot be written ends with status 1: its earlier record is removed first);
+   (a job whose record cannot be written ends with status 1: its earlier record is removed first;
+   so does a Snakemake job whose stderr is no log, which leaves its record nowhere);
    under Snakemake, a read of a project file its rule does not declare ends it with status 1 and
    one line naming the rule and each file with its fix.
 
@@ -32,6 +33,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from attnrepro import paths
 from attnrepro.numerics import canonical, threads
 from attnrepro.run import ownership, reads, usage
 
@@ -134,15 +136,21 @@ def run_job(job, *, prefix=PREFIX, pin=canonical.SETTING, setting=None, n_thread
 def finish(recording, outputs, prefix=PREFIX):
     """End ``recording`` (attnrepro.run.reads) and write its record beside the job's log; the
     record (None for a nested job: its outer job records both) and whether it was written. A record
-    that cannot be written (its earlier one is removed first) is said in one line on stderr."""
+    that cannot be written (its earlier one is removed first), or under Snakemake a job whose stderr
+    is no log (reads.stderr_log: the record would be nowhere), is said in one line on stderr."""
     reads.stop(recording)
     if recording is None:
         return None, True  # pragma: no mutate (equivalent: run_job reads no "written" of a nested job)
     main = sys.modules.get("__main__")
     entry = getattr(getattr(main, "__spec__", None), "name", None)
     found = reads.record(recording, outputs, entry)
+    log = reads.stderr_log()
+    if log is None and os.environ.get(reads.RULE_ENV):
+        print(f"{prefix}: cannot write the record of what the job read: its stderr is no .log under "
+              f"{paths.LOGS} (its rule's shell ends with 2> {{log}})", file=sys.stderr)
+        return found, False
     try:
-        reads.write(found, reads.stderr_log())
+        reads.write(found, log)
     except OSError as error:
         print(f"{prefix}: cannot write the record of what the job read: {error}", file=sys.stderr)
         return found, False

@@ -16,15 +16,16 @@ sit in the repository), and anything outside the run (the standard library, ``/t
 in the run when its real path or its absolute path lies in the repository, or its real path in the
 real folder of ``results/`` (a link to a cluster's scratch is checked as a folder is).
 
-Under Snakemake the rule's shell sets :data:`RULE_ENV` (its name) and :data:`DECLARED_ENV` (its
-inputs outside ``results/``, joined by ``os.pathsep``; the results files it reads are named on its
-command line, which the rule fills from its inputs): ``job_env`` in workflow/rules/common.smk. A
-job that read a project file its rule does not declare then fails (:func:`undeclared`), with one
-line naming the rule and each file with its fix (:func:`fix`). By hand (no :data:`RULE_ENV`)
-nothing is checked.
+Under Snakemake the rule's shell sets :data:`RULE_ENV` (its name, as Snakemake knows it) and
+:data:`DECLARED_ENV` (every file of its ``input:``, results files included, in the compact form of
+:func:`compact`): ``job_env`` in workflow/rules/common.smk. The command line declares nothing: a
+file passed through a rule's ``params:`` is no input of it. A job that read a project file its
+rule does not declare then fails (:func:`undeclared`), with one line naming the rule and each file
+with its fix (:func:`fix`). By hand (no :data:`RULE_ENV`) nothing is checked.
 The record is written beside the job's log, the file its stderr goes to (a rule's ``2> {log}``,
-:func:`stderr_log`; :func:`attnrepro.paths.reads_of_log`), and nowhere when stderr is no log; an
-earlier run's record is removed first, and a job that cannot write its own fails.
+:func:`stderr_log`; :func:`attnrepro.paths.reads_of_log`); by hand, nowhere when stderr is no log.
+An earlier run's record is removed first, and a job that cannot write its own fails (under
+Snakemake, a job whose stderr is no log among them: attnrepro.run.harness).
 """
 
 import json
@@ -38,6 +39,9 @@ from attnrepro import paths
 READ_EVENT = "attnrepro.read"  # sys.audit(READ_EVENT, path): a file read outside Python's open
 RULE_ENV = "ATTNREPRO_RULE"
 DECLARED_ENV = "ATTNREPRO_DECLARED"
+# the longest DECLARED_ENV value handed down: one string of a process's environment holds at most
+# 128 KiB on Linux (MAX_ARG_STRLEN), its name and the end of the string included
+DECLARED_MAX = 120_000
 RECORDS = (".snakemake", ".git", paths.LOGS, paths.BENCHMARKS)  # the run's records, not inputs
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _active = []  # the recording in progress (at most one: a nested job records into it)
@@ -185,16 +189,39 @@ def record(recording, outputs=(), entry=None):
             "modules": modules}
 
 
-def declared(argv=None, environ=None):
-    """The project files the job's rule declares (repository-relative): :data:`DECLARED_ENV` and
-    the paths its command line names (``--inputs FILE ...``, ``--input NAME=FILE``)."""
+def compact(names):
+    """The files ``names`` as :data:`DECLARED_ENV` holds them: sorted, each written as the length of
+    the start it shares with the one before, a space and the rest (``src/a.py``, ``src/b.py``:
+    ``0 src/a.py:4 b.py``), joined by ``os.pathsep``: a rule's thousands of results files take a
+    few bytes each. ValueError for a name holding ``os.pathsep``."""
+    entries, previous = [], ""
+    for name in sorted(set(map(str, names))):
+        if os.pathsep in name:
+            raise ValueError(f"{name}: an input whose name holds {os.pathsep!r} cannot be declared")
+        shared = len(os.path.commonprefix([previous, name]))
+        entries.append(f"{shared} {name[shared:]}")
+        previous = name
+    return os.pathsep.join(entries)
+
+
+def expand(text):
+    """The file names that :func:`compact` wrote as ``text``, in its order."""
+    names, previous = [], ""  # pragma: no mutate (equivalent: compact's first entry shares 0 characters)
+    for entry in filter(None, text.split(os.pathsep)):
+        shared, _, rest = entry.partition(" ")
+        previous = previous[:int(shared)] + rest
+        names.append(previous)
+    return names
+
+
+def declared(environ=None):
+    """The project files the job's rule declares (repository-relative): the files of its ``input:``
+    that :data:`DECLARED_ENV` hands down (:func:`expand`); none without it. Never the command line:
+    a file a rule passes through ``params:`` is no input of it."""
     environ = os.environ if environ is None else environ
-    names = [n for n in environ.get(DECLARED_ENV, "").split(os.pathsep) if n]
-    for token in sys.argv[1:] if argv is None else argv:
-        if not token.startswith("-"):
-            names.append(token.partition("=")[2] if "=" in token else token)
     recording = Recording()
-    return {r for r in map(recording.relative, filter(None, names)) if r is not None}
+    found = map(recording.relative, expand(environ.get(DECLARED_ENV, "")))
+    return {name for name in found if name is not None}
 
 
 def undeclared(found, declared_files):
