@@ -1,0 +1,187 @@
+"""Every kind of read a job can make is recorded (attnrepro.run.reads): pyarrow's and pandas'
+Parquet readers (C++), sqlite3, child processes (forked, fresh Python, any program) and a read at
+import time. For each: a rule's job that reads an undeclared project file that way fails with one
+line naming it and its fix; declared, it passes; its record lists the file."""
+
+import json
+import multiprocessing
+import os
+import pathlib
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import REPO
+
+from attnrepro import paths
+from attnrepro.numerics import canonical, threads
+from attnrepro.run import child_reads, harness, native_reads, ownership, reads
+
+RULE = "kinds"
+LOG = "results/logs/report/kinds.log"
+
+
+@pytest.fixture
+def root(monkeypatch, tmp_path):
+    """A repository in tmp_path/repo holding data/x.parquet, data/x.db and data/x.txt; the
+    harness's start without its effects; the job's record written beside LOG."""
+    root = tmp_path / "repo"
+    (root / "data").mkdir(parents=True)
+    (root / LOG).parent.mkdir(parents=True)
+    pd.DataFrame({"a": [1.0, 2.0]}).to_parquet(root / "data/x.parquet")
+    with sqlite3.connect(root / "data/x.db") as db:
+        db.execute("create table t (a)")
+    (root / "data/x.txt").write_text("read by the job")
+    monkeypatch.setattr(paths, "REPO", root)
+    monkeypatch.setattr(ownership, "start", lambda: None)
+    monkeypatch.setattr(threads, "limit", lambda n: n)
+    monkeypatch.setattr(canonical, "apply", lambda pin: {"pin": pin})
+    monkeypatch.setattr(reads, "stderr_log", lambda: root / LOG)
+    monkeypatch.setattr("sys.argv", ["entry"])
+    monkeypatch.setenv(reads.RULE_ENV, RULE)
+    monkeypatch.chdir(root)
+    return root
+
+
+def _refusal(name):
+    return f"attnrepro: rule {RULE} read files not among its inputs: {name} ({reads.fix(name)})\n"
+
+
+def _checked(root, monkeypatch, capsys, work, name):
+    """Run ``work`` as a rule's job twice, ``name`` undeclared then declared: the first fails with
+    one line naming it, the second passes; both records list it."""
+    monkeypatch.setenv(reads.DECLARED_ENV, "")
+    assert harness.run_job(lambda state: harness.Job(work)) == 1
+    assert capsys.readouterr().err == _refusal(name)
+    assert json.loads((root / "results/logs/report/kinds.reads.json").read_text())["files"] == [name]
+    monkeypatch.setenv(reads.DECLARED_ENV, name)
+    assert harness.run_job(lambda state: harness.Job(work)) == 0, capsys.readouterr().err
+    assert json.loads((root / "results/logs/report/kinds.reads.json").read_text())["files"] == [name]
+
+
+def test_pyarrow_read_table(root, monkeypatch, capsys):
+    _checked(root, monkeypatch, capsys, lambda: pq.read_table("data/x.parquet") and None, "data/x.parquet")
+
+
+def test_pyarrow_parquet_file(root, monkeypatch, capsys):
+    _checked(root, monkeypatch, capsys, lambda: pq.ParquetFile(root / "data/x.parquet").read() and None,
+             "data/x.parquet")
+
+
+def test_pandas_read_parquet(root, monkeypatch, capsys):
+    _checked(root, monkeypatch, capsys, lambda: pd.read_parquet("data/x.parquet").empty, "data/x.parquet")
+
+
+def test_a_parquet_folder_is_each_of_its_files(root, monkeypatch, capsys):
+    (root / "data/x.txt").unlink()
+    (root / "data/x.db").unlink()
+    _checked(root, monkeypatch, capsys, lambda: pd.read_parquet(root / "data").empty, "data/x.parquet")
+
+
+def test_sqlite3(root, monkeypatch, capsys):
+    def work():
+        with sqlite3.connect("data/x.db") as db:
+            db.execute("select * from t").fetchall()
+    _checked(root, monkeypatch, capsys, work, "data/x.db")
+
+
+def test_a_python_child(root, monkeypatch, capsys):
+    def work():
+        subprocess.run([sys.executable, "-c", "open('data/x.txt').read()"], check=True)
+    _checked(root, monkeypatch, capsys, work, "data/x.txt")
+
+
+def test_a_program_named_the_file_on_its_command_line(root, monkeypatch, capsys):
+    def work():
+        subprocess.run(["cat", "data/x.txt"], check=True, stdout=subprocess.DEVNULL)
+    _checked(root, monkeypatch, capsys, work, "data/x.txt")
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_pool_worker(root, monkeypatch, capsys, method):
+    def work():
+        with multiprocessing.get_context(method).Pool(1) as pool:
+            assert pool.map(pathlib.Path.read_text, [root / "data/x.txt"]) == ["read by the job"]
+    _checked(root, monkeypatch, capsys, work, "data/x.txt")
+
+
+def test_the_children_environment_is_the_jobs_own_and_restored(root, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", "/before")
+    recording = reads.start()
+    try:
+        folder = recording.side.folder
+        assert os.environ["PYTHONPATH"] == f"{folder}{os.pathsep}/before"
+        assert os.environ[child_reads.SIDE_ENV] == f"{folder}/reads.txt"
+        assert os.environ[child_reads.ROOT_ENV] == str(root)
+        assert (pathlib.Path(folder) / "sitecustomize.py").read_text() == child_reads.STARTUP
+    finally:
+        reads.stop(recording)
+    assert os.environ["PYTHONPATH"] == "/before" and child_reads.SIDE_ENV not in os.environ
+    assert not os.path.exists(folder)
+
+
+# ---- a read at import time, in an entry run as `python -m attnrepro.jobs.<command>` ----
+ENTRY = '''\
+import sys
+
+from attnrepro.run import harness
+
+DATA = open("data/x.txt").read()  # at import, before the harness starts
+
+
+def main():
+    return harness.run_job(lambda state: harness.Job(lambda: None), pin=None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def _entry(root, environ):
+    """Run the entry attnrepro.jobs.reads_at_import of the copy ``root``, its stderr to its log."""
+    env = {**os.environ, "PYTHONPATH": str(root / "src"), **environ}
+    with open(root / LOG, "w") as log:
+        done = subprocess.run([sys.executable, "-m", "attnrepro.jobs.reads_at_import"], cwd=root, env=env,
+                              stderr=log)
+    return done.returncode, (root / LOG).read_text().splitlines()[-1:]
+
+
+def test_a_read_at_import_time(tmp_path):
+    import shutil
+
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "src", root / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "src/attnrepro/jobs/reads_at_import.py").write_text(textwrap.dedent(ENTRY))
+    (root / "data").mkdir()
+    (root / "data/x.txt").write_text("read at import")
+    (root / LOG).parent.mkdir(parents=True)
+    environ = {reads.DECLARED_ENV: ""}
+    assert _entry(root, environ)[0] == 0  # by hand: recorded, not checked
+    record = root / "results/logs/report/kinds.reads.json"
+    found = json.loads(record.read_text())["files"]
+    assert "data/x.txt" in found and "src/attnrepro/jobs/reads_at_import.py" in found
+    modules = [f for f in found if f != "data/x.txt"]
+    environ = {reads.RULE_ENV: RULE, reads.DECLARED_ENV: os.pathsep.join(modules)}
+    assert _entry(root, environ) == (1, [_refusal("data/x.txt").strip()])
+    environ[reads.DECLARED_ENV] = os.pathsep.join(found)
+    assert _entry(root, environ)[0] == 0
+    assert json.loads(record.read_text())["files"] == found
+
+
+def test_the_recording_begins_only_for_an_entry_of_the_package():
+    assert reads.begin("attnrepro.jobs", ["python", "-m", "pytest"]) is None
+    assert reads.begin("attnrepro.jobs", ["python", "-c", "x", "-m"]) is None
+    assert reads.begin("attnrepro.jobs", ["python", "-m", "attnrepro.jobsx"]) is None
+
+
+def test_native_readers_are_wrapped_once():
+    native_reads.watch()
+    wrapped = pq.read_table
+    assert getattr(wrapped, native_reads.MARK) and native_reads.wrapped(wrapped) is wrapped
+    assert native_reads.files_of(["a", 3, pathlib.Path("b")]) == ["a", "b"]
