@@ -96,6 +96,21 @@ def test_a_python_child(root, monkeypatch, capsys):
     _checked(root, monkeypatch, capsys, work, "data/x.txt")
 
 
+def test_a_module_a_python_child_imports_from_its_cache(root, monkeypatch, capsys):
+    """An import opens the module's bytecode cache only (when current): its source is the read."""
+    import importlib.util
+    import py_compile
+
+    (root / "helper.py").write_text("VALUE = 1\n")
+    py_compile.compile(root / "helper.py", cfile=importlib.util.cache_from_source(str(root / "helper.py")))
+
+    def work():
+        subprocess.run([sys.executable, "-c", "import helper"], check=True)
+    _checked(root, monkeypatch, capsys, work, "helper.py")
+    assert reads._source("a/__pycache__/b.cpython-311.opt-1.pyc") == "a/b.py"
+    assert reads._source("a/b.pyc") == "a/b.pyc" and reads._source("a/__pycache__/b.pyc") == "a/__pycache__/b.pyc"
+
+
 def test_a_program_named_the_file_on_its_command_line(root, monkeypatch, capsys):
     def work():
         subprocess.run(["cat", "data/x.txt"], check=True, stdout=subprocess.DEVNULL)
