@@ -1,13 +1,27 @@
 """What a job read, recorded for its whole life, and the check that it declared all of it.
 
-The job harness (:func:`attnrepro.run.harness.run_job`) records, from its start to the job's end:
+The job harness (:func:`attnrepro.run.harness.run_job`) records, from the job entry's first import
+(:func:`begin`, which ``attnrepro.jobs`` calls; the harness takes it over, :func:`start`) to the
+job's end:
 
 - the **files** of the project (the repository, :data:`attnrepro.paths.REPO`) that the job opened
   in a mode that can read what it held (``"r"``, ``"r+"``, ``"a+"``; :func:`_reading`): Python's
-  ``open`` audit event (``open``, ``os.open``, ``io.open_code``), and the
-  :data:`READ_EVENT` that :mod:`attnrepro.run.io` raises for a Parquet file (pyarrow opens those
-  in C++, where no audit event is raised);
+  ``open`` audit event (``open``, ``os.open``, ``io.open_code``; a module imported from its
+  bytecode cache counts as its source), the :data:`READ_EVENT` that pyarrow's readers raise once
+  wrapped (:mod:`attnrepro.run.native_reads`: pyarrow opens a path in C++, where no audit event is
+  raised; ``pandas.read_parquet`` goes through them), a ``sqlite3`` database connected to, and the
+  reads of its child processes (:mod:`attnrepro.run.child_reads`: forked, fresh Python, and the
+  files named on the command line of any program it starts);
 - the **modules** of the package it imported: ``sys.modules`` at the job's end, by their file.
+
+Still unseen: a program other than Python reading a file its command line does not name (a
+script reading a fixed path, a shell's glob or redirection ``< FILE``); a Python child started
+without the job's environment (``env=`` without :data:`attnrepro.run.child_reads.SIDE_ENV` and
+``PYTHONPATH``), with ``-I``, ``-E`` or ``-S``, or in which the package cannot be imported;
+files a Python child opens before its ``site`` startup; a file opened in C++ by another library
+than pyarrow's wrapped readers (:data:`attnrepro.run.native_reads.READERS`), or by a pyarrow
+reader imported by a name before the recording began (``from pyarrow.parquet import
+read_table``); a forkserver started before the recording.
 
 Not inputs (:func:`is_input`): a file the job wrote before reading it (its outputs and their
 temporaries), the run's records (``.snakemake/``, ``results/logs/``, ``results/benchmarks/``),
