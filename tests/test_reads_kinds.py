@@ -201,3 +201,29 @@ def test_native_readers_are_wrapped_once():
     wrapped = pq.read_table
     assert getattr(wrapped, native_reads.MARK) and native_reads.wrapped(wrapped) is wrapped
     assert native_reads.files_of(["a", 3, pathlib.Path("b")]) == ["a", "b"]
+
+
+def test_a_sqlite_database_is_its_file_and_none_in_memory():
+    assert reads._sqlite(":memory:") is None and reads._sqlite("") is None
+    assert reads._sqlite("file::memory:?cache=shared") is None
+    assert reads._sqlite("file:data/x.db?mode=ro") == "data/x.db"
+    assert reads._sqlite(b"data/x.db") == "data/x.db"
+
+
+def test_the_files_a_command_line_names(root):
+    (root / "data/y y.txt").write_text("")
+    data = str(root / "data")
+    line = ["cat", "x.txt", "--db=x.db", "z"]
+    named = child_reads.named_files("subprocess.Popen", ("cat", line, data, None))
+    assert named == [f"{data}/x.txt", f"{data}/x.db"]
+    shell = ["/bin/sh", "-c", "wc -l data/x.txt 'data/y y.txt' > out"]
+    assert child_reads.named_files("subprocess.Popen", ("/bin/sh", shell, None, None)) == [
+        "/bin/sh", f"{root}/data/x.txt", f"{root}/data/y y.txt"]  # the shell: outside the run
+    assert child_reads.named_files("os.system", (b"cat data/x.txt",)) == [f"{root}/data/x.txt"]
+    assert child_reads.named_files("os.system", ("cat 'data/x.txt",)) == []  # an unclosed quote: no such word
+    assert child_reads.named_files("os.posix_spawn", ("/bin/cat", ["cat", "data/x.db"], {})) == [
+        f"{root}/data/x.db"]
+    assert child_reads.named_files("os.spawn", (0, "/bin/cat", ["cat", "data/x.db"], {})) == [
+        f"{root}/data/x.db"]
+    assert child_reads.named_files("os.exec", ("/bin/cat", ("cat", root / "data/x.db", 3), {})) == [
+        f"{root}/data/x.db"]
