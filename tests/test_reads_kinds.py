@@ -227,3 +227,18 @@ def test_the_files_a_command_line_names(root):
         f"{root}/data/x.db"]
     assert child_reads.named_files("os.exec", ("/bin/cat", ("cat", root / "data/x.db", 3), {})) == [
         f"{root}/data/x.db"]
+
+
+def test_the_side_folder_of_a_killed_job_is_removed_by_the_next(tmp_path):
+    code = "import os; print(os.getpid())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    dead = int(done.stdout)
+    for name in (f"attnrepro-reads-{dead}-abc", f"attnrepro-reads-{os.getpid()}-abc", "attnrepro-reads-x-abc",
+                 f"other-{dead}-abc"):
+        (tmp_path / name).mkdir()
+    (tmp_path / f"attnrepro-reads-{dead}-file").write_text("")
+    assert child_reads.remove_stale(tmp_path) == [str(tmp_path / f"attnrepro-reads-{dead}-abc")]
+    assert {p.name for p in tmp_path.iterdir()} == {
+        f"attnrepro-reads-{dead}-file", f"attnrepro-reads-{os.getpid()}-abc", "attnrepro-reads-x-abc",
+        f"other-{dead}-abc"}
+    assert child_reads._alive(1)  # init: another user's process, or ours

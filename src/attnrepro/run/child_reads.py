@@ -11,7 +11,8 @@
 - **Any program** (``cat FILE``, ``os.system``, ``os.exec*``, ``os.posix_spawn``, ``os.spawn*``):
   the files its command line names (:func:`named_files`, from the audit event of its start).
 
-The job's process reads the side file when its recording stops (:meth:`Side.close`).
+The job's process reads the side file when its recording stops (:meth:`Side.close`), and removes
+its folder; a killed job cannot, and the next job's start removes it (:func:`remove_stale`).
 """
 
 import os
@@ -22,6 +23,7 @@ import tempfile
 SIDE_ENV = "ATTNREPRO_READS_SIDE"  # the side file: a child appends each file it read, one a line
 ROOT_ENV = "ATTNREPRO_READS_ROOT"  # the repository the job records for
 PYTHONPATH = "PYTHONPATH"
+PREFIX = "attnrepro-reads-"  # a side folder's name: PREFIX, its job's pid, "-", random letters
 STARTUP = '''"""Written by attnrepro.run.child_reads: a Python process started by a job records what it
 reads into the job's record."""
 try:
@@ -43,7 +45,8 @@ class Side:
 
     def __init__(self, root):
         self.root = os.fspath(root)
-        self.folder = tempfile.mkdtemp(prefix="attnrepro-reads-")
+        remove_stale()
+        self.folder = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
         self.path = os.path.join(self.folder, "reads.txt")
         with open(self.path, "w"):
             pass
@@ -71,6 +74,30 @@ class Side:
             names = [line.rstrip("\n") for line in side if line.strip()]
         shutil.rmtree(self.folder, ignore_errors=True)
         return names
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale(where=None):
+    """Remove the side folders left in the temporary folder ``where`` (default: tempfile's) by jobs
+    that were killed (a killed process removes nothing): those whose job's pid is no process now.
+    The folders removed."""
+    where = tempfile.gettempdir() if where is None else where
+    removed = []
+    for entry in os.scandir(where):
+        pid = entry.name.removeprefix(PREFIX).partition("-")[0]
+        if entry.name.startswith(PREFIX) and pid.isdigit() and entry.is_dir() and not _alive(int(pid)):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.path)
+    return removed
 
 
 def append(path, name):
