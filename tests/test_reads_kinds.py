@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPO
+from conftest import REPO, not_in_a_mutant
 
 from attnrepro import paths
 from attnrepro.numerics import canonical, threads
@@ -120,6 +120,8 @@ def test_a_program_named_the_file_on_its_command_line(root, monkeypatch, capsys)
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_a_pool_worker(root, monkeypatch, capsys, method):
+    if method == "spawn":  # its worker runs mutmut's trampolines outside mutmut's process, and dies
+        not_in_a_mutant("a spawned pool worker")
     def work():
         with multiprocessing.get_context(method).Pool(1) as pool:
             assert pool.map(pathlib.Path.read_text, [root / "data/x.txt"]) == ["read by the job"]
