@@ -209,6 +209,7 @@ def test_a_sqlite_database_is_its_file_and_none_in_memory():
     assert reads._sqlite(":memory:") is None and reads._sqlite("") is None
     assert reads._sqlite("file::memory:?cache=shared") is None
     assert reads._sqlite("file:data/x.db?mode=ro") == "data/x.db"
+    assert reads._sqlite("file:data/x.db?mode=ro&vfs=a?b") == "data/x.db"
     assert reads._sqlite(b"data/x.db") == "data/x.db"
 
 
@@ -218,6 +219,11 @@ def test_the_files_a_command_line_names(root):
     line = ["cat", "x.txt", "--db=x.db", "z"]
     named = child_reads.named_files("subprocess.Popen", ("cat", line, data, None))
     assert named == [f"{data}/x.txt", f"{data}/x.db"]
+    (root / "data/3").write_text("")
+    (root / "data/k=x.txt").write_text("")
+    line = ["cat", "'x.txt'", 3, "--in=k=x.txt"]  # a quoted word is a name with quotes
+    named = child_reads.named_files("subprocess.Popen", ("cat", line, data, None))
+    assert named == [f"{data}/3", f"{data}/k=x.txt"]
     shell = ["/bin/sh", "-c", "wc -l data/x.txt 'data/y y.txt' > out"]
     assert child_reads.named_files("subprocess.Popen", ("/bin/sh", shell, None, None)) == [
         "/bin/sh", f"{root}/data/x.txt", f"{root}/data/y y.txt"]  # the shell: outside the run
@@ -231,16 +237,110 @@ def test_the_files_a_command_line_names(root):
         f"{root}/data/x.db"]
 
 
-def test_the_side_folder_of_a_killed_job_is_removed_by_the_next(tmp_path):
-    code = "import os; print(os.getpid())"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    dead = int(done.stdout)
-    for name in (f"attnrepro-reads-{dead}-abc", f"attnrepro-reads-{os.getpid()}-abc", "attnrepro-reads-x-abc",
-                 f"other-{dead}-abc"):
+def test_the_side_folder_of_a_killed_job_is_removed_by_the_next(monkeypatch, tmp_path):
+    dead, alive, others = 1000001, 1000002, 1000003
+
+    def kill(pid, signal):
+        assert signal == 0  # asks only whether it is a process
+        if pid == dead:
+            raise ProcessLookupError(pid)
+        if pid == others:
+            raise PermissionError(pid)
+
+    monkeypatch.setattr(child_reads.os, "kill", kill)
+    names = [f"attnrepro-reads-{pid}-abc" for pid in (dead, alive, others)]
+    for name in (*names, "attnrepro-reads-x-abc", f"other-{dead}-abc"):
         (tmp_path / name).mkdir()
     (tmp_path / f"attnrepro-reads-{dead}-file").write_text("")
-    assert child_reads.remove_stale(tmp_path) == [str(tmp_path / f"attnrepro-reads-{dead}-abc")]
+    assert child_reads.remove_stale(tmp_path) == [str(tmp_path / names[0])]
     assert {p.name for p in tmp_path.iterdir()} == {
-        f"attnrepro-reads-{dead}-file", f"attnrepro-reads-{os.getpid()}-abc", "attnrepro-reads-x-abc",
-        f"other-{dead}-abc"}
-    assert child_reads._alive(1)  # init: another user's process, or ours
+        f"attnrepro-reads-{dead}-file", *names[1:], "attnrepro-reads-x-abc", f"other-{dead}-abc"}
+
+
+def test_a_recording_begun_at_import_is_taken_over_by_the_job(root, monkeypatch):
+    monkeypatch.setattr("sys.orig_argv", ["python", "-m", "attnrepro.jobs.table", "--x"])
+    begun = reads.begin("attnrepro.jobs")
+    try:
+        assert begun is not None and not begun.job and reads._active == [begun]
+        assert reads.begin("attnrepro.jobs", ["python", "-m", "attnrepro.jobs.table"]) is None  # once
+        assert reads.start() is begun and begun.job
+        assert reads.start() is None  # a nested job's
+    finally:
+        reads.stop(begun)
+    assert reads._active == []
+    assert reads.begin("attnrepro.jobs", ["python", "-X", "dev", "-m", "attnrepro.jobs.x"]) is not None
+    reads.stop(reads._active[-1])
+
+
+def test_a_fresh_child_joins_the_recording_through_its_environment(root, monkeypatch, tmp_path):
+    side = tmp_path / "side.txt"
+    side.write_text("")
+    monkeypatch.setenv(child_reads.SIDE_ENV, str(side))
+    monkeypatch.delenv(child_reads.ROOT_ENV, raising=False)
+    assert reads.join() is None  # no repository named: nothing to join
+    monkeypatch.setenv(child_reads.ROOT_ENV, str(root))
+    joined = reads.join()
+    try:
+        assert joined.owner is None and joined.relay == str(side) and reads.join() is None
+        (root / "data/x.txt").read_text()
+        (root / "data/x.txt").read_text()  # once
+        native_reads.announce((), {"where": root / "data/x.db"})
+    finally:
+        reads._active.remove(joined)
+    assert side.read_text() == "data/x.txt\ndata/x.db\n"
+    child_reads.append(tmp_path / "gone.txt", "x")  # the job has ended: nothing
+    assert not (tmp_path / "gone.txt").exists()
+
+
+@pytest.mark.parametrize("keyword", native_reads.PATH_KEYWORDS)
+def test_a_reader_given_its_path_by_keyword(tmp_path, keyword):
+    recording = reads.start(tmp_path)
+    try:
+        native_reads.announce((), {"columns": "a", keyword: tmp_path / "x.parquet"})
+        native_reads.announce((), {"columns": "a"})
+    finally:
+        reads.stop(recording)
+    assert list(recording.read) == ["x.parquet"]
+
+
+def test_a_reader_is_wrapped_once_a_python_class_in_place_an_extension_type_subclassed():
+    import pyarrow as pa
+
+    def read(path):
+        return path
+
+    once = native_reads.wrapped(read)
+    assert getattr(once, native_reads.MARK) is True and native_reads.wrapped(once) is once
+    assert once.__wrapped__ is read and once("p") == "p"
+
+    class Reader:
+        def __init__(self, path):
+            self.path = path
+
+    original = Reader.__init__
+    assert native_reads.wrapped(Reader) is Reader and Reader.__init__.__wrapped__ is original
+    assert getattr(Reader.__init__, native_reads.MARK) is True
+    assert native_reads.wrapped(Reader) is Reader and Reader.__init__.__wrapped__ is original
+    assert Reader("p").path == "p"
+    native = native_reads.wrapped(pa.lib.OSFile)
+    assert native is not pa.lib.OSFile and issubclass(native, pa.lib.OSFile)
+    assert native_reads.wrapped(native) is native
+
+
+def test_a_module_of_the_readers_imported_later_is_wrapped(monkeypatch, tmp_path):
+    (tmp_path / "later_reader.py").write_text("def read(path):\n    return 'read'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(native_reads.READERS, "later_reader", ("read",))
+    monkeypatch.delitem(sys.modules, "later_reader", raising=False)
+    native_reads.watch()
+    import later_reader
+
+    recording = reads.start(tmp_path)
+    try:
+        assert later_reader.read(tmp_path / "x.parquet") == "read"
+    finally:
+        reads.stop(recording)
+        sys.modules.pop("later_reader", None)
+    assert list(recording.read) == ["x.parquet"]
+    assert later_reader.__loader__.get_source("later_reader").startswith("def read")  # the loader's own
+    assert sum(isinstance(f, native_reads._Finder) for f in sys.meta_path) == 1

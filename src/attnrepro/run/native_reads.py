@@ -106,7 +106,7 @@ class _Loader:
         return getattr(self.loader, name)
 
     def create_module(self, spec):
-        return self.loader.create_module(spec)
+        return self.loader.create_module(spec)  # pragma: no mutate (equivalent: a source loader makes none)
 
     def exec_module(self, module):
         self.loader.exec_module(module)
