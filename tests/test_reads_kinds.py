@@ -344,3 +344,16 @@ def test_a_module_of_the_readers_imported_later_is_wrapped(monkeypatch, tmp_path
     assert list(recording.read) == ["x.parquet"]
     assert later_reader.__loader__.get_source("later_reader").startswith("def read")  # the loader's own
     assert sum(isinstance(f, native_reads._Finder) for f in sys.meta_path) == 1
+
+
+def test_an_open_by_descriptor_and_a_database_in_memory_read_no_file(tmp_path):
+    (tmp_path / "f").write_text("x")
+    recording = reads.start(tmp_path)
+    try:
+        fd = os.open(tmp_path / "f", os.O_RDONLY)  # the file's read: its open
+        with open(fd) as opened:  # by its descriptor: opened already
+            assert opened.read() == "x"
+        sqlite3.connect(":memory:").close()
+    finally:
+        reads.stop(recording)
+    assert list(recording.read) == ["f"]

@@ -91,7 +91,7 @@ class Recording:
         if name is None:
             return
         if reading and name not in self.written and name not in self.read:
-            self.read[name] = None
+            self.read[name] = None  # pragma: no mutate (equivalent: an ordered set, its values unread)
             if self.relay is not None and self.owner != os.getpid():  # a child's: for its job
                 child_reads.append(self.relay, name)
         if writing:
