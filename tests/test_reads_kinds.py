@@ -196,6 +196,9 @@ def test_the_recording_begins_only_for_an_entry_of_the_package():
     assert reads.begin("attnrepro.jobs", ["python", "-m", "pytest"]) is None
     assert reads.begin("attnrepro.jobs", ["python", "-c", "x", "-m"]) is None
     assert reads.begin("attnrepro.jobs", ["python", "-m", "attnrepro.jobsx"]) is None
+    begun = reads.begin("attnrepro.jobs", ["python", "-m", "attnrepro.jobs.x"])  # the argv given
+    reads.stop(begun)
+    assert begun is not None and not begun.job
 
 
 def test_native_readers_are_wrapped_once():
@@ -279,6 +282,7 @@ def test_a_fresh_child_joins_the_recording_through_its_environment(root, monkeyp
     monkeypatch.delenv(child_reads.ROOT_ENV, raising=False)
     assert reads.join() is None  # no repository named: nothing to join
     monkeypatch.setenv(child_reads.ROOT_ENV, str(root))
+    monkeypatch.setattr(paths, "REPO", tmp_path / "elsewhere")  # the root is the environment's
     joined = reads.join()
     try:
         assert joined.owner is None and joined.relay == str(side) and reads.join() is None
@@ -332,16 +336,15 @@ def test_a_module_of_the_readers_imported_later_is_wrapped(monkeypatch, tmp_path
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(native_reads.READERS, "later_reader", ("read",))
     monkeypatch.delitem(sys.modules, "later_reader", raising=False)
-    native_reads.watch()
-    import later_reader
-
-    recording = reads.start(tmp_path)
+    recording = reads.start(tmp_path)  # watches the imports (native_reads.watch)
     try:
+        import later_reader  # wrapped as it is loaded
+
         assert later_reader.read(tmp_path / "x.parquet") == "read"
     finally:
         reads.stop(recording)
         sys.modules.pop("later_reader", None)
-    assert list(recording.read) == ["x.parquet"]
+    assert list(recording.read) == ["later_reader.py", "x.parquet"]  # its import is a read too
     assert later_reader.__loader__.get_source("later_reader").startswith("def read")  # the loader's own
     assert sum(isinstance(f, native_reads._Finder) for f in sys.meta_path) == 1
 

@@ -239,7 +239,7 @@ def begin(entry, argv=None):
     named = [argv[i + 1] for i, word in enumerate(argv[:-1]) if word == "-m"]
     if not named or not named[0].startswith(entry + "."):
         return None
-    return _open(None, job=False)
+    return _open(None, job=False)  # pragma: no mutate (equivalent: None is as false)
 
 
 def join():
