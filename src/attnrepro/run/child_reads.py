@@ -67,12 +67,12 @@ class Side:
             return []
         for name, value in (self.saved or {}).items():
             if value is None:
-                os.environ.pop(name, None)
+                os.environ.pop(name, None)  # pragma: no mutate (equivalent: enter set it)
             else:
                 os.environ[name] = value
         with open(self.path) as side:
-            names = [line.rstrip("\n") for line in side if line.strip()]
-        shutil.rmtree(self.folder, ignore_errors=True)
+            names = [name for name in side.read().splitlines() if name]
+        shutil.rmtree(self.folder, ignore_errors=True)  # pragma: no mutate (equivalent: it is ours)
         return names
 
 

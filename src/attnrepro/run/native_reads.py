@@ -91,7 +91,7 @@ def wrapped(reader):
 
 def wrap(module):
     """Wrap the readers of ``module`` (one of READERS), those it has."""
-    for name in READERS.get(module.__name__, ()):
+    for name in READERS[module.__name__]:
         if hasattr(module, name):
             setattr(module, name, wrapped(getattr(module, name)))
 
