@@ -14,7 +14,9 @@ to :func:`run_job`, which does, in this order:
    are removed, and its inputs' provenance parameters are compared with what the run plans for
    them (``attnrepro.run.io.check_inputs``; that module loads NumPy, so it is imported only now);
 5. the work; its status (None is 0);
-6. what the job read, recorded from the start (:mod:`attnrepro.run.reads`), written beside its log
+6. what the job read, recorded from the entry's first import (``attnrepro.jobs`` begins the
+   recording, the harness takes it over) or else from the start (:mod:`attnrepro.run.reads`),
+   with its child processes' reads, written beside its log
    (a job whose record cannot be written ends with status 1: its earlier record is removed first;
    so does a Snakemake job whose stderr is no log, which leaves its record nowhere);
    under Snakemake, a read of a project file its rule does not declare ends it with status 1 and

@@ -1,13 +1,27 @@
 """What a job read, recorded for its whole life, and the check that it declared all of it.
 
-The job harness (:func:`attnrepro.run.harness.run_job`) records, from its start to the job's end:
+The job harness (:func:`attnrepro.run.harness.run_job`) records, from the job entry's first import
+(:func:`begin`, which ``attnrepro.jobs`` calls; the harness takes it over, :func:`start`) to the
+job's end:
 
 - the **files** of the project (the repository, :data:`attnrepro.paths.REPO`) that the job opened
   in a mode that can read what it held (``"r"``, ``"r+"``, ``"a+"``; :func:`_reading`): Python's
-  ``open`` audit event (``open``, ``os.open``, ``io.open_code``), and the
-  :data:`READ_EVENT` that :mod:`attnrepro.run.io` raises for a Parquet file (pyarrow opens those
-  in C++, where no audit event is raised);
+  ``open`` audit event (``open``, ``os.open``, ``io.open_code``; a module imported from its
+  bytecode cache counts as its source), the :data:`READ_EVENT` that pyarrow's readers raise once
+  wrapped (:mod:`attnrepro.run.native_reads`: pyarrow opens a path in C++, where no audit event is
+  raised; ``pandas.read_parquet`` goes through them), a ``sqlite3`` database connected to, and the
+  reads of its child processes (:mod:`attnrepro.run.child_reads`: forked, fresh Python, and the
+  files named on the command line of any program it starts);
 - the **modules** of the package it imported: ``sys.modules`` at the job's end, by their file.
+
+Still unseen: a program other than Python reading a file its command line does not name (a
+script reading a fixed path, a shell's glob or redirection ``< FILE``); a Python child started
+without the job's environment (``env=`` without :data:`attnrepro.run.child_reads.SIDE_ENV` and
+``PYTHONPATH``), with ``-I``, ``-E`` or ``-S``, or in which the package cannot be imported;
+files a Python child opens before its ``site`` startup; a file opened in C++ by another library
+than pyarrow's wrapped readers (:data:`attnrepro.run.native_reads.READERS`), or by a pyarrow
+reader imported by a name before the recording began (``from pyarrow.parquet import
+read_table``); a forkserver started before the recording.
 
 Not inputs (:func:`is_input`): a file the job wrote before reading it (its outputs and their
 temporaries), the run's records (``.snakemake/``, ``results/logs/``, ``results/benchmarks/``),
@@ -28,6 +42,8 @@ An earlier run's record is removed first, and a job that cannot write its own fa
 Snakemake, a job whose stderr is no log among them: attnrepro.run.harness).
 """
 
+import atexit
+import importlib.util
 import json
 import os
 import posixpath
@@ -35,8 +51,9 @@ import sys
 from pathlib import Path
 
 from attnrepro import paths
+from attnrepro.run import child_reads, native_reads
 
-READ_EVENT = "attnrepro.read"  # sys.audit(READ_EVENT, path): a file read outside Python's open
+READ_EVENT = native_reads.READ_EVENT  # sys.audit(READ_EVENT, path): a file read outside Python's open
 RULE_ENV = "ATTNREPRO_RULE"
 DECLARED_ENV = "ATTNREPRO_DECLARED"
 # the longest DECLARED_ENV value handed down: one string of a process's environment holds at most
@@ -44,6 +61,8 @@ DECLARED_ENV = "ATTNREPRO_DECLARED"
 DECLARED_MAX = 120_000
 RECORDS = (".snakemake", ".git", paths.LOGS, paths.BENCHMARKS)  # the run's records, not inputs
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+SQLITE_FLAGS = os.O_RDWR | os.O_CREAT  # sqlite3.connect reads its database, or makes it
+EVENTS = frozenset({"open", READ_EVENT, "sqlite3.connect", *child_reads.COMMAND_EVENTS})
 _active = []  # the recording in progress (at most one: a nested job records into it)
 
 
@@ -55,6 +74,10 @@ class Recording:
         self.root = Path(os.path.realpath(root))
         self.places = _places(root)
         self.read, self.written = {}, set()  # read: repository-relative paths, in the order first read
+        self.job = True  # False: begun at import (begin), until a job takes it over (start)
+        self.owner = os.getpid()  # the process whose record it is (None: a child's, joined)
+        self.side = None  # its children's side file (attnrepro.run.child_reads.Side), in its owner
+        self.relay = None  # the side file another process (a child) appends its reads to
 
     def relative(self, path):
         """``path`` relative to the repository (POSIX), or None when it lies outside the run: by its
@@ -71,8 +94,10 @@ class Recording:
         name = self.relative(path)
         if name is None:
             return
-        if reading and name not in self.written:
-            self.read.setdefault(name)
+        if reading and name not in self.written and name not in self.read:
+            self.read[name] = None  # pragma: no mutate (equivalent: an ordered set, its values unread)
+            if self.relay is not None and self.owner != os.getpid():  # a child's: for its job
+                child_reads.append(self.relay, name)
         if writing:
             self.written.add(name)
 
@@ -127,37 +152,124 @@ def _reading(flags, path):
     return not flags & os.O_CREAT or os.path.exists(path)
 
 
+def _source(path):
+    """The module a bytecode cache file is compiled from (an import opens only the cache when it is
+    current), else ``path``."""
+    cached = path.endswith(".pyc") and "__pycache__" in path  # pragma: no mutate (equivalent: a quick look)
+    if cached:  # a quick look first: source_from_cache refuses any other path (ValueError) all the same
+        try:
+            return importlib.util.source_from_cache(path)
+        except ValueError:
+            return path
+    return path
+
+
+def _sqlite(database):
+    """The file of a ``sqlite3.connect`` database (a ``file:`` URI's path), None in memory."""
+    name = os.fsdecode(database)
+    if name.startswith("file:"):
+        name = name[len("file:"):].partition("?")[0]
+    return None if name in ("", ":memory:") else name
+
+
+def _opens(event, args):
+    """[(path, flags)] of the files an audit event opens (flags None: a read): Python's ``open``
+    (a module's cache stands for its source), READ_EVENT, ``sqlite3.connect``, and the files
+    named on the command line of a program started (attnrepro.run.child_reads)."""
+    if event == "open":
+        path = args[0]
+        if isinstance(path, int) or path is None:  # a file descriptor: opened already
+            return []
+        return [(_source(os.fsdecode(path)), args[2])]
+    if event == READ_EVENT:
+        return [(os.fsdecode(args[0]), None)]
+    if event == "sqlite3.connect":
+        database = _sqlite(args[0])
+        return [] if database is None else [(database, SQLITE_FLAGS)]
+    return [(path, None) for path in child_reads.named_files(event, args)]
+
+
 def _hook(event, args):
-    """The audit hook: add the file of an open (or READ_EVENT) to the recording in progress."""
-    if not _active or event not in ("open", READ_EVENT):
+    """The audit hook: add the files an event opens (:func:`_opens`) to the recording in progress."""
+    if not _active or event not in EVENTS:
         return
-    path = args[0]
-    if isinstance(path, int) or path is None:  # a file descriptor: opened already
-        return
-    flags = args[2] if event == "open" else None
-    _active[-1].opened(os.fsdecode(path), _writing(flags), _reading(flags, path))
+    for path, flags in _opens(event, args):
+        _active[-1].opened(path, _writing(flags), _reading(flags, path))
 
 
 _installed = []
 
 
-def start(root=None):
-    """Begin recording (the audit hook is installed once per process: hooks cannot be removed);
-    the recording in progress if a job is running in this process already (it records for both)."""
+def _install():
+    """The audit hook, installed once per process (hooks cannot be removed)."""
     if not _installed:
         sys.addaudithook(_hook)
         _installed.append(_hook)  # pragma: no mutate (equivalent: any item marks it installed)
+
+
+def _open(root, job):
+    """A new recording, for a job (``job``) or until one takes it over; an earlier one begun in
+    this process is taken over by a job; else (a job in progress here or in the parent of this
+    process) None: the recording in progress records for both."""
+    _install()
     if _active:
+        top = _active[-1]
+        if job and not top.job and top.owner == os.getpid():
+            top.job = True
+            return top
         return None
     recording = Recording(root)
+    recording.job = job
+    recording.side = child_reads.Side(recording.root if root is None else root)
+    recording.relay = recording.side.path
+    recording.side.enter()
+    atexit.register(recording.side.close)  # begun and never taken over: its folder removed
     _active.append(recording)
+    native_reads.watch()
+    return recording
+
+
+def start(root=None):
+    """Begin the recording of a job (run_job): the one begun at import (:func:`begin`) if any;
+    None if a job is running in this process or its parent already (it records for both)."""
+    return _open(root, job=True)
+
+
+def begin(entry, argv=None):
+    """Begin recording before the job entry ``entry`` (a package) imports anything, when this
+    process runs one of its modules (``python -m <entry>.<command>``: :data:`sys.orig_argv`);
+    :func:`start` takes the recording over. The recording, or None."""
+    argv = sys.orig_argv if argv is None else argv
+    named = [argv[i + 1] for i, word in enumerate(argv[:-1]) if word == "-m"]
+    if not named or not named[0].startswith(entry + "."):
+        return None
+    return _open(None, job=False)  # pragma: no mutate (equivalent: None is as false)
+
+
+def join():
+    """In a fresh Python child of a job (its startup: attnrepro.run.child_reads.STARTUP): record
+    what it reads into the job's side file; a job started here is nested in that one."""
+    relay, root = os.environ.get(child_reads.SIDE_ENV), os.environ.get(child_reads.ROOT_ENV)
+    if not relay or not root or _active:
+        return None
+    _install()
+    recording = Recording(root)
+    recording.owner, recording.relay = None, relay
+    _active.append(recording)
+    native_reads.watch()
     return recording
 
 
 def stop(recording):
-    """End ``recording`` (None: a nested job's, which ends with its outer job)."""
+    """End ``recording`` (None: a nested job's, which ends with its outer job), with what its
+    children read (its side file)."""
     if recording is not None and _active and _active[-1] is recording:
         _active.pop()
+        if recording.side is not None:
+            atexit.unregister(recording.side.close)
+        for name in recording.side.close() if recording.side is not None else ():
+            if name not in recording.written:
+                recording.read.setdefault(name)
 
 
 def _temporary_of(name, outputs):
