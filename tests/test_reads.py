@@ -352,6 +352,32 @@ def test_the_declared_files_are_handed_down_compact_and_read_back_whole():
         reads.compact(["results/a:b.csv"])
 
 
+
+@pytest.mark.parametrize("text, at", [
+    ("src/a.py", "src/a.py"),  # the plain form: no length before the name
+    ("0 src/a.py:x b.py", "x b.py"),  # a length that is no number
+    ("0 src/a.py:9 b.py", "9 b.py"),  # longer than the name before it
+    ("0 src/a.py:-1 b.py", "-1 b.py")])
+def test_a_declared_list_not_as_compact_writes_it_is_refused_naming_the_variable(text, at):
+    with pytest.raises(ValueError) as raised:
+        reads.expand(text)
+    assert str(raised.value) == (f"{reads.DECLARED_ENV} is not as its rule's job_env writes it, at {at!r}: "
+                                 "the job's inputs are unknown")
+    assert reads.expand("0 src/a.py:8 b.py") == ["src/a.py", "src/a.pyb.py"]  # as long as the name: kept
+
+
+def test_a_rule_job_whose_declared_list_cannot_be_read_fails_in_one_line(quiet, monkeypatch, capsys,
+                                                                          tmp_path):
+    log = tmp_path / "results/logs/report/x.log"
+    log.parent.mkdir(parents=True)
+    monkeypatch.setattr(reads, "stderr_log", lambda: log)
+    monkeypatch.setenv(reads.RULE_ENV, "table_x")
+    monkeypatch.setenv(reads.DECLARED_ENV, CONFIG)
+    assert harness.run_job(_job(_read(CONFIG))) == 1
+    assert capsys.readouterr().err == (
+        f"attnrepro: rule table_x: {reads.DECLARED_ENV} is not as its rule's job_env writes it, at "
+        f"{CONFIG!r}: the job's inputs are unknown\n")
+
 def test_the_record_lands_beside_the_log(tmp_path):
     log = tmp_path / "results/logs/001/train/copy.log"
     log.parent.mkdir(parents=True)

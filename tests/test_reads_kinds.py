@@ -59,7 +59,7 @@ def _checked(root, monkeypatch, capsys, work, name):
     assert harness.run_job(lambda state: harness.Job(work)) == 1
     assert capsys.readouterr().err == _refusal(name)
     assert json.loads((root / "results/logs/report/kinds.reads.json").read_text())["files"] == [name]
-    monkeypatch.setenv(reads.DECLARED_ENV, name)
+    monkeypatch.setenv(reads.DECLARED_ENV, reads.compact([name]))
     assert harness.run_job(lambda state: harness.Job(work)) == 0, capsys.readouterr().err
     assert json.loads((root / "results/logs/report/kinds.reads.json").read_text())["files"] == [name]
 
@@ -190,9 +190,9 @@ def test_a_read_at_import_time(tmp_path):
     found = json.loads(record.read_text())["files"]
     assert "data/x.txt" in found and "src/attnrepro/jobs/reads_at_import.py" in found
     modules = [f for f in found if f != "data/x.txt"]
-    environ = {reads.RULE_ENV: RULE, reads.DECLARED_ENV: os.pathsep.join(modules)}
+    environ = {reads.RULE_ENV: RULE, reads.DECLARED_ENV: reads.compact(modules)}
     assert _entry(root, environ) == (1, [_refusal("data/x.txt").strip()])
-    environ[reads.DECLARED_ENV] = os.pathsep.join(found)
+    environ[reads.DECLARED_ENV] = reads.compact(found)
     assert _entry(root, environ)[0] == 0
     assert json.loads(record.read_text())["files"] == found
 

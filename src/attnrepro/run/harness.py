@@ -163,7 +163,11 @@ def checked(found, prefix):
     """0, or 1 with one line on stderr when a Snakemake job (its rule set reads.RULE_ENV) read a
     project file its rule does not declare (attnrepro.run.reads)."""
     rule = os.environ.get(reads.RULE_ENV)
-    missing = reads.undeclared(found, reads.declared()) if rule else []
+    try:
+        missing = reads.undeclared(found, reads.declared()) if rule else []
+    except ValueError as error:  # the declared inputs cannot be read: nothing is taken as declared
+        print(f"{prefix}: rule {rule}: {error}", file=sys.stderr)
+        return 1
     if not missing:
         return 0
     print(f"{prefix}: {reads.refusal(rule, missing)}", file=sys.stderr)

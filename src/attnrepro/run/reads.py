@@ -317,10 +317,14 @@ def compact(names):
 
 
 def expand(text):
-    """The file names that :func:`compact` wrote as ``text``, in its order."""
+    """The file names that :func:`compact` wrote as ``text``, in its order. ValueError, naming
+    :data:`DECLARED_ENV`, for a text :func:`compact` does not write (set by hand, or cut short)."""
     names, previous = [], ""  # pragma: no mutate (equivalent: compact's first entry shares 0 characters)
     for entry in filter(None, text.split(os.pathsep)):
-        shared, _, rest = entry.partition(" ")
+        shared, space, rest = entry.partition(" ")
+        if not (space and shared.isdecimal() and int(shared) <= len(previous)):
+            raise ValueError(f"{DECLARED_ENV} is not as its rule's job_env writes it, at {entry[:60]!r}: "
+                             "the job's inputs are unknown")
         previous = previous[:int(shared)] + rest
         names.append(previous)
     return names
