@@ -357,7 +357,8 @@ def test_the_declared_files_are_handed_down_compact_and_read_back_whole():
     ("src/a.py", "src/a.py"),  # the plain form: no length before the name
     ("0 src/a.py:x b.py", "x b.py"),  # a length that is no number
     ("0 src/a.py:9 b.py", "9 b.py"),  # longer than the name before it
-    ("0 src/a.py:-1 b.py", "-1 b.py")])
+    ("0 src/a.py:-1 b.py", "-1 b.py"),
+    ("z" * 61, "z" * 60)])  # shown to its 60th character
 def test_a_declared_list_not_as_compact_writes_it_is_refused_naming_the_variable(text, at):
     with pytest.raises(ValueError) as raised:
         reads.expand(text)
