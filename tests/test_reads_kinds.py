@@ -138,11 +138,12 @@ def test_the_children_environment_is_the_jobs_own_and_restored(root, monkeypatch
         assert os.environ[child_reads.ROOT_ENV] == str(root)
         assert (pathlib.Path(folder) / "sitecustomize.py").read_text() == child_reads.STARTUP
         assert pathlib.Path(folder).name.startswith(f"attnrepro-reads-{os.getpid()}-")  # remove_stale's
+        assert pathlib.Path(folder).parent == root / ".snakemake/attnrepro-reads"  # goes with the run
         (root / "data/x.txt").read_text()
         assert (pathlib.Path(folder) / "reads.txt").read_text() == ""  # the job's own: in its recording
     finally:
         reads.stop(recording)
-    assert list(recording.read) == ["data/x.txt"]
+    assert recording.files() == ["data/x.txt"]  # the side folder's files, read above, are the run's records
     assert recording.side.close() == []  # once
     assert os.environ["PYTHONPATH"] == "/before" and child_reads.SIDE_ENV not in os.environ
     assert not os.path.exists(folder)

@@ -12,7 +12,9 @@
   the files its command line names (:func:`named_files`, from the audit event of its start).
 
 The job's process reads the side file when its recording stops (:meth:`Side.close`), and removes
-its folder; a killed job cannot, and the next job's start removes it (:func:`remove_stale`).
+its folder; a killed job cannot, and the next job's start removes it (:func:`remove_stale`). The
+folder lies in the repository's ``.snakemake/`` (:data:`FOLDER`), not in the temporary folder: it
+goes with the run's working folder (verify's rerun removes its own whole), and is no input.
 """
 
 import os
@@ -24,6 +26,7 @@ SIDE_ENV = "ATTNREPRO_READS_SIDE"  # the side file: a child appends each file it
 ROOT_ENV = "ATTNREPRO_READS_ROOT"  # the repository the job records for
 PYTHONPATH = "PYTHONPATH"
 PREFIX = "attnrepro-reads-"  # a side folder's name: PREFIX, its job's pid, "-", random letters
+FOLDER = os.path.join(".snakemake", "attnrepro-reads")  # where the side folders are, in the repository
 STARTUP = '''"""Written by attnrepro.run.child_reads: a Python process started by a job records what it
 reads into the job's record."""
 try:
@@ -45,8 +48,10 @@ class Side:
 
     def __init__(self, root):
         self.root = os.fspath(root)
-        remove_stale()
-        self.folder = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
+        where = os.path.join(self.root, FOLDER)
+        os.makedirs(where, exist_ok=True)
+        remove_stale(where)
+        self.folder = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=where)
         self.path = os.path.join(self.folder, "reads.txt")
         with open(self.path, "w"):
             pass
@@ -86,11 +91,10 @@ def _alive(pid):
     return True
 
 
-def remove_stale(where=None):
-    """Remove the side folders left in the temporary folder ``where`` (default: tempfile's) by jobs
-    that were killed (a killed process removes nothing): those whose job's pid is no process now.
-    The folders removed."""
-    where = tempfile.gettempdir() if where is None else where
+def remove_stale(where):
+    """Remove the side folders left in the folder ``where`` (:data:`FOLDER`) by jobs that were
+    killed (a killed process removes nothing): those whose job's pid is no process now. The folders
+    removed."""
     removed = []
     for entry in os.scandir(where):
         pid = entry.name.removeprefix(PREFIX).partition("-")[0]
