@@ -264,6 +264,31 @@ def test_the_side_folder_of_a_killed_job_is_removed_by_the_next(monkeypatch, tmp
     assert child_reads.remove_stale(tmp_path) == [str(tmp_path / names[0])]
     assert {p.name for p in tmp_path.iterdir()} == {
         f"attnrepro-reads-{dead}-file", *names[1:], "attnrepro-reads-x-abc", f"other-{dead}-abc"}
+    (tmp_path / f"attnrepro-reads-{dead}-a-b").mkdir()  # the pid is the word after the prefix
+    assert child_reads.remove_stale(tmp_path) == [str(tmp_path / f"attnrepro-reads-{dead}-a-b")]
+
+
+def test_a_stale_side_folder_another_job_removed_first_is_no_error(monkeypatch, tmp_path):
+    stale = tmp_path / "attnrepro-reads-1000001-abc"
+    stale.mkdir()
+
+    def kill(pid, signal):  # the other job's start removes it while this one asks
+        stale.rmdir()
+        raise ProcessLookupError(pid)
+
+    monkeypatch.setattr(child_reads.os, "kill", kill)
+    assert child_reads.remove_stale(tmp_path) == [str(stale)]
+
+
+def test_a_jobs_start_removes_the_side_folders_killed_jobs_left(root):
+    where = root / child_reads.FOLDER
+    stale = where / "attnrepro-reads-4194305-abc"  # beyond Linux's largest pid: no process
+    stale.mkdir(parents=True)
+    side = child_reads.Side(root)
+    try:
+        assert not stale.exists() and pathlib.Path(side.folder).parent == where
+    finally:
+        side.close()
 
 
 def test_a_recording_begun_at_import_is_taken_over_by_the_job(root, monkeypatch):
